@@ -1,0 +1,129 @@
+//! Runs one `#[test]` body under the scheduler, configured by `PULSE_*` environment
+//! variables (so libtest's and nextest's own flags keep working), and reports a failure
+//! the way cargo-pulse reads it: a JSON record in `PULSE_FAILURE_DIR` and a panic carrying
+//! the human report.
+
+use ::std::any::Any;
+use ::std::cell::RefCell;
+use ::std::fs;
+use ::std::panic::{self, AssertUnwindSafe};
+use ::std::path::PathBuf;
+
+use pulse_runtime::{Builder, Failure, FailureKind};
+
+/// What the instrumenter knows about a test fn.
+#[derive(Clone, Copy, Debug)]
+pub struct TestMeta {
+    pub module_path: &'static str,
+    pub name: &'static str,
+    pub should_panic: bool,
+}
+
+impl TestMeta {
+    /// The test's name as libtest prints it: module path without the crate, then the fn.
+    pub fn test_name(&self) -> String {
+        match self.module_path.split_once("::") {
+            Some((_, rest)) => format!("{rest}::{}", self.name),
+            None => self.name.to_string(),
+        }
+    }
+}
+
+/// The return types libtest accepts from a test that pulse can run many times.
+pub trait TestOutcome {
+    /// The value a passing test returns.
+    fn passed() -> Self;
+    /// Why this run failed, if it did (an `Err` returned by the test).
+    fn failure(self) -> Option<String>;
+}
+
+impl TestOutcome for () {
+    fn passed() -> Self {}
+    fn failure(self) -> Option<String> {
+        None
+    }
+}
+
+impl<E: ::std::fmt::Debug> TestOutcome for Result<(), E> {
+    fn passed() -> Self {
+        Ok(())
+    }
+    fn failure(self) -> Option<String> {
+        self.err().map(|e| format!("the test returned an error: {e:?}"))
+    }
+}
+
+const DID_NOT_PANIC: &str = "pulse: the test is #[should_panic] but this schedule completed without panicking";
+
+/// Runs the test body under many schedules; panics with the report if one fails.
+#[track_caller]
+pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
+    let test = meta.test_name();
+    let mut builder = Builder::try_from_env().unwrap_or_else(|e| panic!("pulse: {e}"));
+    if let Some(template) = &builder.config.replay_command {
+        builder.config.replay_command = Some(template.replace("{test}", &test));
+    }
+    if let Some(path) = env_path("PULSE_PROGRESS") {
+        builder = builder.progress(move |done, total| {
+            // Progress is best effort: a failed write must not fail the test.
+            let _ = fs::write(&path, format!("{done} {total}\n"));
+        });
+    }
+    // For #[should_panic]: the first schedule's panic, re-raised at the end so libtest
+    // checks `expected = ".."` against the real message.
+    let expected_panic: RefCell<Option<Box<dyn Any + Send>>> = RefCell::new(None);
+    let report = builder.run(|| {
+        if meta.should_panic {
+            match panic::catch_unwind(AssertUnwindSafe(&body)) {
+                Ok(_) => panic!("{DID_NOT_PANIC}"),
+                Err(payload) => {
+                    expected_panic.borrow_mut().get_or_insert(payload);
+                }
+            }
+        } else if let Some(why) = body().failure() {
+            panic!("{why}");
+        }
+    });
+    if let Some(mut failure) = report.failure {
+        if failure.message == DID_NOT_PANIC {
+            failure.kind = FailureKind::ShouldPanicNotPanicked;
+        }
+        write_failure_record(&test, &failure);
+        panic!("{failure}");
+    }
+    if let Some(payload) = expected_panic.into_inner() {
+        panic::resume_unwind(payload);
+    }
+    R::passed()
+}
+
+fn env_path(name: &str) -> Option<PathBuf> {
+    ::std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+/// Writes `PULSE_FAILURE_DIR/<test>.json` for cargo-pulse (see ARCHITECTURE.md).
+fn write_failure_record(test: &str, failure: &Failure) {
+    let Some(dir) = env_path("PULSE_FAILURE_DIR") else { return };
+    let record = serde_json::json!({
+        "test": test,
+        "kind": failure.kind,
+        "message": failure.message,
+        "location": failure.location,
+        "thread": failure.thread,
+        "details": failure.details,
+        "seed": failure.seed,
+        "schedule": failure.schedule.to_string(),
+        "execution": failure.execution,
+        "executions": failure.executions,
+        "reproduced": failure.reproduced,
+        "trace": failure.trace,
+        "warnings": failure.warnings,
+        "replay_command": failure.replay_command,
+        "report": failure.to_string(),
+    });
+    let file = dir.join(format!("{}.json", test.replace("::", "__")));
+    let written = fs::create_dir_all(&dir).and_then(|_| fs::write(&file, record.to_string()));
+    if let Err(e) = written {
+        eprintln!("pulse: could not write the failure record {}: {e}", file.display());
+    }
+}

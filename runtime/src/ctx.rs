@@ -1,0 +1,445 @@
+//! The handle shim-std uses to talk to the running execution: scheduling points,
+//! blocking and waking, spawning and joining, clock, choices, thread-locals.
+//!
+//! Every method that reaches a scheduling point is `#[track_caller]`, so the location a
+//! trace shows is the user's call site, as long as the shim method calling it is too.
+
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::panic::Location;
+use std::ptr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::execution::{Blocked, ExecState, WakeReason};
+use crate::object::ObjRef;
+use crate::scheduler::ChoiceKind;
+
+/// An execution's state, pinned for its duration. The id lives outside the `RefCell` so
+/// the object-ownership check on every operation is one plain load.
+pub(crate) struct ExecCell {
+    pub id: Cell<u64>,
+    pub state: RefCell<ExecState>,
+}
+
+thread_local! {
+    static CURRENT: Cell<*const ExecCell> = const { Cell::new(ptr::null()) };
+}
+
+pub(crate) fn set_current(cell: *const ExecCell) -> *const ExecCell {
+    CURRENT.with(|c| c.replace(cell))
+}
+
+/// The payload used to unwind a thread that is being cleaned up after its execution ended.
+/// It is never reported as a panic.
+pub struct PulseAbort;
+
+/// A handle to the execution running on this OS thread.
+#[derive(Clone, Copy)]
+pub struct Ctx {
+    cell: &'static ExecCell,
+}
+
+/// The running execution, or `None` outside `pulse::check` (then shims behave like std).
+#[inline]
+pub fn current() -> Option<Ctx> {
+    let p = CURRENT.with(Cell::get);
+    if p.is_null() {
+        None
+    } else {
+        // SAFETY: the runner sets CURRENT only while the cell is alive and clears it after.
+        Some(Ctx { cell: unsafe { &*p } })
+    }
+}
+
+impl Ctx {
+    #[inline]
+    pub(crate) fn execution_id(self) -> u64 {
+        self.cell.id.get()
+    }
+
+    #[inline]
+    fn state(self) -> std::cell::RefMut<'static, ExecState> {
+        self.cell.state.borrow_mut()
+    }
+
+    pub(crate) fn new_object(self, kind: &'static str) -> ObjRef {
+        let mut st = self.state();
+        let id = st.next_object;
+        st.next_object += 1;
+        ObjRef { kind, id }
+    }
+
+    /// Records a warning for the run's report (deduplicated).
+    pub fn warn(self, message: String) {
+        self.state().warn(message);
+    }
+
+    /// Index of the running virtual thread (0 = the test's main thread).
+    #[inline]
+    pub fn me(self) -> u32 {
+        self.state().current
+    }
+
+    /// A scheduling point before a visible operation: the scheduler may run other threads
+    /// first. `op` names the operation ("Mutex::lock"), `object` what it acts on.
+    #[track_caller]
+    #[inline]
+    pub fn switch(self, op: &'static str, object: Option<ObjRef>) {
+        self.switch_at(op, object, Location::caller(), false)
+    }
+
+    /// A scheduling point for an object that carries no pulse state (an atomic, which must
+    /// stay layout-compatible with std's). It is named by address, and only while tracing,
+    /// where first-use order gives it a stable number.
+    #[track_caller]
+    #[inline]
+    pub fn switch_addr(self, op: &'static str, kind: &'static str, addr: usize) {
+        let object = {
+            let mut st = self.state();
+            if st.trace.is_some() {
+                Some(st.object_at(kind, addr))
+            } else {
+                None
+            }
+        };
+        self.switch_at(op, object, Location::caller(), false)
+    }
+
+    /// A scheduling point attributed to `location` rather than the caller: for operations
+    /// in `Drop`, which cannot be `#[track_caller]` (an unlock is shown at its lock site).
+    #[inline]
+    pub fn switch_from(self, op: &'static str, object: Option<ObjRef>, location: &'static Location<'static>) {
+        self.switch_at(op, object, location, false)
+    }
+
+    /// `thread::yield_now`: a scheduling point that tells the strategy this thread waits
+    /// for others (PCT lowers its priority).
+    #[track_caller]
+    pub fn yield_now(self) {
+        self.switch_at("thread::yield_now", None, Location::caller(), true)
+    }
+
+    #[inline]
+    fn switch_at(self, op: &'static str, object: Option<ObjRef>, location: &'static Location<'static>, yielding: bool) {
+        let must_suspend = {
+            let mut st = self.state();
+            if st.teardown {
+                drop(st);
+                self.teardown_point();
+                return;
+            }
+            st.record(op, object, location);
+            let me = st.current;
+            if st.threads[me as usize].atomic_depth > 0 {
+                return;
+            }
+            st.decide(yielding);
+            st.next != Some(me)
+        };
+        if must_suspend {
+            self.suspend();
+        }
+    }
+
+    /// Blocks the running thread on `object` until another thread wakes it, or until
+    /// `timeout` passes on the virtual clock. The caller re-checks its condition after:
+    /// being woken is a hint, not a guarantee (another thread may get there first).
+    #[track_caller]
+    pub fn block(self, op: &'static str, object: Option<ObjRef>, timeout: Option<Duration>) -> WakeReason {
+        let location = Location::caller();
+        {
+            let mut st = self.state();
+            if st.teardown {
+                drop(st);
+                return self.teardown_point();
+            }
+            let deadline = timeout.map(|d| st.clock_ns.saturating_add(duration_nanos(d)));
+            st.block_current(Blocked { op, object, location, deadline });
+            st.decide(false);
+        }
+        self.suspend();
+        let st = self.state();
+        if st.teardown {
+            return WakeReason::Teardown;
+        }
+        st.threads[st.current as usize].wake
+    }
+
+    /// Makes `thread` runnable if it is blocked.
+    pub fn wake(self, thread: u32) -> bool {
+        self.state().wake(thread, WakeReason::Notified)
+    }
+
+    /// Wakes every thread blocked on `object`; they race (a scheduler choice) to proceed.
+    pub fn wake_all(self, object: ObjRef) {
+        self.state().wake_all(object);
+    }
+
+    /// Threads blocked on `object`, in index order.
+    pub fn waiters(self, object: ObjRef) -> Vec<u32> {
+        self.state().waiters(object)
+    }
+
+    /// Lets the scheduler pick one of `among` (e.g. which waiter a notify wakes).
+    pub fn choose_thread(self, among: &[u32]) -> Option<u32> {
+        self.state().choose_thread(among)
+    }
+
+    /// A nondeterministic yes/no that std allows (spurious wakeup, weak CAS failure).
+    pub fn choose(self, kind: ChoiceKind) -> bool {
+        let mut st = self.state();
+        if st.teardown {
+            return false;
+        }
+        st.choose_bool(kind)
+    }
+
+    /// Notes that the running thread took lock `object` (for deadlock reports).
+    #[track_caller]
+    pub fn acquired(self, object: ObjRef) {
+        let mut st = self.state();
+        let me = st.current as usize;
+        st.threads[me].held.push((object, Location::caller()));
+    }
+
+    /// Notes that the running thread released lock `object`.
+    pub fn released(self, object: ObjRef) {
+        let mut st = self.state();
+        let me = st.current as usize;
+        let held = &mut st.threads[me].held;
+        if let Some(i) = held.iter().rposition(|(o, _)| *o == object) {
+            held.remove(i);
+        }
+    }
+
+    /// Creates a virtual thread running `body` and returns its index. The new thread
+    /// becomes runnable at once; the spawn itself is a scheduling point.
+    ///
+    /// # Safety
+    /// `body` may borrow data that does not live for `'static`: the caller must make sure
+    /// the thread is joined before that data goes away (as `thread::scope` does).
+    #[track_caller]
+    pub unsafe fn spawn_unchecked<'a>(
+        self,
+        name: Option<Arc<str>>,
+        stack_size: Option<usize>,
+        body: Box<dyn FnOnce() + 'a>,
+    ) -> u32 {
+        // SAFETY: lifetime erased per this function's contract.
+        let body: Box<dyn FnOnce() + 'static> = unsafe { std::mem::transmute(body) };
+        let tid = {
+            let mut st = self.state();
+            if st.teardown {
+                drop(st);
+                self.teardown_point();
+                let mut st = self.state();
+                let stack = stack_size.unwrap_or(st.config.stack_size);
+                let tid = st.add_thread(name, body, stack);
+                st.threads[tid as usize].status = crate::execution::Status::Finished;
+                return tid;
+            }
+            let stack = stack_size.unwrap_or(st.config.stack_size);
+            st.add_thread(name, body, stack)
+        };
+        self.switch("thread::spawn", Some(ObjRef { kind: "Thread", id: tid }));
+        tid
+    }
+
+    /// Waits for `thread` to finish. `Err` carries its panic payload.
+    #[track_caller]
+    pub fn join(self, thread: u32) -> Result<(), Box<dyn Any + Send>> {
+        let obj = ObjRef { kind: "Thread", id: thread };
+        self.switch("JoinHandle::join", Some(obj));
+        loop {
+            if self.is_finished(thread) {
+                let mut st = self.state();
+                return match st.threads[thread as usize].panic_payload.take() {
+                    Some(p) => Err(p),
+                    None => Ok(()),
+                };
+            }
+            if self.block("JoinHandle::join", Some(obj), None) == WakeReason::Teardown {
+                return Err(Box::new("pulse: execution ended before the thread finished"));
+            }
+        }
+    }
+
+    pub fn is_finished(self, thread: u32) -> bool {
+        self.state().threads[thread as usize].is_finished()
+    }
+
+    pub fn thread_name(self, thread: u32) -> Option<Arc<str>> {
+        self.state().threads[thread as usize].name.clone()
+    }
+
+    /// `thread::park`/`park_timeout`: returns at once if the thread's token is set
+    /// (consuming it), may return spuriously (a scheduler choice), otherwise blocks until
+    /// `unpark` or the timeout.
+    #[track_caller]
+    pub fn park(self, timeout: Option<Duration>) {
+        let op = if timeout.is_some() { "thread::park_timeout" } else { "thread::park" };
+        self.switch(op, None);
+        let me = self.me();
+        let obj = ObjRef { kind: "Park", id: me };
+        let token = std::mem::take(&mut self.state().threads[me as usize].park_token);
+        if token || self.choose(ChoiceKind::SpuriousWakeup) {
+            return;
+        }
+        self.block(op, Some(obj), timeout);
+        self.state().threads[me as usize].park_token = false;
+    }
+
+    /// `Thread::unpark`: sets the token and wakes the thread if it is parked.
+    #[track_caller]
+    pub fn unpark(self, thread: u32) {
+        self.switch("Thread::unpark", None);
+        let mut st = self.state();
+        let t = &mut st.threads[thread as usize];
+        let parked = matches!(t.status, crate::execution::Status::Blocked(b) if b.object == Some(ObjRef { kind: "Park", id: thread }));
+        if parked {
+            st.wake(thread, WakeReason::Notified);
+        } else {
+            t.park_token = true;
+        }
+    }
+
+    /// `thread::sleep`: blocks until the virtual clock has advanced by `duration`.
+    #[track_caller]
+    pub fn sleep(self, duration: Duration) {
+        self.switch("thread::sleep", None);
+        if !duration.is_zero() {
+            self.block("thread::sleep", None, Some(duration));
+        }
+    }
+
+    /// Virtual time since the execution started.
+    pub fn now(self) -> Duration {
+        Duration::from_nanos(self.state().clock_ns)
+    }
+
+    /// Whether the running virtual thread is unwinding from a panic (std's answer is per
+    /// OS thread, shared by every virtual thread, so it is combined with ours).
+    pub fn panicking(self) -> bool {
+        std::thread::panicking() && {
+            let st = self.state();
+            st.threads[st.current as usize].in_panic
+        }
+    }
+
+    /// Whether the execution is over and threads are being cleaned up.
+    pub fn is_teardown(self) -> bool {
+        self.state().teardown
+    }
+
+    /// Runs `f` as one atomic step: a scheduling point before it, none inside it
+    /// (PULSE's treatment of declared side effects, §5.3).
+    #[track_caller]
+    pub fn atomic<R>(self, f: impl FnOnce() -> R) -> R {
+        self.switch("pulse::atomic", None);
+        struct Depth(Ctx);
+        impl Drop for Depth {
+            fn drop(&mut self) {
+                let mut st = self.0.state();
+                let me = st.current as usize;
+                st.threads[me].atomic_depth -= 1;
+            }
+        }
+        {
+            let mut st = self.state();
+            let me = st.current as usize;
+            st.threads[me].atomic_depth += 1;
+        }
+        let _depth = Depth(self);
+        f()
+    }
+
+    /// The running thread's value of the thread-local keyed by `key`, created with `init`
+    /// on first use. `None` once the thread's locals are being destroyed.
+    pub fn with_local<T: 'static, R>(self, key: usize, init: impl FnOnce() -> T, f: impl FnOnce(&T) -> R) -> Option<R> {
+        let found = {
+            let st = self.state();
+            let t = &st.threads[st.current as usize];
+            if t.locals_destroyed {
+                return None;
+            }
+            t.locals.iter().find(|(k, _)| *k == key).map(|(_, v)| &**v as *const dyn Any)
+        };
+        let ptr = match found {
+            Some(p) => p,
+            None => {
+                // init may itself use shims or other thread-locals: no borrow held.
+                let value: Box<dyn Any> = Box::new(init());
+                let p = &*value as *const dyn Any;
+                let mut st = self.state();
+                let me = st.current as usize;
+                st.threads[me].locals.push((key, value));
+                p
+            }
+        };
+        // SAFETY: boxed values stay put until the thread's locals are destroyed, which
+        // happens only after the thread's code has returned.
+        let value = unsafe { &*ptr };
+        Some(f(value.downcast_ref::<T>().expect("thread-local keyed by its own address")))
+    }
+
+    /// `available_parallelism` inside an execution: a fixed number, so replays agree
+    /// across machines.
+    pub fn available_parallelism(self) -> usize {
+        self.state().config.available_parallelism
+    }
+
+    /// Switches to whichever thread the last decision picked.
+    fn suspend(self) {
+        let yielder = {
+            let st = self.state();
+            st.threads[st.current as usize].yielder
+        };
+        // SAFETY: the yielder lives on this coroutine's stack for its whole life, and we
+        // are running on that coroutine.
+        unsafe { (*yielder).suspend(()) };
+        if self.state().teardown {
+            self.teardown_point();
+        }
+    }
+
+    /// Called when a thread reaches a pulse operation after its execution ended. A thread
+    /// that is not unwinding yet is made to unwind (with `PulseAbort`, never reported);
+    /// one that is already unwinding gets non-blocking answers so its cleanup completes.
+    #[cold]
+    fn teardown_point(self) -> WakeReason {
+        let unwinding = {
+            let st = self.state();
+            st.threads[st.current as usize].in_panic
+        } && std::thread::panicking();
+        if !unwinding {
+            {
+                let mut st = self.state();
+                let me = st.current as usize;
+                st.threads[me].in_panic = true;
+            }
+            std::panic::resume_unwind(Box::new(PulseAbort));
+        }
+        WakeReason::Teardown
+    }
+}
+
+pub(crate) fn duration_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Ctx {
+    /// Called by the panic hook: stores what it saw on the running thread. Returns false
+    /// if the state is busy (a panic inside the runtime itself), so the default hook runs.
+    pub(crate) fn record_panic(self, make: impl FnOnce(bool) -> crate::execution::PanicRecord) -> bool {
+        let Ok(mut st) = self.cell.state.try_borrow_mut() else { return false };
+        if st.teardown {
+            return true;
+        }
+        let capture = st.capture_backtraces;
+        let me = st.current as usize;
+        st.threads[me].panic = Some(make(capture));
+        st.threads[me].in_panic = true;
+        true
+    }
+}

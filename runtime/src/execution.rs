@@ -1,0 +1,390 @@
+//! The state of one execution: its virtual threads, who runs next, the virtual clock, the
+//! recorded schedule, and the failure if one was found. Decisions are made here (by asking
+//! the scheduler); switching stacks is `ctx`'s and the runner's business.
+
+use std::any::Any;
+use std::panic::Location;
+use std::sync::Arc;
+
+use corosensei::Yielder;
+
+use crate::config::Config;
+use crate::object::ObjRef;
+use crate::scheduler::{ChoiceKind, Scheduler};
+use crate::trace::{Event, EventKind};
+
+pub(crate) type Tid = u32;
+
+/// Why a blocked thread was made runnable again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakeReason {
+    /// Another thread's operation (unlock, notify, send, exit, unpark) woke it.
+    Notified,
+    /// Its deadline passed on the virtual clock.
+    TimedOut,
+    /// The execution is over and the thread is being cleaned up: do not block, return.
+    Teardown,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Blocked {
+    pub op: &'static str,
+    pub object: Option<ObjRef>,
+    pub location: &'static Location<'static>,
+    /// Virtual-clock nanoseconds at which a timed wait gives up.
+    pub deadline: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Status {
+    Runnable,
+    Blocked(Blocked),
+    Finished,
+}
+
+/// What the panic hook saw when a virtual thread panicked.
+#[derive(Clone, Debug)]
+pub(crate) struct PanicRecord {
+    pub message: String,
+    pub location: Option<String>,
+    pub backtrace: Option<String>,
+}
+
+pub(crate) struct VThread {
+    pub name: Option<Arc<str>>,
+    pub status: Status,
+    pub yielder: *const Yielder<(), ()>,
+    pub wake: WakeReason,
+    pub park_token: bool,
+    /// Locks it holds, with where it took them (for deadlock reports).
+    pub held: Vec<(ObjRef, &'static Location<'static>)>,
+    /// The last panic the hook saw on this thread.
+    pub panic: Option<PanicRecord>,
+    /// The payload of the panic that ended the thread, until a `join` takes it.
+    pub panic_payload: Option<Box<dyn Any + Send>>,
+    pub in_panic: bool,
+    pub locals: Vec<(usize, Box<dyn Any>)>,
+    pub locals_destroyed: bool,
+    /// Depth of `pulse::atomic` regions: inside one the thread is never preempted.
+    pub atomic_depth: u32,
+    pub last_location: Option<&'static Location<'static>>,
+    pub steps: u64,
+}
+
+impl VThread {
+    pub fn new(name: Option<Arc<str>>) -> Self {
+        VThread {
+            name,
+            status: Status::Runnable,
+            yielder: std::ptr::null(),
+            wake: WakeReason::Notified,
+            park_token: false,
+            held: Vec::new(),
+            panic: None,
+            panic_payload: None,
+            in_panic: false,
+            locals: Vec::new(),
+            locals_destroyed: false,
+            atomic_depth: 0,
+            last_location: None,
+            steps: 0,
+        }
+    }
+
+    pub fn is_finished(&self) -> bool {
+        matches!(self.status, Status::Finished)
+    }
+}
+
+/// A thread waiting to be given a coroutine by the runner.
+pub(crate) struct PendingSpawn {
+    pub tid: Tid,
+    pub body: Box<dyn FnOnce()>,
+    pub stack_size: usize,
+}
+
+/// Why the execution stopped early.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    Panic { thread: Tid },
+    Deadlock,
+    LeakedThread,
+    StepLimit,
+    ReplayDiverged,
+}
+
+pub(crate) struct ExecState {
+    pub config: Config,
+    pub scheduler: Box<dyn Scheduler>,
+    pub threads: Vec<VThread>,
+    /// Runnable thread indices, sorted.
+    pub runnable: Vec<Tid>,
+    pub live: u32,
+    pub current: Tid,
+    /// The thread the runner resumes next; `None` ends the execution.
+    pub next: Option<Tid>,
+    pub steps: u64,
+    pub schedule: Vec<u32>,
+    pub clock_ns: u64,
+    pub next_object: u32,
+    pub trace: Option<Vec<Event>>,
+    pub stop: Option<Stop>,
+    pub teardown: bool,
+    pub pending_spawns: Vec<PendingSpawn>,
+    pub warnings: Vec<String>,
+    pub capture_backtraces: bool,
+    /// Objects named by address (atomics), numbered in first-use order while tracing.
+    pub addr_objects: Vec<(usize, ObjRef)>,
+}
+
+impl ExecState {
+    pub fn new(config: Config, scheduler: Box<dyn Scheduler>) -> Self {
+        ExecState {
+            config,
+            scheduler,
+            threads: Vec::new(),
+            runnable: Vec::new(),
+            live: 0,
+            current: 0,
+            next: None,
+            steps: 0,
+            schedule: Vec::new(),
+            clock_ns: 0,
+            next_object: 0,
+            trace: None,
+            stop: None,
+            teardown: false,
+            pending_spawns: Vec::new(),
+            warnings: Vec::new(),
+            capture_backtraces: false,
+            addr_objects: Vec::new(),
+        }
+    }
+
+    /// Clears per-execution state, keeping allocations.
+    pub fn reset(&mut self, tracing: bool) {
+        self.threads.clear();
+        self.runnable.clear();
+        self.live = 0;
+        self.current = 0;
+        self.next = None;
+        self.steps = 0;
+        self.schedule.clear();
+        self.clock_ns = 0;
+        self.next_object = 0;
+        self.trace = if tracing { Some(Vec::new()) } else { None };
+        self.capture_backtraces = tracing;
+        self.stop = None;
+        self.teardown = false;
+        self.pending_spawns.clear();
+        self.addr_objects.clear();
+    }
+
+    pub fn object_at(&mut self, kind: &'static str, addr: usize) -> ObjRef {
+        if let Some((_, obj)) = self.addr_objects.iter().find(|(a, o)| *a == addr && o.kind == kind) {
+            return *obj;
+        }
+        // Numbered apart from stateful objects so tracing never renumbers those.
+        let id = self.addr_objects.iter().filter(|(_, o)| o.kind == kind).count() as u32;
+        let obj = ObjRef { kind, id };
+        self.addr_objects.push((addr, obj));
+        obj
+    }
+
+    /// Registers a new runnable thread and returns its index.
+    pub fn add_thread(&mut self, name: Option<Arc<str>>, body: Box<dyn FnOnce()>, stack_size: usize) -> Tid {
+        let tid = self.threads.len() as Tid;
+        self.threads.push(VThread::new(name));
+        self.live += 1;
+        self.make_runnable(tid);
+        self.pending_spawns.push(PendingSpawn { tid, body, stack_size });
+        tid
+    }
+
+    pub fn make_runnable(&mut self, tid: Tid) {
+        if let Err(i) = self.runnable.binary_search(&tid) {
+            self.runnable.insert(i, tid);
+        }
+    }
+
+    fn remove_runnable(&mut self, tid: Tid) {
+        if let Ok(i) = self.runnable.binary_search(&tid) {
+            self.runnable.remove(i);
+        }
+    }
+
+    pub fn record(&mut self, op: &'static str, object: Option<ObjRef>, location: &'static Location<'static>) {
+        let thread = self.current;
+        let t = &mut self.threads[thread as usize];
+        t.last_location = Some(location);
+        t.steps += 1;
+        self.trace_event(EventKind::Op, op, object, Some(location));
+    }
+
+    pub fn trace_event(&mut self, kind: EventKind, op: &'static str, object: Option<ObjRef>, location: Option<&'static Location<'static>>) {
+        if let Some(trace) = &mut self.trace {
+            trace.push(Event { step: self.steps, thread: self.current, kind, op, object, location });
+        }
+    }
+
+    pub fn block_current(&mut self, blocked: Blocked) {
+        self.trace_event(EventKind::Block, blocked.op, blocked.object, Some(blocked.location));
+        let me = self.current;
+        self.threads[me as usize].status = Status::Blocked(blocked);
+        self.remove_runnable(me);
+    }
+
+    /// Wakes `tid` if it is blocked.
+    pub fn wake(&mut self, tid: Tid, reason: WakeReason) -> bool {
+        let t = &mut self.threads[tid as usize];
+        if let Status::Blocked(_) = t.status {
+            t.status = Status::Runnable;
+            t.wake = reason;
+            self.make_runnable(tid);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Threads blocked on `object`, in index order.
+    pub fn waiters(&self, object: ObjRef) -> Vec<Tid> {
+        self.threads
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| matches!(t.status, Status::Blocked(b) if b.object == Some(object)))
+            .map(|(i, _)| i as Tid)
+            .collect()
+    }
+
+    pub fn wake_all(&mut self, object: ObjRef) {
+        for tid in self.waiters(object) {
+            self.wake(tid, WakeReason::Notified);
+        }
+    }
+
+    pub fn finish_current(&mut self) {
+        self.trace_event(EventKind::Exit, "", None, None);
+        let me = self.current;
+        self.threads[me as usize].status = Status::Finished;
+        self.threads[me as usize].held.clear();
+        self.live -= 1;
+        self.remove_runnable(me);
+        self.wake_all(ObjRef { kind: "Thread", id: me });
+    }
+
+    /// Picks who runs next and stores it in `next` (`None` ends the execution).
+    pub fn decide(&mut self, yielding: bool) {
+        if self.stop.is_some() {
+            self.next = None;
+            return;
+        }
+        self.steps += 1;
+        if self.steps > self.config.max_steps {
+            self.stop = Some(Stop::StepLimit);
+            self.next = None;
+            return;
+        }
+        self.clock_ns += self.config.step_nanos;
+        if self.runnable.is_empty() && !self.fire_earliest_timer() {
+            self.next = None;
+            if self.live > 0 {
+                let main_done = self.threads[0].is_finished();
+                self.stop = Some(if main_done { Stop::LeakedThread } else { Stop::Deadlock });
+            }
+            return;
+        }
+        let current = self.current;
+        self.next = if self.runnable.len() == 1 {
+            Some(self.runnable[0])
+        } else {
+            let cur = self.runnable.binary_search(&current).ok().map(|_| current);
+            match self.scheduler.next_thread(&self.runnable, cur, yielding) {
+                Some(t) => {
+                    self.schedule.push(t);
+                    Some(t)
+                }
+                None => {
+                    self.stop = Some(Stop::ReplayDiverged);
+                    None
+                }
+            }
+        };
+    }
+
+    /// Advances the clock to the earliest deadline of a timed wait and wakes every thread
+    /// whose deadline has passed. Time moves only when no thread can run: an infinitely
+    /// fast machine (pulse_time's `infinitely_fast`).
+    fn fire_earliest_timer(&mut self) -> bool {
+        let earliest = self
+            .threads
+            .iter()
+            .filter_map(|t| match t.status {
+                Status::Blocked(b) => b.deadline,
+                _ => None,
+            })
+            .min();
+        let Some(deadline) = earliest else { return false };
+        self.clock_ns = self.clock_ns.max(deadline);
+        for tid in 0..self.threads.len() {
+            if let Status::Blocked(Blocked { deadline: Some(d), .. }) = self.threads[tid].status {
+                if d <= self.clock_ns {
+                    self.wake(tid as Tid, WakeReason::TimedOut);
+                }
+            }
+        }
+        true
+    }
+
+    /// Picks one of `among` (e.g. which condvar waiter a `notify_one` wakes).
+    pub fn choose_thread(&mut self, among: &[Tid]) -> Option<Tid> {
+        match among.len() {
+            0 => None,
+            1 => Some(among[0]),
+            _ => match self.scheduler.next_thread(among, None, false) {
+                Some(t) => {
+                    self.schedule.push(t);
+                    Some(t)
+                }
+                None => {
+                    self.stop = Some(Stop::ReplayDiverged);
+                    Some(among[0])
+                }
+            },
+        }
+    }
+
+    pub fn choose_bool(&mut self, kind: ChoiceKind) -> bool {
+        let enabled = match kind {
+            ChoiceKind::SpuriousWakeup => self.config.odds.spurious_wakeup != 0,
+            ChoiceKind::WeakCasFailure => self.config.odds.weak_cas_failure != 0,
+        };
+        if !enabled {
+            return false;
+        }
+        match self.scheduler.next_bool(kind) {
+            Some(b) => {
+                self.schedule.push(b as u32);
+                b
+            }
+            None => {
+                self.stop = Some(Stop::ReplayDiverged);
+                false
+            }
+        }
+    }
+
+    pub fn thread_name(&self, tid: Tid) -> String {
+        match &self.threads[tid as usize].name {
+            Some(n) => format!("{n}"),
+            None if tid == 0 => "main".to_string(),
+            None => format!("thread-{tid}"),
+        }
+    }
+
+    pub fn warn(&mut self, message: String) {
+        if !self.warnings.contains(&message) {
+            self.warnings.push(message);
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! What went wrong in an execution, and the report people read: what failed and where,
+//! the seed and schedule, the last steps of the trace, and one line to replay it.
+
+use serde::Serialize;
+use std::fmt;
+
+use crate::schedule::Schedule;
+use crate::trace::{format_table, TraceEvent};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// A thread panicked (the main thread, or a spawned one nobody joined).
+    Panic,
+    /// Every live thread is blocked and no timer can wake one.
+    Deadlock,
+    /// The execution ran past the step bound: a livelock or a runaway loop.
+    StepLimit,
+    /// The test's main thread returned but other threads stayed blocked forever.
+    LeakedThread,
+    /// A thread stopped reaching pulse operations: it blocks outside pulse's control.
+    BlockedThread,
+    /// A `#[should_panic]` test completed a schedule without panicking.
+    ShouldPanicNotPanicked,
+    /// A replayed schedule no longer matches the program.
+    ReplayDiverged,
+}
+
+impl FailureKind {
+    pub fn title(self) -> &'static str {
+        match self {
+            FailureKind::Panic => "panic",
+            FailureKind::Deadlock => "deadlock",
+            FailureKind::StepLimit => "step limit exceeded (livelock or runaway loop)",
+            FailureKind::LeakedThread => "thread left blocked at the end of the test",
+            FailureKind::BlockedThread => "thread blocked outside pulse's control",
+            FailureKind::ShouldPanicNotPanicked => "test did not panic as expected",
+            FailureKind::ReplayDiverged => "replay diverged from the program",
+        }
+    }
+}
+
+/// A failing execution, with everything needed to understand and replay it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Failure {
+    pub kind: FailureKind,
+    /// The headline: the panic message, or a one-line summary.
+    pub message: String,
+    /// The user's source location of the panic or blocking operation, `file:line:col`.
+    pub location: Option<String>,
+    /// The virtual thread that failed (or "-" for whole-execution failures).
+    pub thread: String,
+    /// More lines: each blocked thread of a deadlock, the spinning threads of a livelock.
+    pub details: Vec<String>,
+    /// The seed of the failing execution (`None` when it was a replay).
+    pub seed: Option<u64>,
+    #[serde(serialize_with = "serialize_display")]
+    pub schedule: Schedule,
+    /// Index of the failing execution in its run, and how many ran.
+    pub execution: u64,
+    pub executions: u64,
+    /// The steps of the failing execution (all of them; the report prints the tail).
+    pub trace: Vec<TraceEvent>,
+    /// Whether replaying the schedule reproduced the same failure.
+    pub reproduced: bool,
+    pub backtrace: Option<String>,
+    pub warnings: Vec<String>,
+    /// The line that replays this failure.
+    pub replay_command: String,
+    /// How many trailing trace steps the human report prints.
+    #[serde(skip)]
+    pub trace_tail: usize,
+}
+
+fn serialize_display<S: serde::Serializer, T: fmt::Display>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "pulse found a {} after {} schedule(s)", self.kind.title(), self.executions)?;
+        let place = self.location.as_deref().map(|l| format!(" at {l}")).unwrap_or_default();
+        if self.thread != "-" {
+            writeln!(f, "  thread '{}'{place}:", self.thread)?;
+        }
+        for line in self.message.lines() {
+            writeln!(f, "    {line}")?;
+        }
+        for d in &self.details {
+            writeln!(f, "  {d}")?;
+        }
+        match self.seed {
+            Some(seed) => writeln!(f, "  seed:     {seed} (execution {})", self.execution)?,
+            None => writeln!(f, "  replayed schedule")?,
+        }
+        writeln!(f, "  schedule: {}", self.schedule)?;
+        if !self.reproduced {
+            writeln!(
+                f,
+                "  warning: replaying this schedule did not reproduce the failure: the test has \
+                 nondeterminism outside pulse's control (uninstrumented threads or locks, \
+                 randomness, real time, state kept in statics)"
+            )?;
+        }
+        if !self.trace.is_empty() {
+            let tail = self.trace_tail.max(1);
+            let skip = self.trace.len().saturating_sub(tail);
+            if skip > 0 {
+                writeln!(f, "  trace (last {tail} of {} steps):", self.trace.len())?;
+            } else {
+                writeln!(f, "  trace ({} steps):", self.trace.len())?;
+            }
+            f.write_str(&format_table(&self.trace[skip..]))?;
+        }
+        if let Some(bt) = &self.backtrace {
+            writeln!(f, "  backtrace:")?;
+            for line in bt.lines() {
+                writeln!(f, "    {line}")?;
+            }
+        }
+        for w in &self.warnings {
+            writeln!(f, "  warning: {w}")?;
+        }
+        write!(f, "replay: {}", self.replay_command)
+    }
+}
+
+/// The outcome of a run of many executions.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// Executions run (the failing one included).
+    pub executions: u64,
+    /// Scheduling points passed over all executions.
+    pub decisions: u64,
+    /// Scheduling points that had more than one option (the schedule's length, summed).
+    pub choices: u64,
+    pub elapsed: std::time::Duration,
+    pub failure: Option<Failure>,
+    /// Distinct warnings raised during the run (e.g. state shared between executions).
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    pub fn passed(&self) -> bool {
+        self.failure.is_none()
+    }
+}

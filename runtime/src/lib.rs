@@ -1,0 +1,42 @@
+//! pulse's engine: runs a test body many times, each time under a different schedule
+//! picked by a seeded scheduler, with every virtual thread a coroutine on one OS thread
+//! and a scheduling point before every operation shim-std routes here.
+//!
+//! After Erlang PULSE (Claessen et al., ICFP 2009, `pulse-quickcheck-erlang.txt` §5): a
+//! user-level scheduler that decides who runs next from a seed, so any schedule can be
+//! replayed exactly.
+
+mod config;
+mod ctx;
+mod execution;
+mod failure;
+mod object;
+mod panic_hook;
+mod registry;
+mod runner;
+mod schedule;
+pub mod scheduler;
+mod trace;
+
+pub use config::{Builder, Config, EnvError, ProgressFn};
+pub use ctx::{current, Ctx, PulseAbort};
+pub use execution::WakeReason;
+pub use failure::{Failure, FailureKind, Report};
+pub use object::{ObjRef, ObjectCell, ObjectState};
+pub use panic_hook::payload_message;
+pub use schedule::{ParseScheduleError, Schedule};
+pub use scheduler::{ChoiceKind, Strategy};
+pub use trace::{format_table, TraceEvent};
+
+/// Runs `f` under the default configuration (overridable with `PULSE_*` environment
+/// variables) and panics with a report if any schedule fails.
+#[track_caller]
+pub fn check<F: Fn()>(f: F) {
+    Builder::from_env().check(f)
+}
+
+/// Runs exactly one schedule (as printed by a failure) and panics if it fails.
+#[track_caller]
+pub fn replay<F: Fn()>(schedule: &str, f: F) {
+    Builder::from_env().replay(schedule).unwrap_or_else(|e| panic!("pulse: {e}")).check(f)
+}

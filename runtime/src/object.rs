@@ -1,0 +1,107 @@
+//! Per-execution state of a shim object (a lock's holder, a condvar's waiters...).
+//!
+//! The state lives inside the object, so a lock operation costs no table lookup, but it is
+//! tagged with the execution that owns it: an object that outlives its execution (a
+//! `static`, or one captured from outside `pulse::check`) is reset when the next execution
+//! first touches it, so leftover holders or waiters from an aborted schedule never leak
+//! into the next one, and the execution records a warning that state crosses schedules.
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::ctx::Ctx;
+use crate::registry;
+
+/// Names one object within an execution, for traces and deadlock reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ObjRef {
+    pub kind: &'static str,
+    pub id: u32,
+}
+
+impl std::fmt::Display for ObjRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}#{}", self.kind, self.id)
+    }
+}
+
+/// The per-execution state of one kind of object. `Default` is its state when an
+/// execution first touches it.
+pub trait ObjectState: Default {
+    const KIND: &'static str;
+}
+
+pub struct ObjectCell<S> {
+    /// Id of the execution the state belongs to; 0 = never used under pulse.
+    owner: AtomicU64,
+    slot: UnsafeCell<Option<(ObjRef, S)>>,
+}
+
+// SAFETY: the slot is only accessed by the execution recorded in `owner`, which runs on one
+// OS thread; `claim` refuses to take an object a live execution owns.
+unsafe impl<S: Send> Sync for ObjectCell<S> {}
+unsafe impl<S: Send> Send for ObjectCell<S> {}
+
+impl<S: ObjectState> ObjectCell<S> {
+    pub const fn new() -> Self {
+        ObjectCell { owner: AtomicU64::new(0), slot: UnsafeCell::new(None) }
+    }
+
+    /// Runs `f` on this object's state for the current execution. `f` must not reach a
+    /// scheduling point (no `Ctx` call that can switch threads) while it holds the state.
+    #[inline]
+    pub fn with<R>(&self, ctx: Ctx, f: impl FnOnce(&mut S, ObjRef) -> R) -> R {
+        if self.owner.load(Ordering::Acquire) != ctx.execution_id() {
+            self.claim(ctx);
+        }
+        // SAFETY: owned by the running execution (just checked or claimed); `f` cannot
+        // re-enter this cell because it must not switch threads.
+        let slot = unsafe { &mut *self.slot.get() };
+        let (obj, state) = slot.as_mut().expect("claimed object has state");
+        f(state, *obj)
+    }
+
+    /// The object's name in this execution.
+    pub fn obj(&self, ctx: Ctx) -> ObjRef {
+        self.with(ctx, |_, obj| obj)
+    }
+
+    #[cold]
+    fn claim(&self, ctx: Ctx) {
+        let me = ctx.execution_id();
+        let previous = self.owner.load(Ordering::Acquire);
+        if previous != 0 && registry::is_live(previous) {
+            panic!(
+                "pulse: a {} is used by two executions at once (a `static` shared by tests running \
+                 in parallel?); run such tests one at a time (`--test-threads 1`)",
+                S::KIND
+            );
+        }
+        if self.owner.compare_exchange(previous, me, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            panic!("pulse: a {} was claimed by two executions at once; run such tests one at a time", S::KIND);
+        }
+        let obj = ctx.new_object(S::KIND);
+        // SAFETY: we own it now and nobody else can (see above).
+        unsafe { *self.slot.get() = Some((obj, S::default())) };
+        if previous != 0 {
+            ctx.warn(format!(
+                "{} is shared between executions (a `static`, or created outside the checked \
+                 closure): its value carries over from one schedule to the next, which can make \
+                 failures depend on the order schedules ran in",
+                S::KIND
+            ));
+        }
+    }
+}
+
+impl<S: ObjectState> Default for ObjectCell<S> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<S> std::fmt::Debug for ObjectCell<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ObjectCell")
+    }
+}

@@ -1,0 +1,471 @@
+//! Runs executions: gives each virtual thread a coroutine on a pooled stack, resumes
+//! whichever thread the last decision picked, and when an execution stops, explains it
+//! (replaying the failing schedule with tracing on) and cleans up leftover threads.
+
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::Instant;
+
+use corosensei::stack::{DefaultStack, Stack};
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+use crate::config::Config;
+use crate::ctx::{set_current, ExecCell, PulseAbort};
+use crate::execution::{ExecState, Status, Stop, Tid};
+use crate::failure::{Failure, FailureKind, Report};
+use crate::object::ObjRef;
+use crate::panic_hook;
+use crate::registry;
+use crate::schedule::Schedule;
+use crate::scheduler::{for_strategy, ReplayScheduler, Scheduler};
+use crate::trace::{location_string, TraceEvent};
+
+type Co = Coroutine<(), (), (), DefaultStack>;
+
+/// Resumes a thread that is being cleaned up at most this often before giving up on it.
+const TEARDOWN_RESUMES: usize = 1000;
+
+/// What one execution did.
+struct Outcome {
+    stop: Option<Stop>,
+    schedule: Schedule,
+    steps: u64,
+    /// Filled in when the execution failed: read off the state before cleanup.
+    explanation: Option<Explanation>,
+}
+
+struct Explanation {
+    kind: FailureKind,
+    message: String,
+    location: Option<String>,
+    thread: String,
+    details: Vec<String>,
+    trace: Vec<TraceEvent>,
+    backtrace: Option<String>,
+}
+
+struct Runner {
+    cell: Box<ExecCell>,
+    coroutines: Vec<Option<Co>>,
+    stacks: Vec<DefaultStack>,
+}
+
+pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
+    panic_hook::install();
+    let started = Instant::now();
+    let replaying = config.replay.is_some();
+    let scheduler: Box<dyn Scheduler> = match &config.replay {
+        Some(schedule) => Box::new(ReplayScheduler::new(schedule)),
+        None => for_strategy(&config.strategy, config.odds),
+    };
+    let base_seed = config.seed.unwrap_or_else(random_seed);
+    let planned = if replaying { 1 } else { config.schedules };
+    let mut runner = Runner::new(config.clone(), scheduler);
+    let mut report = Report {
+        executions: 0,
+        decisions: 0,
+        choices: 0,
+        elapsed: Default::default(),
+        failure: None,
+        warnings: Vec::new(),
+    };
+    let mut last_progress = Instant::now();
+    for i in 0..planned {
+        let seed = base_seed.wrapping_add(i);
+        if !runner.state().scheduler.new_execution(seed) {
+            break;
+        }
+        let outcome = runner.run_execution(f, false);
+        report.executions += 1;
+        report.decisions += outcome.steps;
+        report.choices += outcome.schedule.len() as u64;
+        if outcome.stop.is_some() {
+            let seed = (!replaying).then_some(seed);
+            report.failure = Some(runner.explain(config, f, outcome, seed, i, report.executions));
+            break;
+        }
+        if let Some(progress) = &config.progress {
+            if i % 64 == 0 && last_progress.elapsed().as_millis() >= 100 {
+                progress(report.executions, planned);
+                last_progress = Instant::now();
+            }
+        }
+    }
+    if let Some(progress) = &config.progress {
+        progress(report.executions, planned);
+    }
+    report.warnings = std::mem::take(&mut runner.state().warnings);
+    if let Some(failure) = &mut report.failure {
+        failure.warnings = report.warnings.clone();
+    }
+    report.elapsed = started.elapsed();
+    report
+}
+
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    // Keep seeds short enough to type.
+    h.finish() % 1_000_000_000_000
+}
+
+impl Runner {
+    fn new(config: Config, scheduler: Box<dyn Scheduler>) -> Self {
+        Runner {
+            cell: Box::new(ExecCell { id: Cell::new(0), state: RefCell::new(ExecState::new(config, scheduler)) }),
+            coroutines: Vec::new(),
+            stacks: Vec::new(),
+        }
+    }
+
+    fn state(&self) -> std::cell::RefMut<'_, ExecState> {
+        self.cell.state.borrow_mut()
+    }
+
+    /// Runs one execution of `f` to its end, cleans up, and says how it went.
+    fn run_execution(&mut self, f: &dyn Fn(), tracing: bool) -> Outcome {
+        let id = registry::begin();
+        self.cell.id.set(id);
+        let outer = set_current(&*self.cell);
+        assert!(outer.is_null(), "pulse: `pulse::check` cannot run inside another pulse execution");
+        let main_name: Option<Arc<str>> = std::thread::current().name().map(Arc::from);
+        {
+            let mut st = self.state();
+            st.reset(tracing);
+            // SAFETY: the main thread's coroutine finishes or is cleaned up before this
+            // function returns, so borrowing `f` is fine.
+            let body: Box<dyn FnOnce() + '_> = Box::new(move || f());
+            let body: Box<dyn FnOnce()> = unsafe { std::mem::transmute(body) };
+            let stack = st.config.stack_size;
+            st.add_thread(main_name, body, stack);
+            st.next = Some(0);
+        }
+        self.drive();
+        let explanation = {
+            let mut st = self.state();
+            if st.stop.is_none() && st.config.fail_on_unjoined_panic {
+                if let Some(t) = st.threads.iter().position(|t| t.panic_payload.is_some()) {
+                    st.stop = Some(Stop::Panic { thread: t as Tid });
+                }
+            }
+            st.stop.as_ref().map(|stop| explain_stop(&st, stop))
+        };
+        self.teardown();
+        set_current(std::ptr::null());
+        registry::end(id);
+        let mut st = self.state();
+        Outcome {
+            stop: st.stop.take(),
+            schedule: Schedule::new(std::mem::take(&mut st.schedule)),
+            steps: st.steps,
+            explanation,
+        }
+    }
+
+    /// Resumes threads until no decision names one.
+    fn drive(&mut self) {
+        loop {
+            self.materialize_spawns();
+            let next = {
+                let mut st = self.state();
+                match st.next {
+                    Some(t) => {
+                        st.current = t;
+                        t
+                    }
+                    None => return,
+                }
+            };
+            self.resume(next);
+        }
+    }
+
+    fn resume(&mut self, tid: Tid) {
+        let co = self.coroutines[tid as usize].as_mut().expect("a runnable thread has a coroutine");
+        if let CoroutineResult::Return(()) = co.resume(()) {
+            let co = self.coroutines[tid as usize].take().expect("just resumed");
+            self.stacks.push(co.into_stack());
+        }
+    }
+
+    /// Gives every newly spawned thread a coroutine.
+    fn materialize_spawns(&mut self) {
+        loop {
+            let pending = {
+                let mut st = self.state();
+                if st.pending_spawns.is_empty() {
+                    return;
+                }
+                std::mem::take(&mut st.pending_spawns)
+            };
+            for p in pending {
+                let stack = self.take_stack(p.stack_size);
+                let cell: &'static ExecCell = unsafe { &*(&*self.cell as *const ExecCell) };
+                let tid = p.tid;
+                let body = p.body;
+                // SAFETY: the coroutine is run to completion or cleaned up (`teardown`)
+                // before the execution, and so `cell` and anything `body` borrows, ends.
+                let co = unsafe { Co::with_stack_unchecked(stack, move |y: &Yielder<(), ()>, ()| thread_main(cell, tid, body, y)) };
+                let slot = tid as usize;
+                if self.coroutines.len() <= slot {
+                    self.coroutines.resize_with(slot + 1, || None);
+                }
+                self.coroutines[slot] = Some(co);
+            }
+        }
+    }
+
+    fn take_stack(&mut self, size: usize) -> DefaultStack {
+        if let Some(i) = self.stacks.iter().rposition(|s| s.base().get() - s.limit().get() >= size) {
+            return self.stacks.swap_remove(i);
+        }
+        DefaultStack::new(size).unwrap_or_else(|e| panic!("pulse: cannot allocate a {size}-byte thread stack: {e}"))
+    }
+
+    /// Unwinds every thread that has not finished, so locks and other resources held on
+    /// their stacks are released and the next execution starts clean.
+    fn teardown(&mut self) {
+        self.state().teardown = true;
+        // Threads spawned but never started: their closures are dropped here.
+        let pending = std::mem::take(&mut self.state().pending_spawns);
+        drop(pending);
+        for tid in 0..self.coroutines.len() {
+            let Some(co) = self.coroutines[tid].as_mut() else { continue };
+            self.cell.state.borrow_mut().current = tid as Tid;
+            if !co.started() {
+                let co = self.coroutines[tid].take().expect("present");
+                drop(co);
+                continue;
+            }
+            let mut finished = false;
+            for _ in 0..TEARDOWN_RESUMES {
+                if let CoroutineResult::Return(()) = co.resume(()) {
+                    finished = true;
+                    break;
+                }
+            }
+            let co = self.coroutines[tid].take().expect("present");
+            if finished {
+                self.stacks.push(co.into_stack());
+            } else {
+                // It keeps blocking while unwinding: leak its stack rather than risk
+                // aborting the process by forcing a second unwind through its frames.
+                self.state().warn(format!("thread #{tid} could not be cleaned up; its stack was leaked"));
+                std::mem::forget(co);
+            }
+        }
+        self.coroutines.clear();
+    }
+
+    /// Builds the failure report: replays the failing schedule with tracing on to get the
+    /// trace, and checks that the replay fails the same way.
+    fn explain(&mut self, config: &Config, f: &dyn Fn(), fast: Outcome, seed: Option<u64>, index: u64, executions: u64) -> Failure {
+        let schedule = fast.schedule.clone();
+        let original = std::mem::replace(&mut self.state().scheduler, Box::new(ReplayScheduler::new(&schedule)));
+        self.state().scheduler.new_execution(0);
+        let traced = self.run_execution(f, true);
+        self.state().scheduler = original;
+        let fast_expl = fast.explanation.expect("a stopped execution is explained");
+        let reproduced = traced.explanation.as_ref().is_some_and(|e| e.kind == fast_expl.kind && e.message == fast_expl.message);
+        let expl = match traced.explanation {
+            Some(e) if reproduced => e,
+            _ => fast_expl,
+        };
+        let test = std::thread::current().name().unwrap_or("").to_string();
+        Failure {
+            kind: expl.kind,
+            message: expl.message,
+            location: expl.location,
+            thread: expl.thread,
+            details: expl.details,
+            seed,
+            replay_command: replay_command(config, &schedule, seed, &test),
+            schedule,
+            execution: index,
+            executions,
+            trace: expl.trace,
+            reproduced,
+            backtrace: expl.backtrace.filter(|_| backtrace_wanted()),
+            warnings: Vec::new(),
+            trace_tail: config.trace_tail,
+        }
+    }
+}
+
+fn backtrace_wanted() -> bool {
+    std::env::var("RUST_BACKTRACE").is_ok_and(|v| v != "0")
+}
+
+fn replay_command(config: &Config, schedule: &Schedule, seed: Option<u64>, test: &str) -> String {
+    let template = match &config.replay_command {
+        Some(t) => t.clone(),
+        None if !test.is_empty() && test != "main" => {
+            let package = std::env::var("CARGO_PKG_NAME").map(|p| format!(" -p {p}")).unwrap_or_default();
+            format!("PULSE_REPLAY='{{schedule}}' cargo test{package} -- {{test}} --exact")
+        }
+        None => "pulse::Builder::new().replay(\"{schedule}\").unwrap().check(..)".to_string(),
+    };
+    template
+        .replace("{schedule}", &schedule.to_string())
+        .replace("{seed}", &seed.map_or_else(|| "-".to_string(), |s| s.to_string()))
+        .replace("{test}", test)
+}
+
+/// The body of every virtual thread's coroutine.
+fn thread_main(cell: &'static ExecCell, tid: Tid, body: Box<dyn FnOnce()>, yielder: &Yielder<(), ()>) {
+    cell.state.borrow_mut().threads[tid as usize].yielder = yielder;
+    let result = panic::catch_unwind(AssertUnwindSafe(body));
+    // Thread-locals die with the thread; their destructors may use shims.
+    let locals = {
+        let mut st = cell.state.borrow_mut();
+        let t = &mut st.threads[tid as usize];
+        t.locals_destroyed = true;
+        std::mem::take(&mut t.locals)
+    };
+    let _ = panic::catch_unwind(AssertUnwindSafe(move || {
+        for local in locals.into_iter().rev() {
+            drop(local);
+        }
+    }));
+    let mut st = cell.state.borrow_mut();
+    match result {
+        Ok(()) => st.threads[tid as usize].panic = None,
+        Err(payload) if payload.is::<PulseAbort>() => {}
+        Err(payload) => {
+            if tid == 0 {
+                st.stop.get_or_insert(Stop::Panic { thread: 0 });
+            }
+            st.threads[tid as usize].panic_payload = Some(payload);
+        }
+    }
+    st.finish_current();
+    if !st.teardown {
+        st.decide(false);
+    }
+}
+
+/// Reads what went wrong off the state, before cleanup changes it.
+fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
+    let trace = resolve_trace(st);
+    let blocked_lines = || -> Vec<String> {
+        st.threads
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| match t.status {
+                Status::Blocked(b) => Some(describe_blocked(st, i as Tid, b.op, b.object, b.location, &t.held)),
+                _ => None,
+            })
+            .collect()
+    };
+    let first_blocked = || {
+        st.threads.iter().enumerate().find_map(|(i, t)| match t.status {
+            Status::Blocked(b) => Some((i as Tid, location_string(b.location))),
+            _ => None,
+        })
+    };
+    let (kind, message, location, thread, details, backtrace) = match *stop {
+        Stop::Panic { thread } => {
+            let t = &st.threads[thread as usize];
+            let record = t.panic.clone();
+            let mut details = Vec::new();
+            if thread != 0 {
+                details.push("(the thread's JoinHandle was never joined, so nothing observed this panic)".to_string());
+            }
+            (
+                FailureKind::Panic,
+                record.as_ref().map_or_else(|| "panicked".to_string(), |r| r.message.clone()),
+                record.as_ref().and_then(|r| r.location.clone()),
+                st.thread_name(thread),
+                details,
+                record.and_then(|r| r.backtrace),
+            )
+        }
+        Stop::Deadlock | Stop::LeakedThread => {
+            let lines = blocked_lines();
+            let (kind, message) = if matches!(stop, Stop::Deadlock) {
+                (FailureKind::Deadlock, format!("deadlock: all {} live threads are blocked", lines.len()))
+            } else {
+                (FailureKind::LeakedThread, format!("the test's main thread returned, but {} thread(s) stay blocked forever", lines.len()))
+            };
+            let (thread, location) = first_blocked().map_or(("-".to_string(), None), |(t, l)| (st.thread_name(t), Some(l)));
+            (kind, message, location, thread, lines, None)
+        }
+        Stop::StepLimit => {
+            let mut busy: Vec<(u64, Tid)> = st
+                .threads
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| !t.is_finished())
+                .map(|(i, t)| (t.steps, i as Tid))
+                .collect();
+            busy.sort_by(|a, b| b.cmp(a));
+            let details = busy
+                .iter()
+                .map(|&(steps, t)| {
+                    let at = st.threads[t as usize].last_location.map(|l| format!(", last at {}", location_string(l))).unwrap_or_default();
+                    format!("thread '{}' took {steps} steps{at}", st.thread_name(t))
+                })
+                .collect();
+            let top = busy.first().map(|&(_, t)| t);
+            (
+                FailureKind::StepLimit,
+                format!(
+                    "execution passed {} scheduling points without finishing: a livelock, a spin loop that never sees its condition, or a runaway loop (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
+                    st.config.max_steps
+                ),
+                top.and_then(|t| st.threads[t as usize].last_location.map(location_string)),
+                top.map_or("-".to_string(), |t| st.thread_name(t)),
+                details,
+                None,
+            )
+        }
+        Stop::ReplayDiverged => (
+            FailureKind::ReplayDiverged,
+            format!(
+                "the schedule does not match the program after {} choices (was the code or the test changed since it was recorded?)",
+                st.schedule.len()
+            ),
+            None,
+            st.thread_name(st.current),
+            Vec::new(),
+            None,
+        ),
+    };
+    Explanation { kind, message, location, thread, details, trace, backtrace }
+}
+
+fn describe_blocked(
+    st: &ExecState,
+    tid: Tid,
+    op: &str,
+    object: Option<ObjRef>,
+    location: &std::panic::Location<'_>,
+    held: &[(ObjRef, &'static std::panic::Location<'static>)],
+) -> String {
+    let on = object.map(|o| format!(" on {o}")).unwrap_or_default();
+    let mut line = format!("thread '{}' blocked in {op}{on} at {}", st.thread_name(tid), location_string(location));
+    if let Some(ObjRef { kind: "Thread", id }) = object {
+        line = format!("thread '{}' blocked in {op} waiting for thread '{}' at {}", st.thread_name(tid), st.thread_name(id), location_string(location));
+    }
+    if !held.is_empty() {
+        let holding: Vec<String> = held.iter().map(|(o, l)| format!("{o} (taken at {})", location_string(l))).collect();
+        line.push_str(&format!(", holding {}", holding.join(", ")));
+    }
+    line
+}
+
+fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
+    let Some(events) = &st.trace else { return Vec::new() };
+    events
+        .iter()
+        .map(|e| TraceEvent {
+            step: e.step,
+            thread: st.thread_name(e.thread),
+            op: e.describe(),
+            object: e.object.map(|o| o.to_string()),
+            location: e.location.map(location_string),
+        })
+        .collect()
+}

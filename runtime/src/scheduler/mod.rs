@@ -1,0 +1,132 @@
+//! Scheduling strategies: each decides, and nothing else.
+//!
+//! The execution owns thread state and asks a `Scheduler` at every scheduling point which
+//! runnable thread goes next, and at every nondeterministic yes/no point (spurious wakeup,
+//! weak CAS failure) which way it goes. Strategies never touch thread state (shuttle's split).
+
+mod pct;
+mod random;
+mod replay;
+
+pub use pct::PctScheduler;
+pub use random::RandomScheduler;
+pub use replay::ReplayScheduler;
+
+/// What a yes/no choice is about, so strategies can weigh them differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChoiceKind {
+    /// Does a `Condvar::wait*` or `park*` return without a notification?
+    SpuriousWakeup,
+    /// Does a `compare_exchange_weak` that would succeed fail spuriously?
+    WeakCasFailure,
+}
+
+/// A strategy for picking the next thread.
+pub trait Scheduler {
+    /// Prepares for a new execution run from `seed`. Returns false when the strategy has
+    /// nothing left to explore (a replay that already ran, an exhausted search).
+    fn new_execution(&mut self, seed: u64) -> bool;
+
+    /// Picks the thread that performs the next operation, from `runnable` (sorted thread
+    /// indices, at least two). `current` is the thread that reached the scheduling point if
+    /// it is still runnable; `yielding` is true when it asked to yield. `None` means the
+    /// strategy cannot go on (a replayed schedule diverged from the program).
+    fn next_thread(&mut self, runnable: &[u32], current: Option<u32>, yielding: bool) -> Option<u32>;
+
+    /// Decides a yes/no nondeterministic choice. `None`: as for `next_thread`.
+    fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool>;
+}
+
+/// Which strategy a run uses; the user-facing name of a `Scheduler`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// PULSE's: at every point, pick uniformly among runnable threads.
+    Random,
+    /// Probabilistic concurrency testing (Burckhardt et al., ASPLOS'10) with bug depth `depth`.
+    Pct { depth: usize },
+}
+
+impl Default for Strategy {
+    fn default() -> Self {
+        Strategy::Random
+    }
+}
+
+impl std::str::FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "random" => Ok(Strategy::Random),
+            "pct" => Ok(Strategy::Pct { depth: 3 }),
+            other => match other.strip_prefix("pct:").map(str::parse::<usize>) {
+                Some(Ok(depth)) if depth >= 1 => Ok(Strategy::Pct { depth }),
+                _ => Err(format!(
+                    "unknown strategy `{other}` (expected `random`, `pct` or `pct:DEPTH`)"
+                )),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Strategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Strategy::Random => f.write_str("random"),
+            Strategy::Pct { depth } => write!(f, "pct:{depth}"),
+        }
+    }
+}
+
+/// Probabilities the randomised strategies use for yes/no choices, as "1 in N".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChoiceOdds {
+    pub spurious_wakeup: u32,
+    pub weak_cas_failure: u32,
+}
+
+impl Default for ChoiceOdds {
+    fn default() -> Self {
+        // Rare enough not to drown the search in retries, common enough that 1,000
+        // schedules see many of them.
+        ChoiceOdds { spurious_wakeup: 8, weak_cas_failure: 8 }
+    }
+}
+
+impl ChoiceOdds {
+    fn one_in(&self, kind: ChoiceKind) -> u32 {
+        match kind {
+            ChoiceKind::SpuriousWakeup => self.spurious_wakeup,
+            ChoiceKind::WeakCasFailure => self.weak_cas_failure,
+        }
+    }
+}
+
+/// Builds the scheduler for a strategy.
+pub fn for_strategy(strategy: &Strategy, odds: ChoiceOdds) -> Box<dyn Scheduler> {
+    match strategy {
+        Strategy::Random => Box::new(RandomScheduler::new(odds)),
+        Strategy::Pct { depth } => Box::new(PctScheduler::new(*depth, odds)),
+    }
+}
+
+/// The random number generator every randomised strategy uses: fixed algorithm, so a seed
+/// means the same thing in every version of every dependency.
+pub(crate) type Rng = rand_xoshiro::Xoshiro256PlusPlus;
+
+pub(crate) fn rng_from_seed(seed: u64) -> Rng {
+    use rand_core::SeedableRng;
+    Rng::seed_from_u64(seed)
+}
+
+/// A uniform index below `n` (Lemire's multiply-shift; the tiny bias is irrelevant here
+/// and the result is deterministic for a seed).
+#[inline]
+pub(crate) fn below(rng: &mut Rng, n: usize) -> usize {
+    use rand_core::RngCore;
+    ((rng.next_u32() as u64 * n as u64) >> 32) as usize
+}
+
+#[inline]
+pub(crate) fn one_in(rng: &mut Rng, n: u32) -> bool {
+    n != 0 && below(rng, n as usize) == 0
+}

@@ -1,0 +1,30 @@
+//! PULSE's scheduler: at every scheduling point, pick uniformly among runnable threads.
+
+use super::{below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, Scheduler};
+
+pub struct RandomScheduler {
+    rng: Rng,
+    odds: ChoiceOdds,
+}
+
+impl RandomScheduler {
+    pub fn new(odds: ChoiceOdds) -> Self {
+        RandomScheduler { rng: rng_from_seed(0), odds }
+    }
+}
+
+impl Scheduler for RandomScheduler {
+    fn new_execution(&mut self, seed: u64) -> bool {
+        self.rng = rng_from_seed(seed);
+        true
+    }
+
+    #[inline]
+    fn next_thread(&mut self, runnable: &[u32], _current: Option<u32>, _yielding: bool) -> Option<u32> {
+        Some(runnable[below(&mut self.rng, runnable.len())])
+    }
+
+    fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
+        Some(one_in(&mut self.rng, self.odds.one_in(kind)))
+    }
+}

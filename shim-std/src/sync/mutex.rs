@@ -1,0 +1,280 @@
+//! `std::sync::Mutex`, with every lock and unlock a scheduling point under pulse.
+//!
+//! Inside an execution the lock is logical (who holds it lives in the object's
+//! per-execution state) and waiters race for it when it is released, so which waiter wins
+//! is a scheduler choice. Outside an execution a real std mutex does the work, so
+//! instrumented code still runs normally.
+
+use std::cell::UnsafeCell;
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::panic::Location;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use pulse_runtime::{ObjRef, ObjectCell, ObjectState, WakeReason};
+
+use super::poison::{self, LockResult, PoisonError, TryLockError, TryLockResult};
+use crate::rt;
+
+#[derive(Default)]
+pub(crate) struct MutexState {
+    pub holder: Option<u32>,
+    pub poisoned: bool,
+}
+
+impl ObjectState for MutexState {
+    const KIND: &'static str = "Mutex";
+}
+
+pub struct Mutex<T: ?Sized> {
+    os: std::sync::Mutex<()>,
+    os_poisoned: AtomicBool,
+    state: ObjectCell<MutexState>,
+    data: UnsafeCell<T>,
+}
+
+// Same bounds as std.
+unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
+unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
+
+#[must_use = "if unused the Mutex will immediately unlock"]
+#[clippy::has_significant_drop]
+pub struct MutexGuard<'a, T: ?Sized + 'a> {
+    pub(crate) lock: &'a Mutex<T>,
+    /// The std guard when locked outside an execution.
+    pub(crate) os: Option<std::sync::MutexGuard<'a, ()>>,
+    /// Whether the thread was already panicking when it locked (then dropping the guard
+    /// does not poison, as in std).
+    pub(crate) panicking: bool,
+    /// Where the lock was taken: the unlock in `Drop` is attributed to it.
+    pub(crate) locked_at: &'static Location<'static>,
+}
+
+unsafe impl<T: ?Sized + Sync> Sync for MutexGuard<'_, T> {}
+
+impl<T> Mutex<T> {
+    /// Creates a new mutex in an unlocked state ready for use.
+    #[inline]
+    pub const fn new(t: T) -> Mutex<T> {
+        Mutex {
+            os: std::sync::Mutex::new(()),
+            os_poisoned: AtomicBool::new(false),
+            state: ObjectCell::new(),
+            data: UnsafeCell::new(t),
+        }
+    }
+
+    /// Consumes this mutex, returning the underlying data.
+    pub fn into_inner(self) -> LockResult<T>
+    where
+        T: Sized,
+    {
+        let poisoned = self.is_poisoned();
+        let data = self.data.into_inner();
+        poison::map_result(poisoned, data)
+    }
+}
+
+impl<T: ?Sized> Mutex<T> {
+    /// Acquires the mutex, blocking the current thread until it is able to do so.
+    #[track_caller]
+    pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
+        match rt::current() {
+            Some(ctx) => {
+                let obj = self.state.obj(ctx);
+                ctx.switch("Mutex::lock", Some(obj));
+                self.acquire(ctx, obj, "Mutex::lock");
+                self.guard_result(None, ctx.panicking())
+            }
+            None => {
+                let os = self.os.lock().unwrap_or_else(PoisonError::into_inner);
+                self.guard_result(Some(os), std::thread::panicking())
+            }
+        }
+    }
+
+    /// Blocks until the running virtual thread holds the lock (no scheduling point first:
+    /// callers have one, e.g. `Condvar::wait` re-acquiring after its wait).
+    #[track_caller]
+    pub(crate) fn acquire(&self, ctx: rt::Ctx, obj: ObjRef, op: &'static str) {
+        let me = ctx.me();
+        loop {
+            let got = self.state.with(ctx, |s, _| {
+                if s.holder.is_none() {
+                    s.holder = Some(me);
+                    true
+                } else {
+                    false
+                }
+            });
+            if got {
+                break;
+            }
+            if ctx.block(op, Some(obj), None) == WakeReason::Teardown {
+                // Cleanup of an ended execution must not block: take it over.
+                self.state.with(ctx, |s, _| s.holder = Some(me));
+                break;
+            }
+        }
+        ctx.acquired(obj);
+    }
+
+    /// Attempts to acquire this lock without blocking.
+    #[track_caller]
+    pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
+        match rt::current() {
+            Some(ctx) => {
+                let obj = self.state.obj(ctx);
+                ctx.switch("Mutex::try_lock", Some(obj));
+                let me = ctx.me();
+                let got = self.state.with(ctx, |s, _| {
+                    if s.holder.is_none() {
+                        s.holder = Some(me);
+                        true
+                    } else {
+                        false
+                    }
+                });
+                if !got {
+                    return Err(TryLockError::WouldBlock);
+                }
+                ctx.acquired(obj);
+                Ok(self.guard_result(None, ctx.panicking())?)
+            }
+            None => match self.os.try_lock() {
+                Ok(os) => Ok(self.guard_result(Some(os), std::thread::panicking())?),
+                Err(std::sync::TryLockError::Poisoned(e)) => Ok(self.guard_result(Some(e.into_inner()), std::thread::panicking())?),
+                Err(std::sync::TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
+            },
+        }
+    }
+
+    #[track_caller]
+    fn guard_result<'a>(&'a self, os: Option<std::sync::MutexGuard<'a, ()>>, panicking: bool) -> LockResult<MutexGuard<'a, T>> {
+        let guard = MutexGuard { lock: self, os, panicking, locked_at: Location::caller() };
+        poison::map_result(self.is_poisoned(), guard)
+    }
+
+    /// Determines whether the mutex is poisoned.
+    #[inline]
+    pub fn is_poisoned(&self) -> bool {
+        match rt::current() {
+            Some(ctx) => self.state.with(ctx, |s, _| s.poisoned),
+            None => self.os_poisoned.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Clear the poisoned state from a mutex.
+    #[inline]
+    pub fn clear_poison(&self) {
+        match rt::current() {
+            Some(ctx) => self.state.with(ctx, |s, _| s.poisoned = false),
+            None => self.os_poisoned.store(false, Ordering::Relaxed),
+        }
+    }
+
+    /// Returns a mutable reference to the underlying data.
+    pub fn get_mut(&mut self) -> LockResult<&mut T> {
+        let poisoned = self.is_poisoned();
+        poison::map_result(poisoned, self.data.get_mut())
+    }
+
+    pub(crate) fn obj(&self, ctx: rt::Ctx) -> ObjRef {
+        self.state.obj(ctx)
+    }
+
+    /// Frees the logical lock and lets its waiters race for it.
+    pub(crate) fn release(&self, ctx: rt::Ctx, obj: ObjRef) {
+        self.state.with(ctx, |s, _| s.holder = None);
+        ctx.released(obj);
+        ctx.wake_all(obj);
+    }
+
+    fn set_poisoned(&self) {
+        match rt::current() {
+            Some(ctx) => self.state.with(ctx, |s, _| s.poisoned = true),
+            None => self.os_poisoned.store(true, Ordering::Relaxed),
+        }
+    }
+}
+
+impl<T: ?Sized> Drop for MutexGuard<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        let now_panicking = match self.os {
+            Some(_) => std::thread::panicking(),
+            None => rt::current().is_some_and(|ctx| ctx.panicking()),
+        };
+        if !self.panicking && now_panicking {
+            self.lock.set_poisoned();
+        }
+        if self.os.take().is_some() {
+            return;
+        }
+        if let Some(ctx) = rt::current() {
+            let obj = self.lock.obj(ctx);
+            if !ctx.is_teardown() {
+                ctx.switch_from("Mutex::unlock", Some(obj), self.locked_at);
+            }
+            self.lock.release(ctx, obj);
+        }
+    }
+}
+
+impl<T: ?Sized> Deref for MutexGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        unsafe { &*self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        unsafe { &mut *self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized + fmt::Display> fmt::Display for MutexGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl<T> From<T> for Mutex<T> {
+    fn from(t: T) -> Self {
+        Mutex::new(t)
+    }
+}
+
+impl<T: Default> Default for Mutex<T> {
+    fn default() -> Mutex<T> {
+        Mutex::new(Default::default())
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
+    /// Like std: shows the data only if the lock is free, without a scheduling point.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Mutex");
+        let free = match rt::current() {
+            Some(ctx) => self.state.with(ctx, |s, _| s.holder.is_none()),
+            None => self.os.try_lock().is_ok(),
+        };
+        if free {
+            d.field("data", &unsafe { &*self.data.get() });
+        } else {
+            d.field("data", &format_args!("<locked>"));
+        }
+        d.field("poisoned", &self.is_poisoned());
+        d.finish_non_exhaustive()
+    }
+}
+
+impl<T: ?Sized> std::panic::UnwindSafe for Mutex<T> {}
+impl<T: ?Sized> std::panic::RefUnwindSafe for Mutex<T> {}
