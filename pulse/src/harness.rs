@@ -69,6 +69,18 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
             let _ = fs::write(&path, format!("{done} {total}\n"));
         });
     }
+    if builder.config.blocking_timeout.is_some() {
+        let test = test.clone();
+        builder = builder.on_blocked(move |report| {
+            let first_line = report.lines().nth(1).unwrap_or(report).trim().to_string();
+            write_record(&test, serde_json::json!({
+                "test": test,
+                "kind": "blocked_thread",
+                "message": first_line,
+                "report": report,
+            }));
+        });
+    }
     // For #[should_panic]: the first schedule's panic, re-raised at the end so libtest
     // checks `expected = ".."` against the real message.
     let expected_panic: RefCell<Option<Box<dyn Any + Send>>> = RefCell::new(None);
@@ -103,8 +115,7 @@ fn env_path(name: &str) -> Option<PathBuf> {
 
 /// Writes `PULSE_FAILURE_DIR/<test>.json` for cargo-pulse (see ARCHITECTURE.md).
 fn write_failure_record(test: &str, failure: &Failure) {
-    let Some(dir) = env_path("PULSE_FAILURE_DIR") else { return };
-    let record = serde_json::json!({
+    write_record(test, serde_json::json!({
         "test": test,
         "kind": failure.kind,
         "message": failure.message,
@@ -120,7 +131,11 @@ fn write_failure_record(test: &str, failure: &Failure) {
         "warnings": failure.warnings,
         "replay_command": failure.replay_command,
         "report": failure.to_string(),
-    });
+    }));
+}
+
+fn write_record(test: &str, record: serde_json::Value) {
+    let Some(dir) = env_path("PULSE_FAILURE_DIR") else { return };
     let file = dir.join(format!("{}.json", test.replace("::", "__")));
     let written = fs::create_dir_all(&dir).and_then(|_| fs::write(&file, record.to_string()));
     if let Err(e) = written {

@@ -30,6 +30,10 @@ pub struct Config {
     /// Fail when a spawned thread panics and nobody joins it.
     pub fail_on_unjoined_panic: bool,
     pub progress: Option<ProgressFn>,
+    /// How long a virtual thread may run without reaching a pulse operation before the
+    /// watchdog reports it as blocked outside pulse's control and ends the process.
+    pub blocking_timeout: Option<Duration>,
+    pub on_blocked: Option<crate::watchdog::BlockedFn>,
 }
 
 impl Default for Config {
@@ -50,6 +54,8 @@ impl Default for Config {
             available_parallelism: 4,
             fail_on_unjoined_panic: true,
             progress: None,
+            blocking_timeout: None,
+            on_blocked: None,
         }
     }
 }
@@ -123,6 +129,9 @@ impl Builder {
         if let Some(s) = var("PULSE_REPLAY") {
             b = b.replay(&s).map_err(|e| EnvError(format!("PULSE_REPLAY: {e}")))?;
         }
+        if let Some(ms) = num("PULSE_BLOCKING_TIMEOUT_MS")? {
+            b = b.blocking_timeout(Duration::from_millis(ms));
+        }
         if let Some(t) = var("PULSE_REPLAY_COMMAND") {
             b.config.replay_command = Some(t);
         }
@@ -193,6 +202,20 @@ impl Builder {
 
     pub fn progress(mut self, f: impl Fn(u64, u64) + Send + Sync + 'static) -> Self {
         self.config.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Enables the watchdog: a thread that runs this long without reaching a pulse
+    /// operation is reported (which thread, its last pulse operation) and the process
+    /// exits with status 3 instead of hanging.
+    pub fn blocking_timeout(mut self, timeout: Duration) -> Self {
+        self.config.blocking_timeout = Some(timeout);
+        self
+    }
+
+    /// Called with the watchdog's report before it ends the process.
+    pub fn on_blocked(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.config.on_blocked = Some(Arc::new(f));
         self
     }
 

@@ -135,6 +135,7 @@ pub(crate) struct ExecState {
     pub capture_backtraces: bool,
     /// Objects named by address (atomics), numbered in first-use order while tracing.
     pub addr_objects: Vec<(usize, ObjRef)>,
+    pub heartbeat: Option<Arc<crate::watchdog::Heartbeat>>,
 }
 
 impl ExecState {
@@ -158,6 +159,7 @@ impl ExecState {
             warnings: Vec::new(),
             capture_backtraces: false,
             addr_objects: Vec::new(),
+            heartbeat: None,
         }
     }
 
@@ -194,6 +196,9 @@ impl ExecState {
     /// Registers a new runnable thread and returns its index.
     pub fn add_thread(&mut self, name: Option<Arc<str>>, body: Box<dyn FnOnce()>, stack_size: usize) -> Tid {
         let tid = self.threads.len() as Tid;
+        if let Some(hb) = &self.heartbeat {
+            hb.set_name(tid, name.as_deref().map_or_else(|| if tid == 0 { "main".into() } else { format!("thread-{tid}") }, str::to_string));
+        }
         self.threads.push(VThread::new(name));
         self.live += 1;
         self.make_runnable(tid);
@@ -218,6 +223,9 @@ impl ExecState {
         let t = &mut self.threads[thread as usize];
         t.last_location = Some(location);
         t.steps += 1;
+        if let Some(hb) = &self.heartbeat {
+            hb.beat(thread, Some(location));
+        }
         self.trace_event(EventKind::Op, op, object, Some(location));
     }
 

@@ -17,6 +17,7 @@ mod runner;
 mod schedule;
 pub mod scheduler;
 mod trace;
+mod watchdog;
 
 pub use config::{Builder, Config, EnvError, ProgressFn};
 pub use ctx::{current, Ctx, PulseAbort};
@@ -27,6 +28,7 @@ pub use panic_hook::payload_message;
 pub use schedule::{ParseScheduleError, Schedule};
 pub use scheduler::{ChoiceKind, Strategy};
 pub use trace::{format_table, TraceEvent};
+pub use watchdog::{BlockedFn, BLOCKED_EXIT_CODE};
 
 /// Runs `f` under the default configuration (overridable with `PULSE_*` environment
 /// variables) and panics with a report if any schedule fails.

@@ -62,6 +62,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     let base_seed = config.seed.unwrap_or_else(random_seed);
     let planned = if replaying { 1 } else { config.schedules };
     let mut runner = Runner::new(config.clone(), scheduler);
+    let _watchdog = config.blocking_timeout.map(|timeout| {
+        let hb = Arc::new(crate::watchdog::Heartbeat::default());
+        runner.state().heartbeat = Some(hb.clone());
+        crate::watchdog::start(hb, timeout, config.on_blocked.clone())
+    });
     let mut report = Report {
         executions: 0,
         decisions: 0,
@@ -126,10 +131,13 @@ impl Runner {
 
     /// Runs one execution of `f` to its end, cleans up, and says how it went.
     fn run_execution(&mut self, f: &dyn Fn(), tracing: bool) -> Outcome {
+        assert!(
+            crate::ctx::current().is_none(),
+            "pulse: `pulse::check` cannot run inside another pulse execution"
+        );
         let id = registry::begin();
         self.cell.id.set(id);
-        let outer = set_current(&*self.cell);
-        assert!(outer.is_null(), "pulse: `pulse::check` cannot run inside another pulse execution");
+        set_current(&*self.cell);
         let main_name: Option<Arc<str>> = std::thread::current().name().map(Arc::from);
         {
             let mut st = self.state();
@@ -173,6 +181,9 @@ impl Runner {
                 match st.next {
                     Some(t) => {
                         st.current = t;
+                        if let Some(hb) = &st.heartbeat {
+                            hb.beat(t, None);
+                        }
                         t
                     }
                     None => return,

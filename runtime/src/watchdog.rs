@@ -1,0 +1,105 @@
+//! Catches a virtual thread that stops reaching pulse operations: it is blocked outside
+//! pulse's control (another crate's lock or channel, a blocking system call, code that
+//! was not instrumented), and since all virtual threads share one OS thread, the whole
+//! run would hang. The search thread publishes a heartbeat through atomics (two relaxed
+//! stores per scheduling point, and only when a timeout is configured); a monitor thread
+//! reports where it stopped and ends the process instead of hanging.
+
+use std::panic::Location;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Called with the report before the process exits (e.g. to write a failure record).
+pub type BlockedFn = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Exit status of a process the watchdog ends.
+pub const BLOCKED_EXIT_CODE: i32 = 3;
+
+#[derive(Default)]
+pub(crate) struct Heartbeat {
+    beats: AtomicU64,
+    thread: AtomicU32,
+    location: AtomicPtr<Location<'static>>,
+    /// Names of the current execution's threads, updated at spawn (rare).
+    names: Mutex<Vec<String>>,
+    done: AtomicBool,
+}
+
+impl Heartbeat {
+    #[inline]
+    pub fn beat(&self, thread: u32, location: Option<&'static Location<'static>>) {
+        self.beats.fetch_add(1, Ordering::Relaxed);
+        self.thread.store(thread, Ordering::Relaxed);
+        if let Some(l) = location {
+            self.location.store(l as *const _ as *mut _, Ordering::Relaxed);
+        }
+    }
+
+    pub fn set_name(&self, thread: u32, name: String) {
+        let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
+        let i = thread as usize;
+        if names.len() <= i {
+            names.resize(i + 1, String::new());
+        }
+        names[i] = name;
+    }
+}
+
+/// Watches `heartbeat` until the run ends; on a stall longer than `timeout`, reports and
+/// exits the process.
+pub(crate) fn start(heartbeat: Arc<Heartbeat>, timeout: Duration, on_blocked: Option<BlockedFn>) -> Guard {
+    let hb = heartbeat.clone();
+    let spawned = std::thread::Builder::new().name("pulse-watchdog".into()).spawn(move || {
+        let mut last = hb.beats.load(Ordering::Relaxed);
+        let mut since = Instant::now();
+        while !hb.done.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(50).min(timeout));
+            let now = hb.beats.load(Ordering::Relaxed);
+            if now != last {
+                last = now;
+                since = Instant::now();
+            } else if since.elapsed() >= timeout && !hb.done.load(Ordering::Relaxed) {
+                let report = describe(&hb, since.elapsed());
+                if let Some(f) = &on_blocked {
+                    f(&report);
+                }
+                eprintln!("{report}");
+                std::process::exit(BLOCKED_EXIT_CODE);
+            }
+        }
+    });
+    if let Err(e) = spawned {
+        eprintln!("pulse: could not start the blocking watchdog: {e}");
+    }
+    Guard(heartbeat)
+}
+
+fn describe(hb: &Heartbeat, stalled: Duration) -> String {
+    let tid = hb.thread.load(Ordering::Relaxed);
+    let name = hb.names.lock().ok().and_then(|n| n.get(tid as usize).cloned()).unwrap_or_else(|| format!("thread-{tid}"));
+    let loc = hb.location.load(Ordering::Relaxed);
+    // SAFETY: only ever set from `&'static Location`.
+    let last = (!loc.is_null()).then(|| crate::trace::location_string(unsafe { &*loc }));
+    format!(
+        "pulse found a thread blocked outside pulse's control\n  \
+         thread '{name}' has run for {:.1}s without reaching a pulse operation{}.\n  \
+         It is probably blocked in code pulse does not schedule: a lock or channel from another \
+         crate (parking_lot, crossbeam, tokio, ...), a blocking system call (I/O, sockets), or a \
+         dependency that was not instrumented. Since every virtual thread shares one OS thread, \
+         nothing else can run.\n  \
+         Fix: mark the call #[pulse::atomic] if it is a self-contained side effect, or instrument \
+         the dependency (`cargo pulse test --instrument-dep <crate>`).",
+        stalled.as_secs_f64(),
+        last.map(|l| format!(" since its last pulse operation at {l}")).unwrap_or_default(),
+    )
+}
+
+/// Stops the monitor when the run ends.
+pub(crate) struct Guard(Arc<Heartbeat>);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.0.done.store(true, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,155 @@
+//! std::thread under pulse: spawn/join, names, scoped threads, park, sleep, panics.
+
+use pulse_runtime::{Builder, FailureKind};
+use pulse_shim_std::sync::{Arc, Mutex};
+use pulse_shim_std::thread;
+use std::time::Duration;
+
+fn check(f: impl Fn()) {
+    Builder::new().schedules(300).seed(4).check(f)
+}
+
+#[test]
+fn join_returns_the_value_and_panics_as_err() {
+    check(|| {
+        assert_eq!(thread::spawn(|| 40 + 2).join().unwrap(), 42);
+        let err = thread::spawn(|| panic!("boom")).join().unwrap_err();
+        assert_eq!(err.downcast_ref::<&str>(), Some(&"boom"));
+    });
+    assert_eq!(thread::spawn(|| 7).join().unwrap(), 7);
+}
+
+#[test]
+fn names_ids_and_current() {
+    check(|| {
+        let h = thread::Builder::new()
+            .name("worker".into())
+            .spawn(|| (thread::current().name().map(str::to_string), thread::current().id()))
+            .unwrap();
+        assert_eq!(h.thread().name(), Some("worker"));
+        let id = h.thread().id();
+        let (name, inner_id) = h.join().unwrap();
+        assert_eq!(name.as_deref(), Some("worker"));
+        assert_eq!(inner_id, id);
+        assert_ne!(id, thread::current().id());
+        assert_eq!(thread::spawn(|| thread::current().name().map(str::to_string)).join().unwrap(), None);
+    });
+}
+
+#[test]
+fn scoped_threads_borrow_locals() {
+    check(|| {
+        let mut data = vec![1, 2, 3];
+        let total = Mutex::new(0);
+        thread::scope(|s| {
+            s.spawn(|| *total.lock().unwrap() += data.iter().sum::<i32>());
+            s.spawn(|| *total.lock().unwrap() += 10);
+        });
+        data.push(4);
+        assert_eq!(*total.lock().unwrap(), 16);
+        assert_eq!(data.len(), 4);
+    });
+    let mut n = 0;
+    thread::scope(|s| {
+        s.spawn(|| n += 1);
+    });
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn scope_panics_when_an_unjoined_scoped_thread_panicked() {
+    check(|| {
+        let r = std::panic::catch_unwind(|| thread::scope(|s| {
+            s.spawn(|| panic!("inner"));
+        }));
+        assert!(r.is_err());
+        // A manually joined panic is the caller's business: no scope panic.
+        thread::scope(|s| {
+            assert!(s.spawn(|| panic!("joined")).join().is_err());
+        });
+    });
+}
+
+#[test]
+fn park_unpark_and_park_timeout() {
+    check(|| {
+        let flag = Arc::new(Mutex::new(false));
+        let f2 = flag.clone();
+        let t = thread::spawn(move || {
+            while !*f2.lock().unwrap() {
+                thread::park();
+            }
+        });
+        *flag.lock().unwrap() = true;
+        t.thread().unpark();
+        t.join().unwrap();
+        // Nobody unparks: park_timeout returns (timeout or spurious), no hang.
+        thread::park_timeout(Duration::from_secs(5));
+    });
+}
+
+#[test]
+fn sleep_is_virtual_and_orders_by_time_when_idle() {
+    let start = std::time::Instant::now();
+    check(|| {
+        let t0 = pulse_shim_std::time::Instant::now();
+        thread::sleep(Duration::from_secs(10));
+        assert!(t0.elapsed() >= Duration::from_secs(10));
+    });
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn unjoined_thread_panic_fails_the_execution() {
+    let report = Builder::new().schedules(10).seed(1).run(|| {
+        thread::spawn(|| panic!("nobody joins me"));
+    });
+    let f = report.failure.expect("found");
+    assert_eq!(f.kind, FailureKind::Panic);
+    assert_eq!(f.message, "nobody joins me");
+    assert!(f.location.as_deref().unwrap().contains("tests/thread.rs:"));
+}
+
+#[test]
+fn thread_left_blocked_at_the_end_is_reported() {
+    let report = Builder::new().schedules(10).seed(1).run(|| {
+        let m = Arc::new(Mutex::new(()));
+        let g = m.lock().unwrap();
+        let m2 = m.clone();
+        thread::spawn(move || drop(m2.lock().unwrap()));
+        std::mem::forget(g);
+    });
+    assert_eq!(report.failure.expect("found").kind, FailureKind::LeakedThread);
+}
+
+#[test]
+fn spin_loop_without_progress_hits_the_step_limit() {
+    let report = Builder::new().schedules(1).max_steps(2_000).run(|| {
+        let flag = Arc::new(Mutex::new(false));
+        loop {
+            if *flag.lock().unwrap() {
+                break;
+            }
+        }
+    });
+    let f = report.failure.expect("found");
+    assert_eq!(f.kind, FailureKind::StepLimit);
+    assert!(f.details[0].contains("tests/thread.rs:"), "{f}");
+}
+
+#[test]
+fn deep_recursion_fits_the_default_stack() {
+    fn depth(n: u64) -> u64 {
+        let pad = [n; 64];
+        if n == 0 { 0 } else { 1 + depth(n - 1) + pad[(n % 64) as usize] * 0 }
+    }
+    check(|| {
+        assert_eq!(thread::spawn(|| depth(2_000)).join().unwrap(), 2_000);
+    });
+}
+
+#[test]
+fn available_parallelism_is_fixed_inside() {
+    check(|| assert_eq!(thread::available_parallelism().unwrap().get(), 4));
+    assert!(thread::available_parallelism().unwrap().get() >= 1);
+}
