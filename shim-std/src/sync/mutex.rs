@@ -262,9 +262,14 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
     /// Like std: shows the data only if the lock is free, without a scheduling point.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Mutex");
-        let free = match rt::current() {
-            Some(ctx) => self.state.with(ctx, |s, _| s.holder.is_none()),
-            None => self.os.try_lock().is_ok(),
+        // Outside an execution the std guard is held while the data is read.
+        let (free, _os_guard) = match rt::current() {
+            Some(ctx) => (self.state.with(ctx, |s, _| s.holder.is_none()), None),
+            None => match self.os.try_lock() {
+                Ok(g) => (true, Some(g)),
+                Err(std::sync::TryLockError::Poisoned(e)) => (true, Some(e.into_inner())),
+                Err(std::sync::TryLockError::WouldBlock) => (false, None),
+            },
         };
         if free {
             d.field("data", &unsafe { &*self.data.get() });
