@@ -33,6 +33,7 @@ fn poisoning_matches_std_outside_an_execution() {
     assert!(m.is_poisoned());
     let err = m.lock().unwrap_err();
     assert_eq!(**err.get_ref(), 1);
+    drop(err);
     assert!(matches!(m.try_lock(), Err(TryLockError::Poisoned(_))));
     m.clear_poison();
     assert!(!m.is_poisoned());
@@ -224,9 +225,10 @@ fn wait_timeout_times_out_on_the_virtual_clock() {
     check(|| {
         let m = Mutex::new(());
         let c = Condvar::new();
-        let (_g, r) = c.wait_timeout(m.lock().unwrap(), Duration::from_secs(30)).unwrap();
+        let (g, r) = c.wait_timeout(m.lock().unwrap(), Duration::from_secs(30)).unwrap();
         // Nobody notifies: it times out, or wakes spuriously (std allows both).
         let _ = r.timed_out();
+        drop(g);
         let (_g, r) = c.wait_timeout_while(m.lock().unwrap(), Duration::from_secs(30), |_| true).unwrap();
         assert!(r.timed_out());
     });
