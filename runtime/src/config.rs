@@ -9,6 +9,30 @@ use crate::failure::Report;
 use crate::schedule::Schedule;
 use crate::scheduler::{ChoiceOdds, Strategy};
 
+/// When timed waits (sleep, `wait_timeout`, `recv_timeout`, `park_timeout`) expire, after
+/// pulse_time (`pulse-time-stress-testing-time.txt`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimeMode {
+    /// An infinitely fast machine: the clock jumps to the earliest deadline only when no
+    /// thread can run. Deterministic and free of false alarms on generous timeouts.
+    #[default]
+    Idle,
+    /// A timed wait may expire at any scheduling point (a scheduler choice), even while
+    /// other threads could run: finds code that uses sleeps or timeouts to order events.
+    Random,
+}
+
+impl std::str::FromStr for TimeMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "idle" => Ok(TimeMode::Idle),
+            "random" => Ok(TimeMode::Random),
+            other => Err(format!("unknown time mode `{other}` (expected `idle` or `random`)")),
+        }
+    }
+}
+
 /// Called with (executions done, executions planned) about ten times a second.
 pub type ProgressFn = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
@@ -23,6 +47,7 @@ pub struct Config {
     pub replay: Option<Schedule>,
     /// Virtual time that passes at every scheduling point.
     pub step_nanos: u64,
+    pub time: TimeMode,
     pub trace_tail: usize,
     /// Template of the replay line: `{schedule}`, `{seed}` and `{test}` are substituted.
     pub replay_command: Option<String>,
@@ -49,6 +74,7 @@ impl Default for Config {
             stack_size: 2 << 20,
             replay: None,
             step_nanos: 1_000,
+            time: TimeMode::Idle,
             trace_tail: 30,
             replay_command: None,
             available_parallelism: 4,
@@ -129,6 +155,9 @@ impl Builder {
         if let Some(s) = var("PULSE_REPLAY") {
             b = b.replay(&s).map_err(|e| EnvError(format!("PULSE_REPLAY: {e}")))?;
         }
+        if let Some(t) = var("PULSE_TIME") {
+            b = b.time(t.parse().map_err(|e| EnvError(format!("PULSE_TIME: {e}")))?);
+        }
         if let Some(ms) = num("PULSE_BLOCKING_TIMEOUT_MS")? {
             b = b.blocking_timeout(Duration::from_millis(ms));
         }
@@ -187,6 +216,12 @@ impl Builder {
     /// Virtual time that passes at each scheduling point.
     pub fn step_time(mut self, d: Duration) -> Self {
         self.config.step_nanos = crate::ctx::duration_nanos(d);
+        self
+    }
+
+    /// When timed waits expire (see `TimeMode`).
+    pub fn time(mut self, mode: TimeMode) -> Self {
+        self.config.time = mode;
         self
     }
 

@@ -373,7 +373,18 @@ impl Ctx {
                 let p = &*value as *const dyn Any;
                 let mut st = self.state();
                 let me = st.current as usize;
-                st.threads[me].locals.push((key, value));
+                let locals = &mut st.threads[me].locals;
+                // If `init` itself touched this key, std keeps the outer value: replace
+                // the inner one (dropped outside the borrow, its Drop may use shims).
+                let replaced = match locals.iter_mut().find(|(k, _)| *k == key) {
+                    Some(slot) => Some(std::mem::replace(&mut slot.1, value)),
+                    None => {
+                        locals.push((key, value));
+                        None
+                    }
+                };
+                drop(st);
+                drop(replaced);
                 p
             }
         };

@@ -265,9 +265,12 @@ impl ExecState {
             .collect()
     }
 
+    /// Wakes every thread blocked on `object` (on every unlock: no allocation).
     pub fn wake_all(&mut self, object: ObjRef) {
-        for tid in self.waiters(object) {
-            self.wake(tid, WakeReason::Notified);
+        for tid in 0..self.threads.len() {
+            if matches!(self.threads[tid].status, Status::Blocked(b) if b.object == Some(object)) {
+                self.wake(tid as Tid, WakeReason::Notified);
+            }
         }
     }
 
@@ -303,6 +306,10 @@ impl ExecState {
             return;
         }
         let current = self.current;
+        if self.config.time == crate::config::TimeMode::Random && self.has_timed_waiters() {
+            self.decide_with_timers(current, yielding);
+            return;
+        }
         self.next = if self.runnable.len() == 1 {
             Some(self.runnable[0])
         } else {
@@ -320,6 +327,52 @@ impl ExecState {
         };
     }
 
+    fn has_timed_waiters(&self) -> bool {
+        self.threads.iter().any(|t| matches!(t.status, Status::Blocked(Blocked { deadline: Some(_), .. })))
+    }
+
+    /// `TimeMode::Random`: threads in a timed wait compete with runnable ones; picking one
+    /// means its deadline arrives now (the clock jumps to it).
+    fn decide_with_timers(&mut self, current: Tid, yielding: bool) {
+        let candidates: Vec<Tid> = (0..self.threads.len() as Tid)
+            .filter(|&t| match self.threads[t as usize].status {
+                Status::Runnable => true,
+                Status::Blocked(b) => b.deadline.is_some(),
+                Status::Finished => false,
+            })
+            .collect();
+        let picked = if candidates.len() == 1 {
+            Some(candidates[0])
+        } else {
+            let cur = candidates.binary_search(&current).ok().map(|_| current);
+            let pick = self.scheduler.next_thread(&candidates, cur, yielding);
+            if let Some(t) = pick {
+                self.schedule.push(t);
+            }
+            pick
+        };
+        let Some(t) = picked else {
+            self.stop = Some(Stop::ReplayDiverged);
+            self.next = None;
+            return;
+        };
+        if let Status::Blocked(Blocked { deadline: Some(d), .. }) = self.threads[t as usize].status {
+            self.clock_ns = self.clock_ns.max(d);
+            self.wake_expired();
+        }
+        self.next = Some(t);
+    }
+
+    fn wake_expired(&mut self) {
+        for tid in 0..self.threads.len() {
+            if let Status::Blocked(Blocked { deadline: Some(d), .. }) = self.threads[tid].status {
+                if d <= self.clock_ns {
+                    self.wake(tid as Tid, WakeReason::TimedOut);
+                }
+            }
+        }
+    }
+
     /// Advances the clock to the earliest deadline of a timed wait and wakes every thread
     /// whose deadline has passed. Time moves only when no thread can run: an infinitely
     /// fast machine (pulse_time's `infinitely_fast`).
@@ -334,13 +387,7 @@ impl ExecState {
             .min();
         let Some(deadline) = earliest else { return false };
         self.clock_ns = self.clock_ns.max(deadline);
-        for tid in 0..self.threads.len() {
-            if let Status::Blocked(Blocked { deadline: Some(d), .. }) = self.threads[tid].status {
-                if d <= self.clock_ns {
-                    self.wake(tid as Tid, WakeReason::TimedOut);
-                }
-            }
-        }
+        self.wake_expired();
         true
     }
 

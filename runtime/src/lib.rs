@@ -19,7 +19,7 @@ pub mod scheduler;
 mod trace;
 mod watchdog;
 
-pub use config::{Builder, Config, EnvError, ProgressFn};
+pub use config::{Builder, Config, EnvError, ProgressFn, TimeMode};
 pub use ctx::{current, Ctx, PulseAbort};
 pub use execution::WakeReason;
 pub use failure::{Failure, FailureKind, Report};

@@ -186,20 +186,32 @@ fn each_operation_is_a_scheduling_point() {
         Builder::new().schedules(1).seed(3).spurious_odds(8, 0).run(move || ops(&pa::AtomicI64::new(0))).decisions
     };
     let base = count(|_| {});
-    assert_eq!(count(|a| {
-        a.load(Relaxed);
-    }) - base, 1);
+    assert_eq!(
+        count(|a| {
+            a.load(Relaxed);
+        }) - base,
+        1
+    );
     assert_eq!(count(|a| a.store(1, Relaxed)) - base, 1);
-    assert_eq!(count(|a| {
-        a.fetch_max(1, Relaxed);
-    }) - base, 1);
-    assert_eq!(count(|a| {
-        let _ = a.compare_exchange(0, 1, SeqCst, SeqCst);
-    }) - base, 1);
+    assert_eq!(
+        count(|a| {
+            a.fetch_max(1, Relaxed);
+        }) - base,
+        1
+    );
+    assert_eq!(
+        count(|a| {
+            let _ = a.compare_exchange(0, 1, SeqCst, SeqCst);
+        }) - base,
+        1
+    );
     assert_eq!(count(|a| drop(format!("{a:?}"))) - base, 0, "Debug is not a scheduling point");
-    assert_eq!(count(|a| {
-        a.update(SeqCst, SeqCst, |x| x + 1);
-    }) - base, 2);
+    assert_eq!(
+        count(|a| {
+            a.update(SeqCst, SeqCst, |x| x + 1);
+        }) - base,
+        2
+    );
 }
 
 #[test]

@@ -1,0 +1,489 @@
+//! `std::sync::atomic`, with a scheduling point before every load, store and
+//! read-modify-write under pulse.
+//!
+//! Each type is `#[repr(transparent)]` over std's, so size, alignment, `from_ptr` and
+//! `as_ptr` agree with std and an atomic needs no per-execution state: the value itself is
+//! the state, and the object is named by its address in traces.
+//!
+//! Nondeterministic here: which thread's operation reaches the atomic first (the scheduler
+//! picks at each point) and whether a `compare_exchange_weak` that would succeed fails
+//! spuriously (a `ChoiceKind::WeakCasFailure` choice, recorded in the schedule). One OS
+//! thread runs a whole execution, so every operation behaves as `SeqCst` whatever ordering
+//! it names: weak-memory outcomes (a `Relaxed` load seeing a stale value) are not explored
+//! yet. For the same reason fences have no visible effect and are not scheduling points.
+//! Outside an execution every method is std's.
+
+use std::fmt;
+use std::sync::atomic as sa;
+
+use pulse_runtime::ChoiceKind;
+
+use crate::rt;
+
+pub use std::sync::atomic::Ordering;
+
+/// std's own fences. Under pulse every atomic operation is already sequentially
+/// consistent, so a fence orders nothing further and is not a scheduling point.
+pub use std::sync::atomic::{compiler_fence, fence};
+
+/// A scheduling point before an operation on the atomic at `addr`; the running execution,
+/// if any.
+#[track_caller]
+#[inline]
+fn point(op: &'static str, kind: &'static str, addr: usize) -> Option<rt::Ctx> {
+    let ctx = rt::current()?;
+    ctx.switch_addr(op, kind, addr);
+    Some(ctx)
+}
+
+/// The failure ordering std's `compare_and_swap` derives from its one ordering.
+fn strongest_failure_ordering(order: Ordering) -> Ordering {
+    match order {
+        Ordering::Release | Ordering::Relaxed => Ordering::Relaxed,
+        Ordering::Acquire | Ordering::AcqRel => Ordering::Acquire,
+        _ => Ordering::SeqCst,
+    }
+}
+
+/// The methods every atomic type shares, for a value type `$v` that is `Copy + PartialEq`.
+macro_rules! common_methods {
+    ($name:ident, $v:ty) => {
+        /// Gets a mutable reference to the underlying value (exclusive access: no
+        /// scheduling point).
+        #[inline]
+        pub fn get_mut(&mut self) -> &mut $v {
+            self.0.get_mut()
+        }
+
+        /// Consumes the atomic and returns the contained value.
+        #[inline]
+        pub const fn into_inner(self) -> $v {
+            self.0.into_inner()
+        }
+
+        /// Returns a mutable pointer to the underlying value.
+        #[inline]
+        pub const fn as_ptr(&self) -> *mut $v {
+            self.0.as_ptr()
+        }
+
+        #[inline]
+        fn addr(&self) -> usize {
+            self as *const Self as usize
+        }
+
+        /// Loads a value from the atomic.
+        #[track_caller]
+        #[inline]
+        pub fn load(&self, order: Ordering) -> $v {
+            point(concat!(stringify!($name), "::load"), stringify!($name), self.addr());
+            self.0.load(order)
+        }
+
+        /// Stores a value into the atomic.
+        #[track_caller]
+        #[inline]
+        pub fn store(&self, val: $v, order: Ordering) {
+            point(concat!(stringify!($name), "::store"), stringify!($name), self.addr());
+            self.0.store(val, order)
+        }
+
+        /// Stores a value into the atomic, returning the previous value.
+        #[track_caller]
+        #[inline]
+        pub fn swap(&self, val: $v, order: Ordering) -> $v {
+            point(concat!(stringify!($name), "::swap"), stringify!($name), self.addr());
+            self.0.swap(val, order)
+        }
+
+        /// Stores `new` if the current value is `current`; returns the previous value.
+        #[deprecated(since = "1.50.0", note = "Use `compare_exchange` or `compare_exchange_weak` instead")]
+        #[track_caller]
+        #[inline]
+        pub fn compare_and_swap(&self, current: $v, new: $v, order: Ordering) -> $v {
+            point(concat!(stringify!($name), "::compare_and_swap"), stringify!($name), self.addr());
+            match self.0.compare_exchange(current, new, order, strongest_failure_ordering(order)) {
+                Ok(x) | Err(x) => x,
+            }
+        }
+
+        /// Stores `new` if the current value is `current`.
+        #[track_caller]
+        #[inline]
+        pub fn compare_exchange(&self, current: $v, new: $v, success: Ordering, failure: Ordering) -> Result<$v, $v> {
+            point(concat!(stringify!($name), "::compare_exchange"), stringify!($name), self.addr());
+            self.0.compare_exchange(current, new, success, failure)
+        }
+
+        /// Stores `new` if the current value is `current`, but may fail spuriously even
+        /// when they are equal: under pulse whether it does is a scheduler choice.
+        #[track_caller]
+        #[inline]
+        pub fn compare_exchange_weak(
+            &self,
+            current: $v,
+            new: $v,
+            success: Ordering,
+            failure: Ordering,
+        ) -> Result<$v, $v> {
+            match point(concat!(stringify!($name), "::compare_exchange_weak"), stringify!($name), self.addr()) {
+                Some(ctx) => {
+                    // The execution owns the OS thread, so this load and the exchange below
+                    // are one indivisible step. Loading with `failure` also rejects the
+                    // orderings std rejects for it.
+                    if self.0.load(failure) == current && ctx.choose(ChoiceKind::WeakCasFailure) {
+                        return Err(current);
+                    }
+                    self.0.compare_exchange(current, new, success, failure)
+                }
+                None => self.0.compare_exchange_weak(current, new, success, failure),
+            }
+        }
+
+        /// Fetches the value and applies `f` to it until the update succeeds or `f`
+        /// returns `None` (a loop of loads and weak exchanges, so retries are visible).
+        #[track_caller]
+        #[inline]
+        pub fn fetch_update<F>(&self, set_order: Ordering, fetch_order: Ordering, f: F) -> Result<$v, $v>
+        where
+            F: FnMut($v) -> Option<$v>,
+        {
+            self.try_update(set_order, fetch_order, f)
+        }
+
+        /// Fetches the value and applies `f` to it until the update succeeds or `f`
+        /// returns `None`; `Ok(previous)` or `Err(previous)`.
+        #[track_caller]
+        #[inline]
+        pub fn try_update(
+            &self,
+            set_order: Ordering,
+            fetch_order: Ordering,
+            mut f: impl FnMut($v) -> Option<$v>,
+        ) -> Result<$v, $v> {
+            let mut prev = self.load(fetch_order);
+            while let Some(next) = f(prev) {
+                match self.compare_exchange_weak(prev, next, set_order, fetch_order) {
+                    x @ Ok(_) => return x,
+                    Err(next_prev) => prev = next_prev,
+                }
+            }
+            Err(prev)
+        }
+
+        /// Fetches the value and applies `f` to it until the update succeeds; returns the
+        /// previous value.
+        #[track_caller]
+        #[inline]
+        pub fn update(&self, set_order: Ordering, fetch_order: Ordering, mut f: impl FnMut($v) -> $v) -> $v {
+            let mut prev = self.load(fetch_order);
+            loop {
+                match self.compare_exchange_weak(prev, f(prev), set_order, fetch_order) {
+                    Ok(x) => break x,
+                    Err(next_prev) => prev = next_prev,
+                }
+            }
+        }
+    };
+}
+
+/// A read-modify-write std offers directly: a scheduling point, then std's operation.
+macro_rules! rmw {
+    ($(#[$doc:meta])* $name:ident, $v:ty, $method:ident) => {
+        $(#[$doc])*
+        #[track_caller]
+        #[inline]
+        pub fn $method(&self, val: $v, order: Ordering) -> $v {
+            point(concat!(stringify!($name), "::", stringify!($method)), stringify!($name), self.addr());
+            self.0.$method(val, order)
+        }
+    };
+}
+
+macro_rules! atomic_int {
+    ($($name:ident $int:ty;)*) => {$(
+        #[doc = concat!("`std::sync::atomic::", stringify!($name), "`, with a scheduling point before every operation under pulse.")]
+        #[repr(transparent)]
+        pub struct $name(sa::$name);
+
+        impl $name {
+            /// Creates a new atomic integer.
+            #[inline]
+            #[must_use]
+            pub const fn new(v: $int) -> Self {
+                $name(sa::$name::new(v))
+            }
+
+            /// Creates a new reference to an atomic integer from a pointer.
+            ///
+            /// # Safety
+            /// As `std`'s: `ptr` must be aligned to `align_of::<Self>()`, valid for reads
+            /// and writes for `'a`, and only accessed atomically (or not concurrently)
+            /// meanwhile.
+            #[inline]
+            pub const unsafe fn from_ptr<'a>(ptr: *mut $int) -> &'a $name {
+                // SAFETY: the caller's contract; `Self` is layout-identical to the integer's
+                // std atomic, which is layout-identical to the integer when aligned.
+                unsafe { &*ptr.cast::<$name>() }
+            }
+
+            common_methods!($name, $int);
+            rmw!(/** Adds to the current value, returning the previous value (wrapping). */ $name, $int, fetch_add);
+            rmw!(/** Subtracts from the current value, returning the previous value (wrapping). */ $name, $int, fetch_sub);
+            rmw!(/** Bitwise "and" with the current value, returning the previous value. */ $name, $int, fetch_and);
+            rmw!(/** Bitwise "nand" with the current value, returning the previous value. */ $name, $int, fetch_nand);
+            rmw!(/** Bitwise "or" with the current value, returning the previous value. */ $name, $int, fetch_or);
+            rmw!(/** Bitwise "xor" with the current value, returning the previous value. */ $name, $int, fetch_xor);
+            rmw!(/** Maximum with the current value, returning the previous value. */ $name, $int, fetch_max);
+            rmw!(/** Minimum with the current value, returning the previous value. */ $name, $int, fetch_min);
+        }
+
+        impl Default for $name {
+            #[inline]
+            fn default() -> Self {
+                Self::new(Default::default())
+            }
+        }
+
+        impl From<$int> for $name {
+            #[inline]
+            fn from(v: $int) -> Self {
+                Self::new(v)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            /// The value, read with a relaxed load as std does; not a scheduling point.
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Debug::fmt(&self.0, f)
+            }
+        }
+    )*};
+}
+
+atomic_int! {
+    AtomicI8 i8;
+    AtomicU8 u8;
+    AtomicI16 i16;
+    AtomicU16 u16;
+    AtomicI32 i32;
+    AtomicU32 u32;
+    AtomicI64 i64;
+    AtomicU64 u64;
+    AtomicIsize isize;
+    AtomicUsize usize;
+}
+
+/// `std::sync::atomic::AtomicBool`, with a scheduling point before every operation under
+/// pulse.
+#[repr(transparent)]
+pub struct AtomicBool(sa::AtomicBool);
+
+impl AtomicBool {
+    /// Creates a new `AtomicBool`.
+    #[inline]
+    #[must_use]
+    pub const fn new(v: bool) -> AtomicBool {
+        AtomicBool(sa::AtomicBool::new(v))
+    }
+
+    /// Creates a new `AtomicBool` from a pointer.
+    ///
+    /// # Safety
+    /// As `std`'s: `ptr` must be valid for reads and writes for `'a`, hold a valid `bool`
+    /// and only be accessed atomically (or not concurrently) meanwhile.
+    #[inline]
+    pub const unsafe fn from_ptr<'a>(ptr: *mut bool) -> &'a AtomicBool {
+        // SAFETY: the caller's contract; `AtomicBool` is layout-identical to `bool`.
+        unsafe { &*ptr.cast::<AtomicBool>() }
+    }
+
+    common_methods!(AtomicBool, bool);
+    rmw!(/** Logical "and" with the current value, returning the previous value. */ AtomicBool, bool, fetch_and);
+    rmw!(/** Logical "nand" with the current value, returning the previous value. */ AtomicBool, bool, fetch_nand);
+    rmw!(/** Logical "or" with the current value, returning the previous value. */ AtomicBool, bool, fetch_or);
+    rmw!(/** Logical "xor" with the current value, returning the previous value. */ AtomicBool, bool, fetch_xor);
+
+    /// Logical "not" of the current value, returning the previous value.
+    #[track_caller]
+    #[inline]
+    pub fn fetch_not(&self, order: Ordering) -> bool {
+        point("AtomicBool::fetch_not", "AtomicBool", self.addr());
+        self.0.fetch_xor(true, order)
+    }
+}
+
+impl Default for AtomicBool {
+    #[inline]
+    fn default() -> Self {
+        Self::new(false)
+    }
+}
+
+impl From<bool> for AtomicBool {
+    #[inline]
+    fn from(b: bool) -> Self {
+        Self::new(b)
+    }
+}
+
+impl fmt::Debug for AtomicBool {
+    /// The value, read with a relaxed load as std does; not a scheduling point.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+/// `std::sync::atomic::AtomicPtr`, with a scheduling point before every operation under
+/// pulse.
+#[repr(transparent)]
+pub struct AtomicPtr<T>(sa::AtomicPtr<T>);
+
+/// Moves a pointer to address `f(addr)`, keeping its provenance (`with_addr` without
+/// needing a newer std).
+fn map_addr<T>(p: *mut T, f: impl FnOnce(usize) -> usize) -> *mut T {
+    let addr = p as usize;
+    p.wrapping_byte_add(f(addr).wrapping_sub(addr))
+}
+
+impl<T> AtomicPtr<T> {
+    /// Creates a new `AtomicPtr`.
+    #[inline]
+    #[must_use]
+    pub const fn new(p: *mut T) -> AtomicPtr<T> {
+        AtomicPtr(sa::AtomicPtr::new(p))
+    }
+
+    /// Creates a new `AtomicPtr` from a pointer.
+    ///
+    /// # Safety
+    /// As `std`'s: `ptr` must be aligned to `align_of::<AtomicPtr<T>>()`, valid for reads
+    /// and writes for `'a`, and only accessed atomically (or not concurrently) meanwhile.
+    #[inline]
+    pub const unsafe fn from_ptr<'a>(ptr: *mut *mut T) -> &'a AtomicPtr<T> {
+        // SAFETY: the caller's contract; `AtomicPtr<T>` is layout-identical to `*mut T`
+        // when aligned.
+        unsafe { &*ptr.cast::<AtomicPtr<T>>() }
+    }
+
+    common_methods!(AtomicPtr, *mut T);
+
+    /// One read-modify-write computed from the old pointer: a scheduling point, then a
+    /// strong-exchange loop (std gained these operations after pulse's minimum Rust).
+    #[track_caller]
+    #[inline]
+    fn rmw_with(&self, op: &'static str, order: Ordering, f: impl Fn(*mut T) -> *mut T) -> *mut T {
+        point(op, "AtomicPtr", self.addr());
+        let failure = strongest_failure_ordering(order);
+        let mut prev = self.0.load(failure);
+        loop {
+            match self.0.compare_exchange_weak(prev, f(prev), order, failure) {
+                Ok(p) => return p,
+                Err(p) => prev = p,
+            }
+        }
+    }
+
+    /// Offsets the pointer by `val` elements of `T` (wrapping), returning the previous
+    /// pointer.
+    #[track_caller]
+    #[inline]
+    pub fn fetch_ptr_add(&self, val: usize, order: Ordering) -> *mut T {
+        self.rmw_with("AtomicPtr::fetch_ptr_add", order, |p| p.wrapping_add(val))
+    }
+
+    /// Offsets the pointer back by `val` elements of `T` (wrapping), returning the
+    /// previous pointer.
+    #[track_caller]
+    #[inline]
+    pub fn fetch_ptr_sub(&self, val: usize, order: Ordering) -> *mut T {
+        self.rmw_with("AtomicPtr::fetch_ptr_sub", order, |p| p.wrapping_sub(val))
+    }
+
+    /// Offsets the pointer by `val` bytes (wrapping), returning the previous pointer.
+    #[track_caller]
+    #[inline]
+    pub fn fetch_byte_add(&self, val: usize, order: Ordering) -> *mut T {
+        self.rmw_with("AtomicPtr::fetch_byte_add", order, |p| p.wrapping_byte_add(val))
+    }
+
+    /// Offsets the pointer back by `val` bytes (wrapping), returning the previous pointer.
+    #[track_caller]
+    #[inline]
+    pub fn fetch_byte_sub(&self, val: usize, order: Ordering) -> *mut T {
+        self.rmw_with("AtomicPtr::fetch_byte_sub", order, |p| p.wrapping_byte_sub(val))
+    }
+
+    /// Bitwise "or" of the address with `val`, keeping provenance; returns the previous
+    /// pointer.
+    #[track_caller]
+    #[inline]
+    pub fn fetch_or(&self, val: usize, order: Ordering) -> *mut T {
+        self.rmw_with("AtomicPtr::fetch_or", order, |p| map_addr(p, |a| a | val))
+    }
+
+    /// Bitwise "and" of the address with `val`, keeping provenance; returns the previous
+    /// pointer.
+    #[track_caller]
+    #[inline]
+    pub fn fetch_and(&self, val: usize, order: Ordering) -> *mut T {
+        self.rmw_with("AtomicPtr::fetch_and", order, |p| map_addr(p, |a| a & val))
+    }
+
+    /// Bitwise "xor" of the address with `val`, keeping provenance; returns the previous
+    /// pointer.
+    #[track_caller]
+    #[inline]
+    pub fn fetch_xor(&self, val: usize, order: Ordering) -> *mut T {
+        self.rmw_with("AtomicPtr::fetch_xor", order, |p| map_addr(p, |a| a ^ val))
+    }
+}
+
+impl<T> Default for AtomicPtr<T> {
+    fn default() -> AtomicPtr<T> {
+        AtomicPtr::new(std::ptr::null_mut())
+    }
+}
+
+impl<T> From<*mut T> for AtomicPtr<T> {
+    #[inline]
+    fn from(p: *mut T) -> Self {
+        Self::new(p)
+    }
+}
+
+impl<T> fmt::Debug for AtomicPtr<T> {
+    /// The pointer, read with a relaxed load as std does; not a scheduling point.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl<T> fmt::Pointer for AtomicPtr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Pointer::fmt(&self.0, f)
+    }
+}
+
+/// An `AtomicBool` initialized to `false`.
+#[deprecated(since = "1.34.0", note = "the `new` function is now preferred")]
+#[allow(clippy::declare_interior_mutable_const)] // std's API: a `const`, meant to be copied
+pub const ATOMIC_BOOL_INIT: AtomicBool = AtomicBool::new(false);
+
+/// An `AtomicIsize` initialized to `0`.
+#[deprecated(since = "1.34.0", note = "the `new` function is now preferred")]
+#[allow(clippy::declare_interior_mutable_const)] // std's API: a `const`, meant to be copied
+pub const ATOMIC_ISIZE_INIT: AtomicIsize = AtomicIsize::new(0);
+
+/// An `AtomicUsize` initialized to `0`.
+#[deprecated(since = "1.34.0", note = "the `new` function is now preferred")]
+#[allow(clippy::declare_interior_mutable_const)] // std's API: a `const`, meant to be copied
+pub const ATOMIC_USIZE_INIT: AtomicUsize = AtomicUsize::new(0);
+
+/// Signals a spin loop: under pulse a yield, so the spinning thread lets others run.
+#[deprecated(since = "1.51.0", note = "use hint::spin_loop instead")]
+#[track_caller]
+#[inline]
+pub fn spin_loop_hint() {
+    crate::hint::spin_loop()
+}
