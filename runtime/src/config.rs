@@ -55,6 +55,9 @@ pub struct Config {
     /// Fail when a spawned thread panics and nobody joins it.
     pub fail_on_unjoined_panic: bool,
     pub progress: Option<ProgressFn>,
+    /// Stop starting new executions after this much time (a time budget, for benchmarks
+    /// and long searches).
+    pub time_budget: Option<Duration>,
     /// How long a virtual thread may run without reaching a pulse operation before the
     /// watchdog reports it as blocked outside pulse's control and ends the process.
     pub blocking_timeout: Option<Duration>,
@@ -80,6 +83,7 @@ impl Default for Config {
             available_parallelism: 4,
             fail_on_unjoined_panic: true,
             progress: None,
+            time_budget: None,
             blocking_timeout: None,
             on_blocked: None,
         }
@@ -262,6 +266,14 @@ impl Builder {
     /// Runs the search and returns what it found.
     pub fn run<F: Fn()>(&self, f: F) -> Report {
         crate::runner::run(&self.config, &f)
+    }
+
+    /// Runs the search for at most `budget` of wall-clock time (and at most `schedules`
+    /// executions).
+    pub fn run_for<F: Fn()>(&self, budget: Duration, f: F) -> Report {
+        let mut config = self.config.clone();
+        config.time_budget = Some(budget);
+        crate::runner::run(&config, &f)
     }
 
     /// Runs the search and panics with the failure report if a schedule fails.

@@ -13,11 +13,22 @@ use crate::ctx::Ctx;
 use crate::registry;
 
 /// Names one object within an execution, for traces and deadlock reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub struct ObjRef {
     pub kind: &'static str,
     pub id: u32,
 }
+
+/// Compared on every waiter scan: ids first, then the kind by address before content
+/// (a kind is almost always the same `&'static str`).
+impl PartialEq for ObjRef {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id && (std::ptr::eq(self.kind, other.kind) || self.kind == other.kind)
+    }
+}
+
+impl Eq for ObjRef {}
 
 impl std::fmt::Display for ObjRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -46,6 +46,8 @@ struct Explanation {
 }
 
 struct Runner {
+    /// The OS thread's name (libtest's test name), given to every main virtual thread.
+    main_name: Option<Arc<str>>,
     cell: Box<ExecCell>,
     coroutines: Vec<Option<Co>>,
     stacks: Vec<DefaultStack>,
@@ -90,6 +92,9 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             report.failure = Some(runner.explain(config, f, outcome, seed, i, report.executions));
             break;
         }
+        if i % 64 == 63 && config.time_budget.is_some_and(|b| started.elapsed() >= b) {
+            break;
+        }
         if let Some(progress) = &config.progress {
             if i % 64 == 0 && last_progress.elapsed().as_millis() >= 100 {
                 progress(report.executions, planned);
@@ -119,6 +124,7 @@ fn random_seed() -> u64 {
 impl Runner {
     fn new(config: Config, scheduler: Box<dyn Scheduler>) -> Self {
         Runner {
+            main_name: std::thread::current().name().map(Arc::from),
             cell: Box::new(ExecCell { id: Cell::new(0), state: RefCell::new(ExecState::new(config, scheduler)) }),
             coroutines: Vec::new(),
             stacks: Vec::new(),
@@ -138,7 +144,7 @@ impl Runner {
         let id = registry::begin();
         self.cell.id.set(id);
         set_current(&*self.cell);
-        let main_name: Option<Arc<str>> = std::thread::current().name().map(Arc::from);
+        let main_name = self.main_name.clone();
         {
             let mut st = self.state();
             st.reset(tracing);
