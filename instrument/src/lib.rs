@@ -1,0 +1,208 @@
+//! Rewrites a crate's uses of std's concurrency (`std::sync`, `std::thread`, `std::time`,
+//! `std::hint`, `thread_local!`) into pulse's shim, and reports what it could not rewrite.
+//!
+//! [`instrument_source`] is a pure function from one file's text to rewritten text plus a
+//! [`FileReport`]; [`instrument_tree`] applies it in place to every `.rs` file of a copied
+//! crate. Edits are byte-range patches on the original text, never a reprint: every line
+//! keeps its number, untouched text stays byte-identical, and instrumenting twice changes
+//! nothing more.
+//!
+//! # What is rewritten
+//! Every path that reaches `std::{sync, thread, time, hint}`, `core::{sync, hint}`,
+//! `alloc::sync` or `std::thread_local!` has its root swapped for [`Options::shim_root`]
+//! (`std::sync::Mutex` -> `::pulse::std::sync::Mutex`), wherever it is written: `use` trees
+//! (mixed groups are split on the same line), expressions, types, patterns, bounds, impl
+//! headers, attributes, and the tokens of macro invocations and `macro_rules!` bodies.
+//! Roots reached through `extern crate std as foo` and `use std as s` are followed.
+//! A bare `thread_local!` becomes `<shim>::thread_local!` unless the file defines its own.
+//! `Arc`, `Weak`, `Duration` and the other types the shim re-exports from std are rewritten
+//! too: the result is the same type, and one uniform rule is easier to trust.
+//! Code under every `#[cfg]` branch is rewritten (cfgs are never evaluated). Comments,
+//! string literals and doc comments are never touched, nor are look-alike paths
+//! (`my::std::sync`, `crate::sync`, `self::thread::x`).
+//!
+//! # What is reported
+//! See [`FindingKind`]: other crates' synchronisation, blocking I/O, raw intrinsics and
+//! `asm!`, FFI, attribute macros, tests that cannot be wrapped, atomic markers that cannot
+//! be wrapped, std aliases and globs, and source pulled from outside the tree. A file syn
+//! cannot parse is reported with its error position and left byte-identical.
+//!
+//! # Tests and atomic sections
+//! With [`Options::wrap_tests`], `#[test]` bodies are run through
+//! `::pulse::__private::run_test` (contract in the `tests_wrap` module docs). Atomic markers
+//! and `[package.metadata.pulse] atomic` entries are described in the `atomic` module docs
+//! and the crate README.
+
+mod atomic;
+mod paths;
+mod plan;
+mod report;
+mod span;
+mod tests_wrap;
+mod textedit;
+mod tokens;
+mod tree;
+mod use_tree;
+mod visit;
+
+pub use report::{FileReport, Finding, FindingKind, ParseError, Rewrite, RewriteKind, TreeReport};
+pub use tree::instrument_tree;
+
+use plan::{Context, ExternalRef, Plan};
+use proc_macro2::TokenStream;
+use span::LineIndex;
+
+/// How to instrument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Path that replaces `std` in rewritten paths. Its parent (`::pulse`) is taken as the
+    /// facade crate for `run_test` and `atomic`.
+    pub shim_root: String,
+    /// Wrap `#[test]` fn bodies in `run_test` (for `cargo pulse test`).
+    pub wrap_tests: bool,
+    /// Call paths to run as one atomic step (`std::fs::*`, `mydb::Client::query`).
+    pub atomic_paths: Vec<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            shim_root: "::pulse::std".to_owned(),
+            wrap_tests: false,
+            atomic_paths: Vec::new(),
+        }
+    }
+}
+
+/// A rewritten file and what was done to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instrumented {
+    pub text: String,
+    pub report: FileReport,
+}
+
+/// Instruments one file's source text. Fails (and rewrites nothing) if syn cannot parse it.
+pub fn instrument_source(src: &str, opts: &Options) -> Result<Instrumented, ParseError> {
+    instrument(src, opts, &Context::default()).map(|(instrumented, _)| instrumented)
+}
+
+/// The full pipeline for one file, also returning the external sources it pulls in.
+pub(crate) fn instrument(
+    src: &str,
+    opts: &Options,
+    cx: &Context,
+) -> Result<(Instrumented, Vec<ExternalRef>), ParseError> {
+    let lexable = span::lexable(src);
+    let index = LineIndex::new(src);
+    let tokens: TokenStream = lexable.parse().map_err(|e: proc_macro2::LexError| {
+        let (line, column) = index.line_col(index.offset(e.span().start()));
+        let message = "cannot tokenize: unbalanced delimiter or invalid token".to_owned();
+        ParseError {
+            line,
+            column,
+            message,
+        }
+    })?;
+    // A file holding one expression is what `include!` pulls into expression position: the
+    // token sweep alone handles it.
+    let parsed = match syn::parse2::<syn::File>(tokens.clone()) {
+        Ok(file) => Ok(file),
+        Err(e) => match syn::parse2::<syn::Expr>(tokens.clone()) {
+            Ok(expr) => Err(expr),
+            Err(_) => {
+                let message = e.to_string();
+                // At the end of input syn can only point at the call site (line 1).
+                let at = if message.contains("end of input") {
+                    src.len()
+                } else {
+                    index.offset(e.span().start())
+                };
+                let (line, column) = index.line_col(at);
+                return Err(ParseError {
+                    line,
+                    column,
+                    message,
+                });
+            }
+        },
+    };
+    let mut plan = Plan::new(src, opts, cx);
+    match &parsed {
+        Ok(file) => {
+            visit::declarations(&mut plan, file);
+            visit::main(&mut plan, visit::Tree::File(file));
+        }
+        Err(expr) => visit::main(&mut plan, visit::Tree::Expr(expr)),
+    }
+    tokens::sweep(&mut plan, tokens);
+    tests_wrap::finalize(&mut plan);
+    visit::finalize(&mut plan);
+    let external = std::mem::take(&mut plan.external);
+    let (text, report) = plan.finish();
+    Ok((Instrumented { text, report }, external))
+}
+
+/// `extern crate std as foo;` aliases declared in a file, which hold crate-wide.
+pub(crate) fn extern_crate_aliases(src: &str) -> Vec<(String, paths::Crate)> {
+    if !src.contains("extern crate") {
+        return Vec::new();
+    }
+    let Ok(file) = syn::parse_file(&span::lexable(src)) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for item in &file.items {
+        if let syn::Item::ExternCrate(e) = item {
+            let krate = match e.ident.to_string().as_str() {
+                "std" => paths::Crate::Std,
+                "core" => paths::Crate::Core,
+                "alloc" => paths::Crate::Alloc,
+                _ => continue,
+            };
+            if let Some((_, alias)) = &e.rename {
+                out.push((alias.to_string(), krate));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_errors_point_at_the_problem_and_rewrite_nothing() {
+        let e = instrument_source(
+            "use std::sync::Arc;\nfn f() { let x = ; }\n",
+            &Options::default(),
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.column), (2, 18), "{e}");
+        let e =
+            instrument_source("use std::sync::Arc;\nfn f()\n", &Options::default()).unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        let e = instrument_source(
+            "fn f() {\n  let s = \"unterminated;\n}\n",
+            &Options::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.to_string().starts_with("2:"));
+    }
+
+    #[test]
+    fn custom_shim_root_and_facade() {
+        let opts = Options {
+            shim_root: "::mypulse::std".into(),
+            wrap_tests: true,
+            ..Options::default()
+        };
+        let out =
+            instrument_source("#[test]\nfn t() { std::thread::yield_now() }\n", &opts).unwrap();
+        assert_eq!(
+            out.text,
+            "#[test]\nfn t() {::mypulse::__private::run_test(::mypulse::__private::TestMeta { module_path: module_path!(), name: \"t\", should_panic: false }, || { ::mypulse::std::thread::yield_now() })}\n"
+        );
+    }
+}

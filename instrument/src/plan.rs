@@ -1,0 +1,248 @@
+//! The changes and findings gathered for one file before any text is touched.
+//!
+//! The passes (declarations, syntax-tree visitor, token sweep, test wrapping) each add to one
+//! `Plan`; `finish` applies the accepted edits once and builds the report, so a file is
+//! either fully rewritten or (on a parse error) not at all.
+
+use crate::atomic::Patterns;
+use crate::paths::{Crate, Roots};
+use crate::report::{FileReport, Finding, FindingKind, Rewrite, RewriteKind};
+use crate::span::LineIndex;
+use crate::textedit::{self, Edit};
+use crate::Options;
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+/// Facts about the whole crate that a single file cannot see.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Context {
+    /// `extern crate std as foo;` anywhere in the crate makes `foo::sync` a std path.
+    pub(crate) crate_aliases: Vec<(String, Crate)>,
+}
+
+/// Source pulled in from elsewhere (`#[path = ".."] mod`, `include!("..")`), which only the
+/// tree walk can check.
+#[derive(Debug, Clone)]
+pub(crate) struct ExternalRef {
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+    pub(crate) what: &'static str,
+    pub(crate) path: String,
+}
+
+/// A test whose wrapping is decided after the sweep, because the closure's copied return type
+/// must carry the sweep's path rewrites too.
+#[derive(Debug, Clone)]
+pub(crate) struct PendingTest {
+    pub(crate) at: usize,
+    pub(crate) name: String,
+    /// The `TestMeta::name` expression: `"name"`, or `stringify!($name)` in a macro body.
+    pub(crate) name_expr: String,
+    pub(crate) should_panic: bool,
+    pub(crate) ret: Option<Range<usize>>,
+    pub(crate) open: usize,
+    pub(crate) close: usize,
+}
+
+/// An item under an attribute macro: reported if the macro is a runtime's, or if it receives
+/// rewritten paths.
+#[derive(Debug, Clone)]
+pub(crate) struct AttrMacroSite {
+    pub(crate) at: usize,
+    pub(crate) path: String,
+    pub(crate) item: Range<usize>,
+    pub(crate) always: bool,
+}
+
+#[derive(Debug)]
+pub(crate) struct Change {
+    pub(crate) at: usize,
+    pub(crate) kind: RewriteKind,
+    pub(crate) from: String,
+    pub(crate) to: String,
+    pub(crate) edits: Vec<Edit>,
+}
+
+pub(crate) struct Plan<'a> {
+    pub(crate) index: LineIndex<'a>,
+    pub(crate) opts: &'a Options,
+    /// The shim root as written into rewritten paths, e.g. `::pulse::std`.
+    pub(crate) shim: String,
+    /// The facade crate root, e.g. `::pulse`: the shim root without its last segment.
+    pub(crate) pulse: String,
+    pub(crate) roots: Roots,
+    pub(crate) patterns: Patterns,
+    pub(crate) changes: Vec<Change>,
+    pub(crate) findings: Vec<Finding>,
+    /// The syntax position of a path root, keyed by the root ident's byte offset.
+    pub(crate) hints: HashMap<usize, RewriteKind>,
+    /// Byte ranges already inside an atomic section (marked items, wrapped expressions).
+    pub(crate) atomic_regions: Vec<Range<usize>>,
+    /// The file defines its own `macro_rules! thread_local`.
+    pub(crate) own_thread_local: bool,
+    /// Local name -> full path, from every `use` in the file (for `atomic` path matching).
+    pub(crate) imports: HashMap<String, Vec<String>>,
+    pub(crate) glob_imports: Vec<Vec<String>>,
+    /// Functions declared in `extern` blocks.
+    pub(crate) foreign_fns: HashSet<String>,
+    pub(crate) tests: Vec<PendingTest>,
+    pub(crate) attr_macros: Vec<AttrMacroSite>,
+    pub(crate) external: Vec<ExternalRef>,
+}
+
+impl<'a> Plan<'a> {
+    pub(crate) fn new(src: &'a str, opts: &'a Options, cx: &Context) -> Self {
+        let shim = opts.shim_root.trim().to_owned();
+        let pulse = match shim.rfind("::") {
+            Some(i) if i > 0 => shim[..i].to_owned(),
+            _ => "::pulse".to_owned(),
+        };
+        let mut roots = Roots::default();
+        for (alias, krate) in &cx.crate_aliases {
+            roots.add_alias(alias, *krate);
+        }
+        Plan {
+            index: LineIndex::new(src),
+            opts,
+            shim,
+            pulse,
+            roots,
+            patterns: Patterns::new(&opts.atomic_paths),
+            changes: Vec::new(),
+            findings: Vec::new(),
+            hints: HashMap::new(),
+            atomic_regions: Vec::new(),
+            own_thread_local: false,
+            imports: HashMap::new(),
+            glob_imports: Vec::new(),
+            foreign_fns: HashSet::new(),
+            tests: Vec::new(),
+            attr_macros: Vec::new(),
+            external: Vec::new(),
+        }
+    }
+
+    pub(crate) fn src(&self) -> &'a str {
+        self.index.text()
+    }
+
+    pub(crate) fn change(
+        &mut self,
+        at: usize,
+        kind: RewriteKind,
+        from: String,
+        to: String,
+        edits: Vec<Edit>,
+    ) {
+        self.changes.push(Change {
+            at,
+            kind,
+            from,
+            to,
+            edits,
+        });
+    }
+
+    pub(crate) fn finding(&mut self, at: usize, kind: FindingKind, message: impl Into<String>) {
+        let (line, column) = self.index.line_col(at);
+        self.findings.push(Finding {
+            line,
+            column,
+            kind,
+            message: message.into(),
+        });
+    }
+
+    pub(crate) fn in_atomic_region(&self, at: usize) -> bool {
+        self.atomic_regions.iter().any(|r| r.contains(&at))
+    }
+
+    /// The text of `range` after applying `extra` and every planned edit that lies inside it
+    /// (insertions on its boundaries belong to the surrounding code and are left out).
+    pub(crate) fn render(&self, range: Range<usize>, extra: &[Edit]) -> String {
+        let Some(text) = self.src().get(range.clone()) else {
+            return String::new();
+        };
+        let inside = |e: &&Edit| {
+            e.range.start >= range.start
+                && e.range.end <= range.end
+                && (!e.range.is_empty()
+                    || (e.range.start > range.start && e.range.start < range.end))
+        };
+        let shift = |e: &Edit| Edit {
+            range: e.range.start - range.start..e.range.end - range.start,
+            ..e.clone()
+        };
+        let changes: Vec<Vec<Edit>> = self
+            .changes
+            .iter()
+            .map(|c| c.edits.as_slice())
+            .chain(std::iter::once(extra))
+            .map(|edits| edits.iter().filter(inside).map(shift).collect())
+            .collect();
+        textedit::apply(text, &changes).text
+    }
+
+    /// Applies the accepted changes and builds the file's report.
+    pub(crate) fn finish(mut self) -> (String, FileReport) {
+        let src = self.src();
+        let edit_sets: Vec<Vec<Edit>> = self
+            .changes
+            .iter_mut()
+            .map(|c| std::mem::take(&mut c.edits))
+            .collect();
+        let applied = textedit::apply(src, &edit_sets);
+        let mut text = applied.text;
+        for &i in &applied.dropped {
+            let c = &self.changes[i];
+            let message = format!("rewrite of `{}` overlapped another rewrite and was dropped (a pulse bug: please report it)", c.from);
+            self.finding(c.at, FindingKind::Internal, message);
+        }
+        if text.matches('\n').count() != src.matches('\n').count() {
+            // Never hand out a file whose line numbers moved: keep the original.
+            self.finding(0, FindingKind::Internal, "rewriting would have moved lines; file left unchanged (a pulse bug: please report it)");
+            text = src.to_owned();
+            self.changes.clear();
+        }
+        let mut rewrites: Vec<Rewrite> = self
+            .changes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| applied.dropped.binary_search(i).is_err())
+            .map(|(_, c)| {
+                let (line, column) = self.index.line_col(c.at);
+                Rewrite {
+                    line,
+                    column,
+                    kind: c.kind,
+                    from: c.from.clone(),
+                    to: c.to.clone(),
+                }
+            })
+            .collect();
+        rewrites.sort_by_key(|r| (r.line, r.column));
+        let mut findings = std::mem::take(&mut self.findings);
+        findings.sort_by(|a, b| {
+            (a.line, a.column, a.kind as u8).cmp(&(b.line, b.column, b.kind as u8))
+        });
+        findings.dedup_by(|b, a| a.line == b.line && a.column == b.column && a.kind == b.kind);
+        let report = FileReport {
+            path: Default::default(),
+            rewrites,
+            findings,
+            parse_error: None,
+        };
+        (text, report)
+    }
+}
+
+/// One-line abbreviation of source text for reports.
+pub(crate) fn abbrev(text: &str) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > 60 {
+        let cut: String = flat.chars().take(57).collect();
+        format!("{cut}...")
+    } else {
+        flat
+    }
+}

@@ -1,0 +1,259 @@
+//! What the instrumentation did and what it could not do, per file and per tree.
+//!
+//! cargo-pulse shows this to people (the `Display` impls) and to machines (`--json`, via
+//! serde). Every finding's message says what the user can do about the site.
+
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// How a site was rewritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum RewriteKind {
+    /// A `use` tree (groups split between the shim and std when mixed).
+    UsePath,
+    /// A path in an expression: `std::thread::spawn(..)`.
+    ExprPath,
+    /// A path in a type: `Arc<std::sync::Mutex<T>>`.
+    TypePath,
+    /// A path in a pattern.
+    PatPath,
+    /// A trait bound or an impl header's trait.
+    BoundPath,
+    /// The path of an attribute.
+    AttrPath,
+    /// The path of a macro invocation: `std::thread_local!`.
+    MacroPath,
+    /// The path in `pub(in ..)`.
+    VisPath,
+    /// A path inside a macro invocation's or definition's tokens.
+    MacroTokens,
+    /// A path inside an attribute's arguments.
+    AttrTokens,
+    /// A path found by the token sweep that no syntax-tree position claimed.
+    Tokens,
+    /// A bare `thread_local!` (std's prelude macro).
+    ThreadLocal,
+    /// A `#[test]` fn body wrapped in `run_test`.
+    TestWrapped,
+    /// A statement or expression marked `#[pulse::atomic]`, wrapped in `pulse::atomic`.
+    Atomic,
+    /// A call whose path matches `[package.metadata.pulse] atomic`.
+    AtomicCall,
+    /// A method call whose name matches the last segment of an `atomic` `Type::method` entry.
+    AtomicMethod,
+}
+
+/// Why a site that may synchronise was left alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum FindingKind {
+    /// Another crate's locks, channels, atomics or runtime.
+    ForeignSync,
+    /// `std::fs`, `std::net`, `std::process`: blocking I/O, not a scheduling point.
+    BlockingIo,
+    /// Intrinsics, `core::arch`, `asm!`, volatile accesses.
+    RawAtomics,
+    /// `extern` blocks and calls into them.
+    Ffi,
+    /// An attribute macro that rewrites the item after instrumentation.
+    AttributeMacro,
+    /// A test the harness glue could not wrap.
+    TestNotWrapped,
+    /// An atomic marker or atomic-listed call that could not be wrapped.
+    AtomicNotWrapped,
+    /// `use std as s` / `extern crate std as s`: followed in this file only.
+    StdAlias,
+    /// `use std::*`: brings std's sync/thread/time in unrewritten.
+    StdGlob,
+    /// A local item named `std`/`core`/`alloc`: relative paths through it are left alone.
+    StdShadowed,
+    /// Source pulled from outside the instrumented tree (`#[path]`, `include!`).
+    ExternalSource,
+    /// A rewrite that overlapped another and was dropped (a bug in pulse: please report it).
+    Internal,
+}
+
+/// One rewritten site.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rewrite {
+    /// 1-based line of the site in the original file.
+    pub line: usize,
+    /// 1-based column (in chars) of the site in the original file.
+    pub column: usize,
+    pub kind: RewriteKind,
+    /// The site's original text (abbreviated for large sites).
+    pub from: String,
+    /// What it became.
+    pub to: String,
+}
+
+/// One site that may synchronise but was not rewritten.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub line: usize,
+    pub column: usize,
+    pub kind: FindingKind,
+    /// What the site is and what to do about it.
+    pub message: String,
+}
+
+/// A file syn could not parse; it is left byte-identical.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ParseError {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.line, self.column, self.message)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Everything instrumentation did to one file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FileReport {
+    /// Empty from `instrument_source`; the file's path from `instrument_tree`.
+    pub path: PathBuf,
+    pub rewrites: Vec<Rewrite>,
+    pub findings: Vec<Finding>,
+    pub parse_error: Option<ParseError>,
+}
+
+impl FileReport {
+    /// Whether the report has anything to show.
+    pub fn is_empty(&self) -> bool {
+        self.rewrites.is_empty() && self.findings.is_empty() && self.parse_error.is_none()
+    }
+}
+
+impl fmt::Display for FileReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = self.path.display();
+        if let Some(e) = &self.parse_error {
+            writeln!(
+                f,
+                "{path}:{}:{} error: not instrumented, syn could not parse it: {}",
+                e.line, e.column, e.message
+            )?;
+        }
+        for r in &self.rewrites {
+            writeln!(
+                f,
+                "{path}:{}:{} {:?} {} -> {}",
+                r.line, r.column, r.kind, r.from, r.to
+            )?;
+        }
+        for x in &self.findings {
+            writeln!(
+                f,
+                "{path}:{}:{} warning: {:?}: {}",
+                x.line, x.column, x.kind, x.message
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The reports of every file `instrument_tree` touched or has something to say about.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TreeReport {
+    pub files: Vec<FileReport>,
+}
+
+impl TreeReport {
+    pub fn rewrite_count(&self) -> usize {
+        self.files.iter().map(|f| f.rewrites.len()).sum()
+    }
+
+    pub fn finding_count(&self) -> usize {
+        self.files.iter().map(|f| f.findings.len()).sum()
+    }
+
+    /// Every file left untouched because it did not parse, with its error.
+    pub fn parse_errors(&self) -> Vec<(&Path, &ParseError)> {
+        self.files
+            .iter()
+            .filter_map(|f| f.parse_error.as_ref().map(|e| (f.path.as_path(), e)))
+            .collect()
+    }
+}
+
+impl fmt::Display for TreeReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for file in &self.files {
+            write!(f, "{file}")?;
+        }
+        let rewritten = self.files.iter().filter(|f| !f.rewrites.is_empty()).count();
+        let errors = self.parse_errors().len();
+        writeln!(
+            f,
+            "instrumented {rewritten} file{}: {} rewrite{}, {} finding{}, {errors} parse error{}",
+            plural(rewritten),
+            self.rewrite_count(),
+            plural(self.rewrite_count()),
+            self.finding_count(),
+            plural(self.finding_count()),
+            plural(errors),
+        )
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_grouped_by_file_with_summary() {
+        let report = TreeReport {
+            files: vec![
+                FileReport {
+                    path: "src/lib.rs".into(),
+                    rewrites: vec![Rewrite {
+                        line: 1,
+                        column: 5,
+                        kind: RewriteKind::UsePath,
+                        from: "std::sync".into(),
+                        to: "::pulse::std::sync".into(),
+                    }],
+                    findings: vec![Finding {
+                        line: 3,
+                        column: 1,
+                        kind: FindingKind::ForeignSync,
+                        message: "`parking_lot::Mutex`: do something".into(),
+                    }],
+                    parse_error: None,
+                },
+                FileReport {
+                    path: "src/bad.rs".into(),
+                    parse_error: Some(ParseError {
+                        line: 2,
+                        column: 3,
+                        message: "expected `;`".into(),
+                    }),
+                    ..FileReport::default()
+                },
+            ],
+        };
+        let text = report.to_string();
+        assert_eq!(
+            text,
+            "src/lib.rs:1:5 UsePath std::sync -> ::pulse::std::sync\n\
+             src/lib.rs:3:1 warning: ForeignSync: `parking_lot::Mutex`: do something\n\
+             src/bad.rs:2:3 error: not instrumented, syn could not parse it: expected `;`\n\
+             instrumented 1 file: 1 rewrite, 1 finding, 1 parse error\n"
+        );
+        assert_eq!(report.parse_errors().len(), 1);
+    }
+}

@@ -1,0 +1,502 @@
+//! The token sweep: finds every std sync/thread/time path root in the file's tokens.
+//!
+//! Macro arguments (`vec![..]`, `assert!(..)`, `thread_local! {..}`, `macro_rules!` bodies)
+//! and attribute arguments are opaque to syn, so paths there are only visible as tokens.
+//! The sweep walks the whole file's token tree once, which also makes it the single place
+//! that decides every path rewrite: the syntax-tree visitor only labels what a site is
+//! (expression, type, ...) through `Plan::hints`. Comments never become tokens and string
+//! literals are single tokens, so neither can match.
+
+use crate::paths::{self, Crate};
+use crate::plan::Plan;
+use crate::report::{FindingKind, RewriteKind};
+use crate::textedit::Edit;
+use crate::use_tree;
+use proc_macro2::{Delimiter, Ident, Spacing, TokenStream, TokenTree};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    Code,
+    Macro,
+    Attr,
+}
+
+pub(crate) fn sweep(plan: &mut Plan, stream: TokenStream) {
+    let tokens: Vec<TokenTree> = stream.into_iter().collect();
+    scan(plan, &tokens, Ctx::Code);
+}
+
+fn scan(plan: &mut Plan, tokens: &[TokenTree], ctx: Ctx) {
+    let mut i = 0;
+    while i < tokens.len() {
+        match &tokens[i] {
+            TokenTree::Group(g) => {
+                let inner = group_ctx(tokens, i).unwrap_or(ctx);
+                let inner_tokens: Vec<TokenTree> = g.stream().into_iter().collect();
+                if inner == Ctx::Attr && ctx == Ctx::Macro && is_test_attr(&inner_tokens) {
+                    macro_test(plan, tokens, i);
+                }
+                scan(plan, &inner_tokens, inner);
+            }
+            TokenTree::Ident(id) => {
+                if id == "use" {
+                    if let Some(next) = use_statement(plan, tokens, i) {
+                        i = next;
+                        continue;
+                    }
+                }
+                ident(plan, tokens, i, id, ctx);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// What precedes an ident: decides whether it starts a path.
+enum Before {
+    /// Starts a path; `Some(k)` when a leading `::` at tokens[k..k+2] belongs to it.
+    Root(Option<usize>),
+    /// Continues a path (`a::std`), names a field (`x.std`) or a macro variable (`$std`).
+    NotRoot,
+    /// `>::ident`: continues a path after generics (`Vec<T>::new`) or starts one after a
+    /// generic list (`impl<T> ::std::x`); only the syntax tree can tell.
+    AfterGenerics(usize),
+}
+
+fn before(tokens: &[TokenTree], i: usize) -> Before {
+    let punct = |k: usize| match tokens.get(k) {
+        Some(TokenTree::Punct(p)) => Some((p.as_char(), p.spacing())),
+        _ => None,
+    };
+    if i == 0 {
+        return Before::Root(None);
+    }
+    match punct(i - 1) {
+        Some(('$' | '.', _)) => return Before::NotRoot,
+        Some((':', _)) if i >= 2 && punct(i - 2) == Some((':', Spacing::Joint)) => {}
+        _ => return Before::Root(None),
+    }
+    // `::ident`: a leading `::` unless something path-like comes before it.
+    let colon = i - 2;
+    if colon == 0 {
+        return Before::Root(Some(colon));
+    }
+    match &tokens[colon - 1] {
+        TokenTree::Ident(prev) => {
+            if paths::is_expr_keyword(&prev.to_string()) {
+                Before::Root(Some(colon))
+            } else {
+                Before::NotRoot
+            }
+        }
+        // `<T>::std` continues a path; `-> ::std` and `=> ::std` start one.
+        TokenTree::Punct(p) if p.as_char() == '>' => {
+            let arrow = colon >= 2
+                && matches!(&tokens[colon - 2], TokenTree::Punct(q) if matches!(q.as_char(), '-' | '=') && q.spacing() == Spacing::Joint);
+            if arrow {
+                Before::Root(Some(colon))
+            } else {
+                Before::AfterGenerics(colon)
+            }
+        }
+        _ => Before::Root(Some(colon)),
+    }
+}
+
+/// The ident after `tokens[i] ::`, if any.
+fn next_segment(tokens: &[TokenTree], i: usize) -> Option<&Ident> {
+    match (tokens.get(i + 1), tokens.get(i + 2), tokens.get(i + 3)) {
+        (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)), Some(TokenTree::Ident(m)))
+            if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':' =>
+        {
+            Some(m)
+        }
+        _ => None,
+    }
+}
+
+fn is_bang(tokens: &[TokenTree], i: usize) -> bool {
+    matches!(tokens.get(i), Some(TokenTree::Punct(p)) if p.as_char() == '!')
+}
+
+fn ident(plan: &mut Plan, tokens: &[TokenTree], i: usize, id: &Ident, ctx: Ctx) {
+    let name = id.to_string();
+    let before = before(tokens, i);
+    // Reported wherever they sit, even under a path (`core::arch::asm!`, `ptr::read_volatile`).
+    let raw = match name.as_str() {
+        "asm" | "global_asm" | "naked_asm" if is_bang(tokens, i + 1) => Some("inline assembly"),
+        "read_volatile" | "write_volatile" | "volatile_load" | "volatile_store" => {
+            Some("volatile memory access")
+        }
+        _ => None,
+    };
+    if let Some(what) = raw {
+        if !matches!(tokens.get(i.wrapping_sub(1)), Some(TokenTree::Punct(p)) if p.as_char() == '$')
+        {
+            let at = plan.index.start(id.span());
+            if !plan.in_atomic_region(at) {
+                plan.finding(
+                    at,
+                    FindingKind::RawAtomics,
+                    format!("`{name}`: {what} is invisible to the scheduler: use std::sync::atomic, or mark the block #[pulse::atomic] if it does not synchronise"),
+                );
+            }
+        }
+        return;
+    }
+    if os_thread_handle(plan, id) {
+        return;
+    }
+    let leading = match before {
+        Before::Root(leading) => leading,
+        Before::NotRoot => return,
+        // The visitor hints every syntax-tree path's first segment.
+        Before::AfterGenerics(colon) if plan.hints.contains_key(&plan.index.start(id.span())) => {
+            Some(colon)
+        }
+        Before::AfterGenerics(_) => return,
+    };
+    if name == "thread_local" && leading.is_none() && is_bang(tokens, i + 1) {
+        thread_local(plan, id);
+        return;
+    }
+    let module = next_segment(tokens, i);
+    let krate = plan.roots.lookup(&name).filter(|_| {
+        leading.is_some() || !plan.roots.shadowed_at(&name, plan.index.start(id.span()))
+    });
+    if let Some(krate) = krate {
+        let Some(module) = module else { return };
+        let module_name = module.to_string();
+        if paths::is_shim_module(krate, &module_name) {
+            root_rewrite(plan, tokens, leading, id, module, ctx);
+        } else if let Some((kind, msg)) = paths::std_unscheduled(krate, &module_name) {
+            let at = plan.index.start(id.span());
+            if !plan.in_atomic_region(at)
+                && !plan
+                    .patterns
+                    .covers_module(&[name.as_str(), module_name.as_str()])
+            {
+                let root = if krate == Crate::Core { "core" } else { "std" };
+                plan.finding(at, kind, format!("`{root}::{module_name}`: {msg}"));
+            }
+        }
+    } else if let Some(msg) = paths::foreign_sync(&name, module.map(|m| m.to_string()).as_deref()) {
+        let at = plan.index.start(id.span());
+        if !plan.in_atomic_region(at) {
+            let module = module.map(|m| m.to_string()).unwrap_or_default();
+            plan.finding(
+                at,
+                FindingKind::ForeignSync,
+                format!("`{name}::{module}`: {msg}"),
+            );
+        }
+    }
+}
+
+/// `JoinHandleExt` (in code or a `use`): reported, since the shim's threads are virtual.
+fn os_thread_handle(plan: &mut Plan, id: &Ident) -> bool {
+    if id != "JoinHandleExt" {
+        return false;
+    }
+    let at = plan.index.start(id.span());
+    plan.finding(
+        at,
+        FindingKind::Ffi,
+        "`JoinHandleExt`: pulse's virtual threads have no OS thread handle (the shim's JoinHandle has no pthread_t): cfg this code out for pulse runs",
+    );
+    true
+}
+
+/// `std::sync` -> `<shim>::sync`: only the root (with its leading `::`) is replaced.
+fn root_rewrite(
+    plan: &mut Plan,
+    tokens: &[TokenTree],
+    leading: Option<usize>,
+    root: &Ident,
+    module: &Ident,
+    ctx: Ctx,
+) {
+    let ident_at = plan.index.start(root.span());
+    let start = leading.map_or(ident_at, |k| plan.index.start(tokens[k].span()));
+    let end = plan.index.end(root.span());
+    let module_end = plan.index.end(module.span());
+    let kind = plan.hints.get(&ident_at).copied().unwrap_or(match ctx {
+        Ctx::Code => RewriteKind::Tokens,
+        Ctx::Macro => RewriteKind::MacroTokens,
+        Ctx::Attr => RewriteKind::AttrTokens,
+    });
+    let from = plan.index.slice(start..module_end).to_owned();
+    let to = format!("{}{}", plan.shim, plan.index.slice(end..module_end));
+    let edit = Edit::replace(start..end, plan.shim.clone());
+    plan.change(start, kind, from, to, vec![edit]);
+}
+
+/// A bare `thread_local!` is std's prelude macro unless the file defines its own.
+fn thread_local(plan: &mut Plan, id: &Ident) {
+    if plan.own_thread_local {
+        return;
+    }
+    let range = plan.index.start(id.span())..plan.index.end(id.span());
+    let to = format!("{}::thread_local", plan.shim);
+    plan.change(
+        range.start,
+        RewriteKind::ThreadLocal,
+        "thread_local!".into(),
+        format!("{to}!"),
+        vec![Edit::replace(range, to)],
+    );
+}
+
+/// `use <tree>;` at tokens[i]: hands the tree to `use_tree` and returns the index after the
+/// `;`. `None` (scan on as plain tokens) when it is not a parseable use tree, e.g. a
+/// `macro_rules!` body's `use $crate::x;` or `impl Trait + use<'a>`.
+fn use_statement(plan: &mut Plan, tokens: &[TokenTree], i: usize) -> Option<usize> {
+    let semi = (i + 1..tokens.len())
+        .find(|&j| matches!(&tokens[j], TokenTree::Punct(p) if p.as_char() == ';'))?;
+    let mut start = i + 1;
+    let mut leading = None;
+    if let (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b))) =
+        (tokens.get(start), tokens.get(start + 1))
+    {
+        if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':' {
+            leading = Some(plan.index.start(a.span())..plan.index.end(b.span()));
+            start += 2;
+        }
+    }
+    let stream: TokenStream = tokens[start..semi].iter().cloned().collect();
+    let tree: syn::UseTree = syn::parse2(stream).ok()?;
+    use_tree::rewrite(plan, &tree, leading);
+    for tt in &tokens[start..semi] {
+        if let TokenTree::Group(g) = tt {
+            g.stream().into_iter().for_each(|t| {
+                if let TokenTree::Ident(id) = &t {
+                    os_thread_handle(plan, id);
+                }
+            });
+        } else if let TokenTree::Ident(id) = tt {
+            os_thread_handle(plan, id);
+        }
+    }
+    Some(semi + 1)
+}
+
+/// The context a group's tokens are in: attribute arguments, a macro's input, or unchanged.
+fn group_ctx(tokens: &[TokenTree], i: usize) -> Option<Ctx> {
+    let TokenTree::Group(g) = &tokens[i] else {
+        return None;
+    };
+    let punct = |k: Option<usize>, c: char| matches!(k.and_then(|k| tokens.get(k)), Some(TokenTree::Punct(p)) if p.as_char() == c);
+    let ident = |k: Option<usize>| match k.and_then(|k| tokens.get(k)) {
+        Some(TokenTree::Ident(id)) => Some(id.to_string()),
+        _ => None,
+    };
+    let back = |n: usize| i.checked_sub(n);
+    if g.delimiter() == Delimiter::Bracket
+        && (punct(back(1), '#') || (punct(back(1), '!') && punct(back(2), '#')))
+    {
+        return Some(Ctx::Attr);
+    }
+    // `name!(..)`, but not `if !(..)`.
+    if punct(back(1), '!')
+        && ident(back(2)).is_some_and(|n| !paths::is_expr_keyword(&n) && n != "if" && n != "match")
+    {
+        return Some(Ctx::Macro);
+    }
+    // `macro_rules! name { .. }`
+    if ident(back(1)).is_some()
+        && punct(back(2), '!')
+        && ident(back(3)).as_deref() == Some("macro_rules")
+    {
+        return Some(Ctx::Macro);
+    }
+    None
+}
+
+fn is_test_attr(tokens: &[TokenTree]) -> bool {
+    matches!(tokens, [TokenTree::Ident(id)] if id == "test")
+}
+
+/// A `#[test] fn` in a macro body (`macro_rules! tests { ($n:ident) => { #[test] fn $n() {..} } }`)
+/// gets the same wrapping as a syntax-tree test, named `stringify!($n)` when the name is a
+/// macro variable; shapes it cannot follow are reported. `tokens[i]` is the `[test]` group.
+fn macro_test(plan: &mut Plan, tokens: &[TokenTree], i: usize) {
+    let at = plan.index.start(tokens[i].span());
+    let unwrapped = |plan: &mut Plan, why: &str| {
+        let msg = format!("#[test] generated by a macro is not run under the pulse scheduler ({why}): write it as a plain #[test] fn");
+        plan.finding(at, FindingKind::TestNotWrapped, msg);
+    };
+    if !plan.opts.wrap_tests {
+        return;
+    }
+    let ident = |k: usize| match tokens.get(k) {
+        Some(TokenTree::Ident(id)) => Some(id.to_string()),
+        _ => None,
+    };
+    let punct =
+        |k: usize, c: char| matches!(tokens.get(k), Some(TokenTree::Punct(p)) if p.as_char() == c);
+    let mut k = i + 1;
+    let mut should_panic = false;
+    // Further attributes, visibility.
+    loop {
+        if punct(k, '#') {
+            if let Some(TokenTree::Group(g)) = tokens.get(k + 1) {
+                let first = g
+                    .stream()
+                    .into_iter()
+                    .next()
+                    .map(|t| t.to_string())
+                    .unwrap_or_default();
+                should_panic |= first == "should_panic";
+                if crate::tests_wrap::is_other_harness(&[first]) {
+                    return unwrapped(plan, "another test harness attribute");
+                }
+                k += 2;
+                continue;
+            }
+        }
+        if ident(k).as_deref() == Some("pub") {
+            k += 1;
+            if matches!(tokens.get(k), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis)
+            {
+                k += 1;
+            }
+            continue;
+        }
+        break;
+    }
+    match ident(k).as_deref() {
+        Some("fn") => k += 1,
+        Some("async" | "unsafe" | "const" | "extern") => return unwrapped(plan, "not a plain fn"),
+        _ => return unwrapped(plan, "unrecognised shape"),
+    }
+    let (name, name_expr) = match (tokens.get(k), tokens.get(k + 1)) {
+        (Some(TokenTree::Ident(id)), _) => {
+            k += 1;
+            let n = id.to_string().trim_start_matches("r#").to_owned();
+            (n.clone(), format!("{n:?}"))
+        }
+        (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(var))) if p.as_char() == '$' => {
+            k += 2;
+            (format!("${var}"), format!("stringify!(${var})"))
+        }
+        _ => return unwrapped(plan, "unrecognised name"),
+    };
+    if !matches!(tokens.get(k), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis && g.stream().is_empty())
+    {
+        return unwrapped(plan, "unrecognised parameters");
+    }
+    k += 1;
+    let mut ret = None;
+    if punct(k, '-') && punct(k + 1, '>') {
+        let first = k + 2;
+        let body = (first..tokens.len()).find(
+            |&j| matches!(&tokens[j], TokenTree::Group(g) if g.delimiter() == Delimiter::Brace),
+        );
+        let Some(body) = body.filter(|&b| b > first) else {
+            return unwrapped(plan, "unrecognised return type");
+        };
+        if (first..body).any(|j| ident(j).is_some_and(|w| w == "where" || w == "impl")) {
+            return unwrapped(plan, "unrecognised return type");
+        }
+        ret = Some(plan.index.start(tokens[first].span())..plan.index.end(tokens[body - 1].span()));
+        k = body;
+    }
+    let Some(TokenTree::Group(body)) = tokens
+        .get(k)
+        .filter(|t| matches!(t, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace))
+    else {
+        return unwrapped(plan, "unrecognised body");
+    };
+    // The prefix goes after the body's inner attributes (`#![allow(..)]`), which stay on the fn.
+    let inner: Vec<TokenTree> = body.stream().into_iter().collect();
+    let mut open = plan.index.end(body.span_open());
+    let mut j = 0;
+    while let (Some(TokenTree::Punct(h)), Some(TokenTree::Punct(b)), Some(TokenTree::Group(g))) =
+        (inner.get(j), inner.get(j + 1), inner.get(j + 2))
+    {
+        if h.as_char() != '#' || b.as_char() != '!' {
+            break;
+        }
+        open = plan.index.end(g.span());
+        j += 3;
+    }
+    // Wrapped by an earlier run: the body starts with `<pulse>::__private::run_test`.
+    let head: Vec<String> = inner
+        .iter()
+        .skip(j)
+        .take(12)
+        .map(|t| t.to_string())
+        .collect();
+    if head.iter().any(|t| t == "run_test") && head.iter().any(|t| t == "__private") {
+        return;
+    }
+    let close = plan.index.start(body.span_close());
+    plan.tests.push(crate::plan::PendingTest {
+        at,
+        name,
+        name_expr,
+        should_panic,
+        ret,
+        open,
+        close,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{instrument_source, Options, RewriteKind};
+
+    fn run(src: &str) -> (String, Vec<RewriteKind>) {
+        let out = instrument_source(src, &Options::default()).unwrap();
+        (
+            out.text,
+            out.report.rewrites.iter().map(|r| r.kind).collect(),
+        )
+    }
+
+    #[test]
+    fn paths_in_macro_tokens() {
+        let (text, kinds) = run("fn f() { let v = vec![std::sync::Mutex::new(1)]; assert!(::std::thread::panicking()); }");
+        assert_eq!(
+            text,
+            "fn f() { let v = vec![::pulse::std::sync::Mutex::new(1)]; assert!(::pulse::std::thread::panicking()); }"
+        );
+        assert_eq!(kinds, [RewriteKind::MacroTokens, RewriteKind::MacroTokens]);
+    }
+
+    #[test]
+    fn look_alikes_are_left_alone() {
+        let src = "fn f() { my::std::sync::x(); crate::sync::y(); self::thread::z(); x.std; let s = \"std::sync::X\"; } // std::thread\nmacro_rules! m { ($std:ident) => { $std::sync::X } }";
+        assert_eq!(run(src).0, src);
+    }
+
+    #[test]
+    fn leading_colon_after_keywords_and_arrows() {
+        let (text, _) = run("fn f() -> ::std::time::Instant { return ::std::time::Instant::now() }\nfn g() { match 1 { _ => ::std::thread::yield_now() } }");
+        assert_eq!(
+            text,
+            "fn f() -> ::pulse::std::time::Instant { return ::pulse::std::time::Instant::now() }\nfn g() { match 1 { _ => ::pulse::std::thread::yield_now() } }"
+        );
+    }
+
+    #[test]
+    fn root_right_after_generics_is_resolved_by_the_syntax_tree() {
+        let src = "fn f<T>() where for<'a> ::std::sync::Arc<&'a T>: Send {}\nmacro_rules! m { () => { Vec<u8>::std::sync::X } }";
+        let (text, kinds) = run(src);
+        assert_eq!(
+            text,
+            "fn f<T>() where for<'a> ::pulse::std::sync::Arc<&'a T>: Send {}\nmacro_rules! m { () => { Vec<u8>::std::sync::X } }"
+        );
+        assert_eq!(kinds, [RewriteKind::TypePath]);
+    }
+
+    #[test]
+    fn bare_thread_local_unless_shadowed() {
+        let (text, kinds) = run("thread_local! { static X: u8 = 0; }");
+        assert_eq!(text, "::pulse::std::thread_local! { static X: u8 = 0; }");
+        assert_eq!(kinds, [RewriteKind::ThreadLocal]);
+        let own = "macro_rules! thread_local { () => {} }\nthread_local!();";
+        assert_eq!(run(own).0, own);
+    }
+}

@@ -1,0 +1,200 @@
+//! Rewriting `use` trees, whose groups may mix shim and non-shim std modules.
+//!
+//! `use std::sync::Mutex;` only needs its root swapped. A group that mixes
+//! (`use std::{sync::Arc, collections::HashMap};`) is split in place without touching any
+//! newline: the `std::` before the group is deleted and every item gets its own root,
+//! giving `use {::pulse::std::sync::Arc, std::collections::HashMap};` (a rootless group is
+//! valid since edition 2018).
+
+use crate::paths::{self, Crate};
+use crate::plan::{abbrev, Plan};
+use crate::report::{FindingKind, RewriteKind};
+use crate::textedit::Edit;
+use proc_macro2::Span;
+use std::ops::Range;
+use syn::spanned::Spanned;
+use syn::UseTree;
+
+/// Plans the rewrite of one `use` tree. `leading` is the byte range of a `::` written before
+/// the tree (`use ::std::sync::Arc;`).
+pub(crate) fn rewrite(plan: &mut Plan, tree: &UseTree, leading: Option<Range<usize>>) {
+    at_root(plan, tree, leading, false);
+}
+
+/// `tree` sits where a path starts. `implicit` means it is inside a `::{..}` group, so a root
+/// written there is already crate-rooted and takes the shim root without its leading `::`.
+fn at_root(plan: &mut Plan, tree: &UseTree, leading: Option<Range<usize>>, implicit: bool) {
+    match tree {
+        UseTree::Group(g) => {
+            for item in &g.items {
+                at_root(plan, item, None, implicit || leading.is_some());
+            }
+        }
+        UseTree::Path(p) => {
+            let name = p.ident.to_string();
+            let next = first_ident(&p.tree);
+            let relative = leading.is_none() && !implicit;
+            let ident_at = plan.index.start(p.ident.span());
+            let krate = plan
+                .roots
+                .lookup(&name)
+                .filter(|_| !(relative && plan.roots.shadowed_at(&name, ident_at)));
+            let Some(krate) = krate else {
+                if let Some(msg) = paths::foreign_sync(&name, next.as_deref()) {
+                    let at = plan.index.start(p.ident.span());
+                    let path = format!("{name}::{}", next.unwrap_or_default());
+                    plan.finding(at, FindingKind::ForeignSync, format!("`use {path}`: {msg}"));
+                }
+                return;
+            };
+            let ident = plan.index.start(p.ident.span())..plan.index.end(p.ident.span());
+            let root = leading.as_ref().map_or(ident.start, |l| l.start)..ident.end;
+            let shim = shim_text(plan, implicit);
+            match &*p.tree {
+                UseTree::Glob(g) => {
+                    if krate == Crate::Std {
+                        let at = plan.index.start(g.star_token.span);
+                        plan.finding(
+                            at,
+                            FindingKind::StdGlob,
+                            "`use std::*` imports std's sync/thread/time modules unrewritten: import the modules you use by name",
+                        );
+                    }
+                }
+                UseTree::Group(g) => {
+                    split_group(plan, krate, &name, root, p.colon2_token.spans[1], g, &shim)
+                }
+                leaf => {
+                    let module = next.unwrap_or_default();
+                    if paths::is_shim_module(krate, &module) {
+                        let end = end_of(plan, leaf);
+                        let to = format!("{shim}{}", plan.index.slice(root.end..end));
+                        let from = abbrev(plan.index.slice(root.start..end));
+                        plan.change(
+                            root.start,
+                            RewriteKind::UsePath,
+                            from,
+                            abbrev(&to),
+                            vec![Edit::replace(root.clone(), shim)],
+                        );
+                    } else {
+                        unscheduled(plan, krate, &name, &module, root.start);
+                    }
+                }
+            }
+        }
+        // `use std as s;` and `use std;` bring no module in; aliases were collected earlier.
+        UseTree::Name(_) | UseTree::Rename(_) | UseTree::Glob(_) => {}
+    }
+}
+
+/// `<root>::{a, b, ..}`: swap the root when every item goes to the shim, split when mixed.
+#[allow(clippy::too_many_arguments)]
+fn split_group(
+    plan: &mut Plan,
+    krate: Crate,
+    root_name: &str,
+    root: Range<usize>,
+    colon2_end: Span,
+    group: &syn::UseGroup,
+    shim: &str,
+) {
+    let mut leaves = Vec::new();
+    flatten(group, &mut leaves);
+    let shim_leaves = leaves
+        .iter()
+        .filter(|l| first_ident(l).is_some_and(|m| paths::is_shim_module(krate, &m)))
+        .count();
+    for leaf in &leaves {
+        let at = plan.index.start(leaf.span());
+        match first_ident(leaf) {
+            Some(m) => unscheduled(plan, krate, root_name, &m, at),
+            None if krate == Crate::Std => plan.finding(
+                at,
+                FindingKind::StdGlob,
+                "`use std::{*}` imports std's sync/thread/time modules unrewritten: import the modules you use by name",
+            ),
+            None => {}
+        }
+    }
+    let whole = root.start..plan.index.end(group.brace_token.span.close());
+    let from = abbrev(plan.index.slice(whole.clone()));
+    if shim_leaves == 0 {
+        return;
+    }
+    let edits = if shim_leaves == leaves.len() {
+        vec![Edit::replace(root.clone(), shim)]
+    } else {
+        let root_text = plan.index.slice(root.clone()).to_owned();
+        let mut edits = vec![Edit::replace(root.start..plan.index.end(colon2_end), "")];
+        for leaf in &leaves {
+            let at = plan.index.start(leaf.span());
+            match leaf {
+                UseTree::Name(n) if n.ident == "self" => {
+                    edits.push(Edit::replace(
+                        at..plan.index.end(n.ident.span()),
+                        root_text.clone(),
+                    ));
+                }
+                UseTree::Rename(r) if r.ident == "self" => {
+                    edits.push(Edit::replace(
+                        at..plan.index.end(r.ident.span()),
+                        root_text.clone(),
+                    ));
+                }
+                _ => {
+                    let goes_to_shim =
+                        first_ident(leaf).is_some_and(|m| paths::is_shim_module(krate, &m));
+                    let prefix = if goes_to_shim {
+                        format!("{shim}::")
+                    } else {
+                        format!("{root_text}::")
+                    };
+                    edits.push(Edit::insert(at, prefix, 50));
+                }
+            }
+        }
+        edits
+    };
+    let to = abbrev(&plan.render(whole, &edits));
+    plan.change(root.start, RewriteKind::UsePath, from, to, edits);
+}
+
+/// The items of a group, with nested rootless groups (`{{a, b}, c}`) flattened.
+fn flatten<'t>(group: &'t syn::UseGroup, out: &mut Vec<&'t UseTree>) {
+    for item in &group.items {
+        match item {
+            UseTree::Group(g) => flatten(g, out),
+            other => out.push(other),
+        }
+    }
+}
+
+fn first_ident(tree: &UseTree) -> Option<String> {
+    match tree {
+        UseTree::Path(p) => Some(p.ident.to_string()),
+        UseTree::Name(n) => Some(n.ident.to_string()),
+        UseTree::Rename(r) => Some(r.ident.to_string()),
+        UseTree::Glob(_) | UseTree::Group(_) => None,
+    }
+}
+
+fn end_of(plan: &Plan, tree: &UseTree) -> usize {
+    plan.index.end(tree.span())
+}
+
+fn shim_text(plan: &Plan, implicit: bool) -> String {
+    if implicit {
+        plan.shim.trim_start_matches("::").to_owned()
+    } else {
+        plan.shim.clone()
+    }
+}
+
+fn unscheduled(plan: &mut Plan, krate: Crate, root: &str, module: &str, at: usize) {
+    if let Some((kind, msg)) = paths::std_unscheduled(krate, module) {
+        if !plan.in_atomic_region(at) && !plan.patterns.covers_module(&[root, module]) {
+            plan.finding(at, kind, format!("`use {root}::{module}`: {msg}"));
+        }
+    }
+}

@@ -1,0 +1,789 @@
+//! The syntax-tree passes.
+//!
+//! `declarations` runs first and gathers what changes how paths read in this file: aliases
+//! of std (`extern crate std as foo`, `use std as s`), local items shadowing `std`, a local
+//! `macro_rules! thread_local`, imports (for `atomic` path matching) and `extern` fns.
+//!
+//! `main` then plans everything that needs structure rather than tokens: it labels each path
+//! root with its syntax position (the token sweep does the rewriting), wraps tests, handles
+//! atomic markers and atomic-listed calls, and reports FFI, attribute macros and source
+//! pulled from outside the tree.
+
+use crate::atomic::{self, Marker, Patterns};
+use crate::paths::Crate;
+use crate::plan::{abbrev, AttrMacroSite, ExternalRef, Plan};
+use crate::report::{FindingKind, RewriteKind};
+use crate::tests_wrap;
+use crate::textedit::{order, Edit};
+use proc_macro2::Span;
+use std::collections::HashSet;
+use std::ops::Range;
+use syn::visit::{self, Visit};
+use syn::{Attribute, Expr, UseTree};
+
+pub(crate) fn declarations(plan: &mut Plan, file: &syn::File) {
+    let whole = 0..plan.src().len();
+    Decls {
+        plan,
+        modules: vec![whole],
+    }
+    .visit_file(file);
+}
+
+/// The syntax tree a file parsed as: items, or one expression (an `include!`d file).
+pub(crate) enum Tree<'t> {
+    File(&'t syn::File),
+    Expr(&'t Expr),
+}
+
+pub(crate) fn main(plan: &mut Plan, tree: Tree) {
+    let patterns = std::mem::take(&mut plan.patterns);
+    let mut v = Main {
+        plan,
+        patterns,
+        kind: RewriteKind::Tokens,
+        atomic_depth: 0,
+        const_depth: 0,
+        semi_after: HashSet::new(),
+        handled_markers: HashSet::new(),
+    };
+    match tree {
+        Tree::File(file) => v.visit_file(file),
+        Tree::Expr(expr) => v.visit_expr(expr),
+    }
+    v.plan.patterns = v.patterns;
+}
+
+struct Decls<'p, 'a> {
+    plan: &'p mut Plan<'a>,
+    /// Byte ranges of the enclosing modules, innermost last: a shadowing item's scope.
+    modules: Vec<Range<usize>>,
+}
+
+fn std_crate(name: &str) -> Option<Crate> {
+    match name {
+        "std" => Some(Crate::Std),
+        "core" => Some(Crate::Core),
+        "alloc" => Some(Crate::Alloc),
+        _ => None,
+    }
+}
+
+impl Decls<'_, '_> {
+    fn shadowing(&mut self, ident: &syn::Ident, what: &str) {
+        let name = ident.to_string();
+        if std_crate(&name).is_some() {
+            let scope = self.modules.last().cloned().unwrap_or_default();
+            self.plan.roots.shadow(&name, scope);
+            let at = self.plan.index.start(ident.span());
+            let msg = format!("{what} `{name}` hides the `{name}` crate in its module: relative `{name}::` paths there are left alone; write `::{name}::` for the real crate");
+            self.plan.finding(at, FindingKind::StdShadowed, msg);
+        }
+    }
+
+    /// Collects imports (local name -> full path) and std aliases from a use tree.
+    fn use_tree(&mut self, tree: &UseTree, prefix: &mut Vec<String>) {
+        match tree {
+            UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.use_tree(&p.tree, prefix);
+                prefix.pop();
+            }
+            UseTree::Name(n) => {
+                let name = n.ident.to_string();
+                if name == "self" {
+                    if let Some(last) = prefix.last().cloned() {
+                        self.plan.imports.insert(last, prefix.clone());
+                    }
+                } else {
+                    if !prefix.is_empty() {
+                        self.shadowing(&n.ident, "the import");
+                    }
+                    let mut full = prefix.clone();
+                    full.push(name.clone());
+                    self.plan.imports.insert(name, full);
+                }
+            }
+            UseTree::Rename(r) => {
+                let original = r.ident.to_string();
+                let mut full = prefix.clone();
+                if original != "self" {
+                    full.push(original);
+                }
+                // `use std as s;` / `use std::{self as s}`: follow `s::sync` in this file.
+                if let [root] = full.as_slice() {
+                    if let Some(krate) = std_crate(root) {
+                        let alias = r.rename.to_string();
+                        self.plan.roots.add_alias(&alias, krate);
+                        let at = self.plan.index.start(r.rename.span());
+                        let msg = format!("`{alias}` is an alias of `{root}`: paths through it are rewritten in this file only; modules that import `{alias}` from here reach {root} unrewritten, so import {root}'s modules directly");
+                        self.plan.finding(at, FindingKind::StdAlias, msg);
+                    }
+                }
+                self.shadowing(&r.rename, "the import");
+                self.plan.imports.insert(r.rename.to_string(), full);
+            }
+            UseTree::Glob(_) => self.plan.glob_imports.push(prefix.clone()),
+            UseTree::Group(g) => g.items.iter().for_each(|t| self.use_tree(t, prefix)),
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Decls<'_, '_> {
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        self.use_tree(&u.tree, &mut Vec::new());
+    }
+
+    fn visit_item_extern_crate(&mut self, e: &'ast syn::ItemExternCrate) {
+        if let Some((_, alias)) = &e.rename {
+            let alias_name = alias.to_string();
+            match std_crate(&e.ident.to_string()) {
+                // `extern crate core as std;` (no_std builds): still a std-family root, and
+                // the shim mirrors the modules core and std share.
+                Some(_) if std_crate(&alias_name).is_some() => {}
+                Some(krate) => self.plan.roots.add_alias(&alias_name, krate),
+                None => self.shadowing(alias, "the extern crate"),
+            }
+        }
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        self.shadowing(&m.ident, "the module");
+        if let Some((brace, _)) = &m.content {
+            let range = self.plan.index.range(brace.span.open(), brace.span.close());
+            self.modules.push(range);
+            visit::visit_item_mod(self, m);
+            self.modules.pop();
+        }
+    }
+
+    fn visit_item_macro(&mut self, m: &'ast syn::ItemMacro) {
+        if m.mac.path.is_ident("macro_rules")
+            && m.ident.as_ref().is_some_and(|i| i == "thread_local")
+        {
+            self.plan.own_thread_local = true;
+        }
+        visit::visit_item_macro(self, m);
+    }
+
+    fn visit_foreign_item_fn(&mut self, f: &'ast syn::ForeignItemFn) {
+        self.plan.foreign_fns.insert(f.sig.ident.to_string());
+    }
+}
+
+struct Main<'p, 'a> {
+    plan: &'p mut Plan<'a>,
+    patterns: Patterns,
+    /// The syntax position paths are currently in.
+    kind: RewriteKind,
+    /// Inside a marked fn/impl, a wrapped expression or a `pulse::atomic(..)` call.
+    atomic_depth: usize,
+    /// Inside a const context, where a closure call cannot go.
+    const_depth: usize,
+    /// Marker attributes (by offset) on statements that need a `;` once wrapped.
+    semi_after: HashSet<usize>,
+    handled_markers: HashSet<usize>,
+}
+
+impl Main<'_, '_> {
+    fn with_kind(&mut self, kind: RewriteKind, f: impl FnOnce(&mut Self)) {
+        let saved = std::mem::replace(&mut self.kind, kind);
+        f(self);
+        self.kind = saved;
+    }
+
+    fn atomic(&mut self, f: impl FnOnce(&mut Self)) {
+        self.atomic_depth += 1;
+        f(self);
+        self.atomic_depth -= 1;
+    }
+
+    fn constant(&mut self, f: impl FnOnce(&mut Self)) {
+        self.const_depth += 1;
+        f(self);
+        self.const_depth -= 1;
+    }
+
+    fn range(&self, first: Span, last: Span) -> Range<usize> {
+        self.plan.index.range(first, last)
+    }
+
+    /// Marks `range` as already atomic (suppresses blocking-I/O findings there).
+    fn region(&mut self, range: Range<usize>) {
+        self.plan.atomic_regions.push(range);
+    }
+
+    /// Wraps `range` in `<pulse>::atomic(|| ..)`, blanking a marker attribute if given.
+    fn wrap(
+        &mut self,
+        range: Range<usize>,
+        kind: RewriteKind,
+        marker: Option<&Marker>,
+        semicolon: bool,
+    ) {
+        let mut edits = Vec::new();
+        if let Some(m) = marker {
+            for &(a, b) in &m.blanks {
+                let blank = self.range(a, b);
+                let spaces: String = self
+                    .plan
+                    .index
+                    .slice(blank.clone())
+                    .chars()
+                    .map(|c| if c == '\n' || c == '\r' { c } else { ' ' })
+                    .collect();
+                edits.push(Edit::replace(blank, spaces));
+            }
+        }
+        let open = format!("{}::atomic(|| ", self.plan.pulse);
+        edits.push(Edit::insert(range.start, open.clone(), order::ATOMIC_OPEN));
+        edits.push(Edit::insert(range.end, ")", order::ATOMIC_CLOSE));
+        if semicolon {
+            edits.push(Edit::insert(range.end, ";", order::SEMICOLON));
+        }
+        let from = abbrev(self.plan.index.slice(range.clone()));
+        let to = format!("{open}{from})");
+        self.plan.change(range.start, kind, from, to, edits);
+        self.region(range);
+    }
+
+    /// Handles a marker on an expression (or a `let`'s initializer).
+    fn marked_expr(&mut self, e: &Expr, marker: &Marker, marker_at: usize, context: &str) {
+        let inner = atomic::peel_try(e);
+        if let Some(why) = atomic::escape(inner) {
+            let msg = format!("#[pulse::atomic] {context} contains {why}, which cannot move into a closure: mark a smaller expression");
+            self.plan
+                .finding(marker_at, FindingKind::AtomicNotWrapped, msg);
+            return;
+        }
+        let Some((first, last)) = atomic::bounds(inner) else {
+            return;
+        };
+        let range = self.range(first, last);
+        let semicolon = self.semi_after.contains(&marker_at);
+        self.wrap(range, RewriteKind::Atomic, Some(marker), semicolon);
+    }
+
+    fn marker_at(&self, m: &Marker) -> usize {
+        m.blanks
+            .first()
+            .map_or(0, |(a, _)| self.plan.index.start(*a))
+    }
+
+    /// Records attribute macros on an item for the report (decided after the sweep).
+    fn attr_macros(&mut self, attrs: &[Attribute], item: Range<usize>) {
+        for attr in attrs {
+            let mut metas = vec![attr.meta.clone()];
+            if let syn::Meta::List(l) = &attr.meta {
+                if l.path.is_ident("cfg_attr") {
+                    if let Ok(items) = l.parse_args_with(
+                        syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+                    ) {
+                        metas = items.into_iter().skip(1).collect();
+                    }
+                }
+            }
+            for meta in metas {
+                let segs: Vec<String> = meta
+                    .path()
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                if is_inert(&segs)
+                    || tests_wrap::is_other_harness(&segs)
+                    || atomic::is_atomic_path(meta.path())
+                {
+                    continue;
+                }
+                let path = segs.join("::");
+                let always = matches!(
+                    path.as_str(),
+                    "tokio::main"
+                        | "async_std::main"
+                        | "actix_rt::main"
+                        | "actix_web::main"
+                        | "smol_potat::main"
+                );
+                let at = self.plan.index.start(attr.pound_token.span);
+                self.plan.attr_macros.push(AttrMacroSite {
+                    at,
+                    path,
+                    item: item.clone(),
+                    always,
+                });
+            }
+        }
+    }
+
+    fn call_path(&self, path: &syn::Path) -> Vec<String> {
+        path.segments.iter().map(|s| s.ident.to_string()).collect()
+    }
+
+    fn is_pulse_atomic_call(&self, segs: &[String]) -> bool {
+        let pulse = self.plan.pulse.trim_start_matches("::");
+        segs.len() >= 2
+            && segs[segs.len() - 1] == "atomic"
+            && segs[..segs.len() - 1].join("::") == pulse
+    }
+}
+
+/// Built-in and tool attributes, which expand to nothing that runs.
+fn is_inert(segs: &[String]) -> bool {
+    if segs.len() > 1 {
+        return matches!(
+            segs[0].as_str(),
+            "rustfmt"
+                | "clippy"
+                | "diagnostic"
+                | "rust_analyzer"
+                | "miri"
+                | "rustversion"
+                | "core"
+                | "std"
+        );
+    }
+    let name = segs.first().map(String::as_str).unwrap_or_default();
+    matches!(
+        name,
+        "test"
+            | "ignore"
+            | "should_panic"
+            | "bench"
+            | "cfg"
+            | "cfg_attr"
+            | "derive"
+            | "allow"
+            | "warn"
+            | "deny"
+            | "forbid"
+            | "expect"
+            | "doc"
+            | "inline"
+            | "cold"
+            | "track_caller"
+            | "must_use"
+            | "deprecated"
+            | "no_mangle"
+            | "export_name"
+            | "link_section"
+            | "link"
+            | "link_name"
+            | "target_feature"
+            | "repr"
+            | "non_exhaustive"
+            | "path"
+            | "macro_use"
+            | "macro_export"
+            | "automatically_derived"
+            | "used"
+            | "global_allocator"
+            | "panic_handler"
+            | "no_std"
+            | "no_main"
+            | "unsafe"
+            | "naked"
+            | "coverage"
+            | "instruction_set"
+            | "collapse_debuginfo"
+            | "debugger_visualizer"
+            | "optimize"
+            | "stable"
+            | "unstable"
+            | "rustc_const_stable"
+            | "rustc_const_unstable"
+            | "feature"
+            | "no_implicit_prelude"
+            | "rustfmt_skip"
+            | "allow_internal_unstable"
+            | "const_trait"
+    ) || name.starts_with("rustc_")
+}
+
+fn fn_range(v: &Main, f_token: Span, block: &syn::Block) -> Range<usize> {
+    v.range(f_token, block.brace_token.span.close())
+}
+
+impl<'ast> Visit<'ast> for Main<'_, '_> {
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        if let Some(first) = p.segments.first() {
+            let name = first.ident.to_string();
+            if self.plan.roots.lookup(&name).is_some() {
+                let at = self.plan.index.start(first.ident.span());
+                self.plan.hints.entry(at).or_insert(self.kind);
+            }
+        }
+        visit::visit_path(self, p);
+    }
+
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        if let Some(m) = atomic::marker(expr_attrs(e)) {
+            let at = self.marker_at(&m);
+            if self.handled_markers.insert(at) {
+                self.marked_expr(e, &m, at, "expression");
+                return self
+                    .atomic(|v| v.with_kind(RewriteKind::ExprPath, |v| visit::visit_expr(v, e)));
+            }
+        }
+        self.with_kind(RewriteKind::ExprPath, |v| visit::visit_expr(v, e));
+    }
+
+    fn visit_type(&mut self, t: &'ast syn::Type) {
+        self.with_kind(RewriteKind::TypePath, |v| visit::visit_type(v, t));
+    }
+
+    fn visit_type_array(&mut self, t: &'ast syn::TypeArray) {
+        self.visit_type(&t.elem);
+        self.constant(|v| v.visit_expr(&t.len));
+    }
+
+    fn visit_pat(&mut self, p: &'ast syn::Pat) {
+        self.with_kind(RewriteKind::PatPath, |v| visit::visit_pat(v, p));
+    }
+
+    fn visit_type_param_bound(&mut self, b: &'ast syn::TypeParamBound) {
+        self.with_kind(RewriteKind::BoundPath, |v| {
+            visit::visit_type_param_bound(v, b)
+        });
+    }
+
+    fn visit_attribute(&mut self, a: &'ast Attribute) {
+        self.with_kind(RewriteKind::AttrPath, |v| visit::visit_attribute(v, a));
+    }
+
+    fn visit_vis_restricted(&mut self, r: &'ast syn::VisRestricted) {
+        self.with_kind(RewriteKind::VisPath, |v| visit::visit_vis_restricted(v, r));
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.with_kind(RewriteKind::MacroPath, |v| v.visit_path(&m.path));
+        if m.path.segments.last().is_some_and(|s| s.ident == "include") {
+            let at = self.plan.index.start(m.path.segments[0].ident.span());
+            match m.parse_body::<syn::LitStr>() {
+                Ok(lit) => {
+                    let (line, column) = self.plan.index.line_col(at);
+                    self.plan.external.push(ExternalRef { line, column, what: "include!", path: lit.value() });
+                }
+                Err(_) => self.plan.finding(
+                    at,
+                    FindingKind::ExternalSource,
+                    "include! of a computed path (e.g. under OUT_DIR) pulls in code that is not instrumented: generate std-free code or include a file from the source tree",
+                ),
+            }
+        }
+    }
+
+    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+        let range = self.range(i.impl_token.span, i.brace_token.span.close());
+        self.attr_macros(&i.attrs, range.clone());
+        if let Some((_, path, _)) = &i.trait_ {
+            self.with_kind(RewriteKind::BoundPath, |v| v.visit_path(path));
+        }
+        if atomic::marker(&i.attrs).is_some() {
+            self.region(range);
+            return self.atomic(|v| visit::visit_item_impl(v, i));
+        }
+        visit::visit_item_impl(self, i);
+    }
+
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        let range = fn_range(self, f.sig.fn_token.span, &f.block);
+        self.attr_macros(&f.attrs, range.clone());
+        tests_wrap::visit_fn(self.plan, f);
+        let is_const = f.sig.constness.is_some();
+        if atomic::marker(&f.attrs).is_some() {
+            self.region(range);
+            return self.atomic(|v| visit::visit_item_fn(v, f));
+        }
+        if is_const {
+            return self.constant(|v| visit::visit_item_fn(v, f));
+        }
+        visit::visit_item_fn(self, f);
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        let range = fn_range(self, f.sig.fn_token.span, &f.block);
+        self.attr_macros(&f.attrs, range.clone());
+        if atomic::marker(&f.attrs).is_some() {
+            self.region(range);
+            return self.atomic(|v| visit::visit_impl_item_fn(v, f));
+        }
+        if f.sig.constness.is_some() {
+            return self.constant(|v| visit::visit_impl_item_fn(v, f));
+        }
+        visit::visit_impl_item_fn(self, f);
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        let end = m.content.as_ref().map_or_else(
+            || m.semi.map_or(m.ident.span(), |s| s.span),
+            |(b, _)| b.span.close(),
+        );
+        let range = self.range(m.mod_token.span, end);
+        self.attr_macros(&m.attrs, range);
+        for attr in &m.attrs {
+            if let syn::Meta::NameValue(nv) = &attr.meta {
+                if nv.path.is_ident("path") {
+                    if let Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    }) = &nv.value
+                    {
+                        let (line, column) = self
+                            .plan
+                            .index
+                            .line_col(self.plan.index.start(attr.pound_token.span));
+                        self.plan.external.push(ExternalRef {
+                            line,
+                            column,
+                            what: "#[path]",
+                            path: s.value(),
+                        });
+                    }
+                }
+            }
+        }
+        visit::visit_item_mod(self, m);
+    }
+
+    fn visit_item_trait(&mut self, t: &'ast syn::ItemTrait) {
+        let range = self.range(t.trait_token.span, t.brace_token.span.close());
+        self.attr_macros(&t.attrs, range);
+        visit::visit_item_trait(self, t);
+    }
+
+    fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
+        self.constant(|v| visit::visit_item_const(v, c));
+    }
+
+    fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
+        self.constant(|v| visit::visit_item_static(v, s));
+    }
+
+    fn visit_impl_item_const(&mut self, c: &'ast syn::ImplItemConst) {
+        self.constant(|v| visit::visit_impl_item_const(v, c));
+    }
+
+    fn visit_trait_item_const(&mut self, c: &'ast syn::TraitItemConst) {
+        self.constant(|v| visit::visit_trait_item_const(v, c));
+    }
+
+    fn visit_expr_const(&mut self, c: &'ast syn::ExprConst) {
+        self.constant(|v| visit::visit_expr_const(v, c));
+    }
+
+    fn visit_variant(&mut self, var: &'ast syn::Variant) {
+        self.constant(|v| visit::visit_variant(v, var));
+    }
+
+    fn visit_item_foreign_mod(&mut self, f: &'ast syn::ItemForeignMod) {
+        let at = self.plan.index.start(f.abi.extern_token.span);
+        self.plan.finding(
+            at,
+            FindingKind::Ffi,
+            "extern block: calls into foreign code are invisible to the scheduler; if they block or synchronise, mark the calls #[pulse::atomic]",
+        );
+        visit::visit_item_foreign_mod(self, f);
+    }
+
+    fn visit_block(&mut self, b: &'ast syn::Block) {
+        let last = b.stmts.len().saturating_sub(1);
+        for (i, stmt) in b.stmts.iter().enumerate() {
+            match stmt {
+                // A block-like statement without `;` (`{..}`, `if`, `match`) becomes a call,
+                // which needs one unless it is the block's value.
+                syn::Stmt::Expr(e, None) if i != last && !matches!(e, Expr::Macro(_)) => {
+                    if let Some(m) = atomic::marker(expr_attrs(e)) {
+                        let at = self.marker_at(&m);
+                        self.semi_after.insert(at);
+                    }
+                }
+                syn::Stmt::Macro(sm) => {
+                    if let Some(m) = atomic::marker(&sm.attrs) {
+                        let at = self.marker_at(&m);
+                        if self.handled_markers.insert(at) {
+                            let braces = matches!(sm.mac.delimiter, syn::MacroDelimiter::Brace(_));
+                            let semicolon = sm.semi_token.is_none() && braces && i != last;
+                            if let Some(why) = atomic::escape(&Expr::Macro(syn::ExprMacro {
+                                attrs: Vec::new(),
+                                mac: sm.mac.clone(),
+                            })) {
+                                let msg = format!("#[pulse::atomic] macro statement contains {why}, which cannot move into a closure: mark a smaller expression");
+                                self.plan.finding(at, FindingKind::AtomicNotWrapped, msg);
+                            } else if let Some((first, last_span)) = atomic::bounds(&sm.mac) {
+                                let range = self.range(first, last_span);
+                                self.wrap(range, RewriteKind::Atomic, Some(&m), semicolon);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        visit::visit_block(self, b);
+    }
+
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        if let Some(m) = atomic::marker(&l.attrs) {
+            let at = self.marker_at(&m);
+            if self.handled_markers.insert(at) {
+                match &l.init {
+                    Some(init) => {
+                        self.marked_expr(&init.expr, &m, at, "initializer");
+                        return self.atomic(|v| visit::visit_local(v, l));
+                    }
+                    None => self.plan.finding(
+                        at,
+                        FindingKind::AtomicNotWrapped,
+                        "#[pulse::atomic] on a `let` without an initializer: nothing to wrap",
+                    ),
+                }
+            }
+        }
+        visit::visit_local(self, l);
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        let Expr::Path(p) = &*c.func else {
+            return visit::visit_expr_call(self, c);
+        };
+        if p.qself.is_some() {
+            return visit::visit_expr_call(self, c);
+        }
+        let segs = self.call_path(&p.path);
+        if self.is_pulse_atomic_call(&segs) {
+            return self.atomic(|v| visit::visit_expr_call(v, c));
+        }
+        if let Some(last) = segs.last() {
+            if self.plan.foreign_fns.contains(last) {
+                let at = self.plan.index.start(p.path.segments[0].ident.span());
+                let msg = format!("`{last}` is a foreign function: the scheduler cannot see inside it; if it blocks or synchronises, mark the call #[pulse::atomic]");
+                self.plan.finding(at, FindingKind::Ffi, msg);
+            }
+        }
+        if self.atomic_depth == 0 && self.const_depth == 0 && !self.patterns.is_empty() {
+            let plan = &*self.plan;
+            if self
+                .patterns
+                .matches_call(&segs, &plan.imports, &plan.glob_imports)
+            {
+                let first = p
+                    .path
+                    .leading_colon
+                    .map_or(p.path.segments[0].ident.span(), |c| c.spans[0]);
+                let range = self.range(first, c.paren_token.span.close());
+                match c.args.iter().find_map(atomic::escape) {
+                    Some(why) => {
+                        let msg = format!("`{}` is listed as atomic but its arguments contain {why}: not wrapped; hoist the argument into a `let`", segs.join("::"));
+                        self.plan
+                            .finding(range.start, FindingKind::AtomicNotWrapped, msg);
+                    }
+                    None => {
+                        self.wrap(range, RewriteKind::AtomicCall, None, false);
+                        return self.atomic(|v| visit::visit_expr_call(v, c));
+                    }
+                }
+            }
+        }
+        visit::visit_expr_call(self, c);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        if self.atomic_depth == 0
+            && self.const_depth == 0
+            && self.patterns.matches_method(&m.method.to_string())
+        {
+            let escape =
+                atomic::escape(&m.receiver).or_else(|| m.args.iter().find_map(atomic::escape));
+            let start = atomic::bounds(&*m.receiver).map(|(a, _)| a);
+            match (escape, start) {
+                (None, Some(start)) => {
+                    let range = self.range(start, m.paren_token.span.close());
+                    self.wrap(range, RewriteKind::AtomicMethod, None, false);
+                    return self.atomic(|v| visit::visit_expr_method_call(v, m));
+                }
+                (Some(why), _) => {
+                    let at = self.plan.index.start(m.method.span());
+                    let msg = format!("`.{}(..)` matches an atomic entry by method name but contains {why}: not wrapped", m.method);
+                    self.plan.finding(at, FindingKind::AtomicNotWrapped, msg);
+                }
+                _ => {}
+            }
+        }
+        visit::visit_expr_method_call(self, m);
+    }
+}
+
+/// Reports attribute macros once the sweep has decided which paths it rewrote.
+pub(crate) fn finalize(plan: &mut Plan) {
+    for site in std::mem::take(&mut plan.attr_macros) {
+        let msg = if site.always {
+            format!("`#[{}]` starts an async runtime with its own threads and timers, which pulse does not schedule: test the synchronous core with a plain #[test]", site.path)
+        } else if plan
+            .changes
+            .iter()
+            .any(|c| site.item.contains(&c.at) && is_path_kind(c.kind))
+        {
+            format!("attribute macro `#[{}]` expands after instrumentation: it receives the rewritten paths, but std::sync/thread/time code it generates itself is not rewritten", site.path)
+        } else {
+            continue;
+        };
+        plan.finding(site.at, FindingKind::AttributeMacro, msg);
+    }
+}
+
+fn is_path_kind(kind: RewriteKind) -> bool {
+    !matches!(
+        kind,
+        RewriteKind::TestWrapped
+            | RewriteKind::Atomic
+            | RewriteKind::AtomicCall
+            | RewriteKind::AtomicMethod
+    )
+}
+
+/// The outer attributes of any expression.
+pub(crate) fn expr_attrs(e: &Expr) -> &[Attribute] {
+    match e {
+        Expr::Array(x) => &x.attrs,
+        Expr::Assign(x) => &x.attrs,
+        Expr::Async(x) => &x.attrs,
+        Expr::Await(x) => &x.attrs,
+        Expr::Binary(x) => &x.attrs,
+        Expr::Block(x) => &x.attrs,
+        Expr::Break(x) => &x.attrs,
+        Expr::Call(x) => &x.attrs,
+        Expr::Cast(x) => &x.attrs,
+        Expr::Closure(x) => &x.attrs,
+        Expr::Const(x) => &x.attrs,
+        Expr::Continue(x) => &x.attrs,
+        Expr::Field(x) => &x.attrs,
+        Expr::ForLoop(x) => &x.attrs,
+        Expr::Group(x) => &x.attrs,
+        Expr::If(x) => &x.attrs,
+        Expr::Index(x) => &x.attrs,
+        Expr::Infer(x) => &x.attrs,
+        Expr::Let(x) => &x.attrs,
+        Expr::Lit(x) => &x.attrs,
+        Expr::Loop(x) => &x.attrs,
+        Expr::Macro(x) => &x.attrs,
+        Expr::Match(x) => &x.attrs,
+        Expr::MethodCall(x) => &x.attrs,
+        Expr::Paren(x) => &x.attrs,
+        Expr::Path(x) => &x.attrs,
+        Expr::Range(x) => &x.attrs,
+        Expr::RawAddr(x) => &x.attrs,
+        Expr::Reference(x) => &x.attrs,
+        Expr::Repeat(x) => &x.attrs,
+        Expr::Return(x) => &x.attrs,
+        Expr::Struct(x) => &x.attrs,
+        Expr::Try(x) => &x.attrs,
+        Expr::TryBlock(x) => &x.attrs,
+        Expr::Tuple(x) => &x.attrs,
+        Expr::Unary(x) => &x.attrs,
+        Expr::Unsafe(x) => &x.attrs,
+        Expr::While(x) => &x.attrs,
+        Expr::Yield(x) => &x.attrs,
+        _ => &[],
+    }
+}
