@@ -212,6 +212,27 @@ impl<T> JoinHandle<T> {
     }
 }
 
+/// `std::os::unix::thread::JoinHandleExt`, which code reaches through std's path (not
+/// rewritten). Virtual threads have no pthread of their own: they all run on the OS thread
+/// of the execution, whose pthread is what they report.
+#[cfg(unix)]
+impl<T> std::os::unix::thread::JoinHandleExt for JoinHandle<T> {
+    fn as_pthread_t(&self) -> std::os::unix::thread::RawPthread {
+        match &self.0 {
+            JoinRepr::Os(h) => h.as_pthread_t(),
+            // SAFETY: pthread_self has no preconditions.
+            JoinRepr::Virtual(_) => (unsafe { libc::pthread_self() }) as std::os::unix::thread::RawPthread,
+        }
+    }
+
+    fn into_pthread_t(self) -> std::os::unix::thread::RawPthread {
+        match self.0 {
+            JoinRepr::Os(h) => h.into_pthread_t(),
+            JoinRepr::Virtual(_) => (unsafe { libc::pthread_self() }) as std::os::unix::thread::RawPthread,
+        }
+    }
+}
+
 impl<T> fmt::Debug for JoinHandle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JoinHandle").finish_non_exhaustive()
