@@ -36,7 +36,7 @@ pub fn atomic(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Replaces the body with `{ ::pulse::atomic(|| -> Ret { body }) }`.
-fn wrap(sig: &Signature, block: &mut Box<Block>) -> syn::Result<()> {
+fn wrap(sig: &Signature, block: &mut Block) -> syn::Result<()> {
     if let Some(asyncness) = &sig.asyncness {
         return Err(syn::Error::new(asyncness.span(), "#[pulse::atomic] cannot make an async fn atomic"));
     }
@@ -47,6 +47,6 @@ fn wrap(sig: &Signature, block: &mut Box<Block>) -> syn::Result<()> {
     let body = &block;
     let span = block.span();
     let wrapped: Block = syn::parse2(quote_spanned! {span=> { ::pulse::atomic(|| #ret #body) } })?;
-    **block = wrapped;
+    *block = wrapped;
     Ok(())
 }
