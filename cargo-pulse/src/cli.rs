@@ -1,0 +1,401 @@
+//! The command line: `cargo pulse test` and `cargo pulse instrument`.
+//!
+//! Flags follow `cargo test` and libtest where they mean the same thing, so that a user's habits
+//! carry over; the pulse-specific ones (`--schedules`, `--seed`, `--replay`, ...) configure the
+//! search. libtest flags given after `--` are folded into the same options by
+//! [`TestArgs::absorb_passthrough`].
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::seeds::SeedRange;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cargo-pulse",
+    bin_name = "cargo pulse",
+    version,
+    about = "Run a crate's own tests under pulse's controlled scheduler, many seeded schedules each",
+    after_help = "Typical use:\n  cargo pulse test                 run every #[test] under 1000 schedules\n  cargo pulse test NAME --exact --replay SCHEDULE   replay one failure"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Mirror, instrument and build the workspace, then run its tests under many schedules.
+    Test(Box<TestArgs>),
+    /// Instrument one crate (a workspace member or a dependency) into DIR and print the report.
+    Instrument(InstrumentArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MessageFormat {
+    Human,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Runner {
+    /// One process per test, driven by cargo-pulse: progress bars, summary table.
+    Pulse,
+    /// Hand the built mirror to `cargo nextest run` (use with `--seeds` to spread a search).
+    Nextest,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct CargoArgs {
+    /// Path to Cargo.toml of the workspace or package to test.
+    #[arg(long, value_name = "PATH", help_heading = "Package selection")]
+    pub manifest_path: Option<PathBuf>,
+    /// Package(s) to test.
+    #[arg(
+        short = 'p',
+        long = "package",
+        value_name = "SPEC",
+        help_heading = "Package selection"
+    )]
+    pub packages: Vec<String>,
+    /// Test all packages in the workspace.
+    #[arg(long, alias = "all", help_heading = "Package selection")]
+    pub workspace: bool,
+    /// Exclude packages from the test (with --workspace).
+    #[arg(long, value_name = "SPEC", help_heading = "Package selection")]
+    pub exclude: Vec<String>,
+    /// Space or comma separated features to activate.
+    #[arg(
+        short = 'F',
+        long,
+        value_name = "FEATURES",
+        help_heading = "Feature selection"
+    )]
+    pub features: Vec<String>,
+    /// Activate all available features.
+    #[arg(long, help_heading = "Feature selection")]
+    pub all_features: bool,
+    /// Do not activate the `default` feature.
+    #[arg(long, help_heading = "Feature selection")]
+    pub no_default_features: bool,
+    /// Build in release mode, with optimizations.
+    #[arg(short = 'r', long, help_heading = "Compilation options")]
+    pub release: bool,
+    /// Build with the given profile.
+    #[arg(long, value_name = "NAME", help_heading = "Compilation options")]
+    pub profile: Option<String>,
+    /// Number of parallel build jobs.
+    #[arg(
+        short = 'j',
+        long,
+        value_name = "N",
+        help_heading = "Compilation options"
+    )]
+    pub jobs: Option<u32>,
+    /// Run without accessing the network.
+    #[arg(long, help_heading = "Manifest options")]
+    pub offline: bool,
+    /// Directory for the instrumented build's artifacts [env: CARGO_PULSE_TARGET_DIR]
+    /// (default: target/pulse/target). Share one across workspaces to build pulse once.
+    #[arg(long, value_name = "DIR", help_heading = "Compilation options")]
+    pub pulse_target_dir: Option<PathBuf>,
+    /// Also instrument this registry dependency (copy its source into the mirror and patch it in).
+    #[arg(
+        long = "instrument-dep",
+        value_name = "CRATE",
+        help_heading = "Instrumentation"
+    )]
+    pub instrument_deps: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct TargetArgs {
+    /// Test only this package's library.
+    #[arg(long, help_heading = "Target selection")]
+    pub lib: bool,
+    /// Test only the specified binary.
+    #[arg(long = "bin", value_name = "NAME", help_heading = "Target selection")]
+    pub bins_named: Vec<String>,
+    /// Test all binaries.
+    #[arg(long, help_heading = "Target selection")]
+    pub bins: bool,
+    /// Test only the specified integration test target.
+    #[arg(long = "test", value_name = "NAME", help_heading = "Target selection")]
+    pub tests_named: Vec<String>,
+    /// Test all integration tests.
+    #[arg(long, help_heading = "Target selection")]
+    pub tests: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TestArgs {
+    /// Run only tests whose name contains this string (as libtest).
+    #[arg(value_name = "TESTNAME")]
+    pub filters: Vec<String>,
+
+    /// Match TESTNAME exactly instead of as a substring.
+    #[arg(long, help_heading = "Test selection")]
+    pub exact: bool,
+    /// Skip tests whose name contains this string.
+    #[arg(long, value_name = "FILTER", help_heading = "Test selection")]
+    pub skip: Vec<String>,
+    /// Run only #[ignore]d tests.
+    #[arg(
+        long,
+        conflicts_with = "include_ignored",
+        help_heading = "Test selection"
+    )]
+    pub ignored: bool,
+    /// Run #[ignore]d tests too.
+    #[arg(long, help_heading = "Test selection")]
+    pub include_ignored: bool,
+    /// Let tests print straight to the terminal (disables progress bars).
+    #[arg(long, help_heading = "Test selection")]
+    pub nocapture: bool,
+    /// How many test processes run at once (default: number of CPUs).
+    #[arg(long, value_name = "N", help_heading = "Test selection")]
+    pub test_threads: Option<usize>,
+
+    /// Schedules (executions) per test.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1000,
+        help_heading = "Search"
+    )]
+    pub schedules: u64,
+    /// First seed; schedule i of every test uses seed S+i (default: random, printed).
+    #[arg(
+        long,
+        value_name = "S",
+        conflicts_with = "seeds",
+        help_heading = "Search"
+    )]
+    pub seed: Option<u64>,
+    /// Run exactly the seeds FROM..TO (end exclusive): one shard of a search spread over machines.
+    #[arg(long, value_name = "FROM..TO", help_heading = "Search")]
+    pub seeds: Option<SeedRange>,
+    /// Step bound per execution.
+    #[arg(long, value_name = "N", help_heading = "Search")]
+    pub max_steps: Option<u64>,
+    /// Scheduling strategy: `random` or `pct:D` (probabilistic concurrency testing, depth D).
+    #[arg(long, value_name = "STRATEGY", help_heading = "Search")]
+    pub strategy: Option<String>,
+    /// Replay one schedule (as printed in a failure report), or a failure file (.json).
+    #[arg(long, value_name = "SCHEDULE|FILE", help_heading = "Search")]
+    pub replay: Option<String>,
+    /// Seconds a thread may run without reaching a pulse operation before it is reported as
+    /// blocked outside pulse's control.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 10.0,
+        help_heading = "Search"
+    )]
+    pub blocking_timeout: f64,
+    /// Kill a test process that runs longer than this many seconds in all.
+    #[arg(long, value_name = "SECS", help_heading = "Search")]
+    pub timeout: Option<f64>,
+
+    #[command(flatten)]
+    pub cargo: CargoArgs,
+    #[command(flatten)]
+    pub targets: TargetArgs,
+
+    /// Output format: human text on stderr, or JSON lines on stdout for CI.
+    #[arg(long, value_enum, default_value_t = MessageFormat::Human, help_heading = "Output")]
+    pub message_format: MessageFormat,
+    /// Which test runner drives the test binaries.
+    #[arg(long, value_enum, default_value_t = Runner::Pulse, help_heading = "Output")]
+    pub runner: Runner,
+    /// Coloring.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, help_heading = "Output")]
+    pub color: ColorChoice,
+    /// Show compiler warnings, the instrumentation report and each test's output.
+    #[arg(short, long, help_heading = "Output")]
+    pub verbose: bool,
+    /// Only print failures and the summary.
+    #[arg(short, long, help_heading = "Output")]
+    pub quiet: bool,
+
+    /// Arguments after `--`: libtest flags (filters, --exact, --skip, --nocapture,
+    /// --test-threads, --ignored, --include-ignored) are understood; others are passed to each
+    /// test binary (or to cargo-nextest with --runner nextest).
+    #[arg(last = true, value_name = "ARGS")]
+    pub passthrough: Vec<String>,
+}
+
+impl TestArgs {
+    /// Folds libtest flags given after `--` into the options, as `cargo test -- ...` would hand
+    /// them to libtest; returns an error for a malformed one.
+    pub fn absorb_passthrough(&mut self) -> anyhow::Result<()> {
+        let mut rest = Vec::new();
+        let mut it = std::mem::take(&mut self.passthrough).into_iter();
+        while let Some(arg) = it.next() {
+            let mut value_of = |flag: &str| -> anyhow::Result<String> {
+                if let Some(v) = arg.strip_prefix(&format!("{flag}=")) {
+                    return Ok(v.to_string());
+                }
+                it.next()
+                    .ok_or_else(|| anyhow::anyhow!("`{flag}` after `--` needs a value"))
+            };
+            match arg.split('=').next().unwrap_or("") {
+                "--exact" => self.exact = true,
+                "--nocapture" | "--no-capture" => self.nocapture = true,
+                "--ignored" => self.ignored = true,
+                "--include-ignored" => self.include_ignored = true,
+                "--skip" => {
+                    let v = value_of("--skip")?;
+                    self.skip.push(v)
+                }
+                "--test-threads" => {
+                    let v = value_of("--test-threads")?;
+                    self.test_threads = Some(
+                        v.parse()
+                            .map_err(|_| anyhow::anyhow!("bad --test-threads value `{v}`"))?,
+                    )
+                }
+                // libtest flags with a value we do not interpret: keep the pair together.
+                "--color" | "--format" | "--logfile" | "--shuffle-seed" | "-Z"
+                    if !arg.contains('=') =>
+                {
+                    rest.push(arg);
+                    rest.extend(it.next());
+                }
+                _ if !arg.starts_with('-') && self.runner == Runner::Pulse => {
+                    self.filters.push(arg)
+                }
+                _ => rest.push(arg),
+            }
+        }
+        if self.ignored && self.include_ignored {
+            anyhow::bail!("--ignored and --include-ignored cannot be used together");
+        }
+        self.passthrough = rest;
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct InstrumentArgs {
+    /// The crate to instrument: a workspace member or a (registry) dependency.
+    #[arg(long = "crate", value_name = "NAME")]
+    pub krate: String,
+    /// Directory to write the instrumented, buildable crate to.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Print the instrument report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Path to Cargo.toml of the workspace whose crate is meant.
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// Run without accessing the network.
+    #[arg(long)]
+    pub offline: bool,
+}
+
+/// Parses `std::env::args`, dropping the `pulse` that cargo inserts when it runs us as
+/// `cargo pulse ...`.
+pub fn parse() -> Cli {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "pulse") {
+        args.remove(1);
+    }
+    Cli::parse_from(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn test_args(argv: &[&str]) -> TestArgs {
+        let cli = Cli::try_parse_from(["cargo-pulse"].iter().chain(argv)).expect("parses");
+        match cli.command {
+            Command::Test(mut t) => {
+                t.absorb_passthrough().unwrap();
+                *t
+            }
+            _ => panic!("not test"),
+        }
+    }
+
+    #[test]
+    fn libtest_flags_after_double_dash_are_understood() {
+        let t = test_args(&[
+            "test",
+            "--schedules",
+            "5",
+            "--",
+            "bank",
+            "--exact",
+            "--skip=slow",
+            "--test-threads",
+            "3",
+            "--color",
+            "never",
+        ]);
+        assert_eq!(t.filters, vec!["bank"]);
+        assert!(t.exact);
+        assert_eq!(t.skip, vec!["slow"]);
+        assert_eq!(t.test_threads, Some(3));
+        assert_eq!(t.schedules, 5);
+        assert_eq!(t.passthrough, vec!["--color", "never"]);
+    }
+
+    #[test]
+    fn cargo_flags_parse() {
+        let t = test_args(&[
+            "test",
+            "-p",
+            "a",
+            "-p",
+            "b",
+            "--release",
+            "-F",
+            "x,y",
+            "--test",
+            "it",
+            "--seeds",
+            "10..20",
+            "foo",
+        ]);
+        assert_eq!(t.cargo.packages, vec!["a", "b"]);
+        assert!(t.cargo.release);
+        assert_eq!(t.cargo.features, vec!["x,y"]);
+        assert_eq!(t.targets.tests_named, vec!["it"]);
+        assert_eq!(t.seeds.unwrap(), SeedRange { from: 10, to: 20 });
+        assert_eq!(t.filters, vec!["foo"]);
+    }
+
+    #[test]
+    fn seed_and_seeds_conflict() {
+        assert!(
+            Cli::try_parse_from(["cargo-pulse", "test", "--seed", "1", "--seeds", "1..2"]).is_err()
+        );
+    }
+
+    #[test]
+    fn cargo_inserts_subcommand_name() {
+        // `cargo pulse test` runs `cargo-pulse pulse test`; parse() strips it, here by hand.
+        assert!(Cli::try_parse_from(["cargo-pulse", "test", "--workspace"]).is_ok());
+        assert!(Cli::try_parse_from([
+            "cargo-pulse",
+            "instrument",
+            "--crate",
+            "x",
+            "--out",
+            "d",
+            "--json"
+        ])
+        .is_ok());
+    }
+}

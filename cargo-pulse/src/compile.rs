@@ -1,0 +1,347 @@
+//! Builds the mirror's test binaries with `cargo test --no-run --message-format json`, passing
+//! the user's cargo flags through, and shows the compiler's messages with paths mapped back to
+//! the user's files.
+//!
+//! The list of test executables comes from cargo's own artifact messages, so every kind of test
+//! target (unit tests of lib and bins, `tests/*.rs`) is found the way cargo finds it.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result};
+use cargo_metadata::{Message, TargetKind};
+
+use crate::cli::{CargoArgs, TargetArgs};
+use crate::console::Console;
+use crate::mirror::Mirror;
+
+/// One test executable of the instrumented build.
+#[derive(Debug, Clone)]
+pub struct TestBinary {
+    pub package: String,
+    /// Target name (`bank`, `it`, ...).
+    pub target: String,
+    /// `lib`, `bin`, `test`, `bench` or `example`.
+    pub kind: String,
+    pub executable: PathBuf,
+    /// The package's directory in the mirror: tests run there, as cargo runs them in theirs.
+    pub mirror_dir: PathBuf,
+}
+
+impl TestBinary {
+    /// The cargo flags that select exactly this binary (for replay lines).
+    pub fn selector(&self) -> String {
+        let target = match self.kind.as_str() {
+            "lib" => "--lib".to_string(),
+            "bin" => format!("--bin {}", self.target),
+            "test" => format!("--test {}", self.target),
+            "bench" => format!("--bench {}", self.target),
+            "example" => format!("--example {}", self.target),
+            _ => String::new(),
+        };
+        format!("-p {} {target}", self.package)
+            .trim_end()
+            .to_string()
+    }
+
+    /// Short name for people: `pkg` for a lib, `pkg::bin/name`, `pkg::test/name`.
+    pub fn display(&self) -> String {
+        match self.kind.as_str() {
+            "lib" => self.package.clone(),
+            k => format!("{}::{k}/{}", self.package, self.target),
+        }
+    }
+
+    /// A file-name-safe identity, unique within a workspace.
+    pub fn slug(&self) -> String {
+        format!("{}.{}-{}", self.package, self.kind, self.target)
+    }
+}
+
+/// The flags that select what to build, shared by the build, the nextest bridge and replay
+/// lines.
+pub fn cargo_selection_args(cargo: &CargoArgs, targets: &TargetArgs) -> Vec<String> {
+    let mut args = Vec::new();
+    for p in &cargo.packages {
+        args.extend(["-p".to_string(), p.clone()]);
+    }
+    if cargo.workspace {
+        args.push("--workspace".into());
+    }
+    for e in &cargo.exclude {
+        args.extend(["--exclude".to_string(), e.clone()]);
+    }
+    if targets.lib {
+        args.push("--lib".into());
+    }
+    for b in &targets.bins_named {
+        args.extend(["--bin".to_string(), b.clone()]);
+    }
+    if targets.bins {
+        args.push("--bins".into());
+    }
+    for t in &targets.tests_named {
+        args.extend(["--test".to_string(), t.clone()]);
+    }
+    if targets.tests {
+        args.push("--tests".into());
+    }
+    args.extend(profile_and_feature_args(cargo));
+    args
+}
+
+/// Flags that change what is compiled (and so must be repeated to replay a failure).
+pub fn profile_and_feature_args(cargo: &CargoArgs) -> Vec<String> {
+    let mut args = Vec::new();
+    if cargo.release {
+        args.push("--release".into());
+    }
+    if let Some(p) = &cargo.profile {
+        args.extend(["--profile".to_string(), p.clone()]);
+    }
+    for f in &cargo.features {
+        args.extend(["--features".to_string(), f.clone()]);
+    }
+    if cargo.all_features {
+        args.push("--all-features".into());
+    }
+    if cargo.no_default_features {
+        args.push("--no-default-features".into());
+    }
+    args
+}
+
+/// The environment every cargo invocation on the mirror gets.
+pub fn cargo_command(mirror: &Mirror) -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(&mirror.root);
+    cmd.env("CARGO_TARGET_DIR", &mirror.target_dir);
+    cmd
+}
+
+/// Builds the test binaries; on a compile error returns `Ok(None)` after showing the
+/// compiler's messages (mapped to the user's files).
+pub fn build(
+    mirror: &Mirror,
+    cargo: &CargoArgs,
+    targets: &TargetArgs,
+    console: &Console,
+) -> Result<Option<Vec<TestBinary>>> {
+    let mut cmd = cargo_command(mirror);
+    let format = if console.color_stderr() {
+        "json-diagnostic-rendered-ansi"
+    } else {
+        "json"
+    };
+    cmd.args([
+        "test",
+        "--no-run",
+        "--message-format",
+        format,
+        "--manifest-path",
+    ]);
+    cmd.arg(&mirror.manifest);
+    cmd.args(cargo_selection_args(cargo, targets));
+    if let Some(j) = cargo.jobs {
+        cmd.args(["--jobs", &j.to_string()]);
+    }
+    if cargo.offline {
+        cmd.arg("--offline");
+    }
+    if console.color_stderr() {
+        cmd.args(["--color", "always"]);
+    }
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .context("running `cargo test --no-run` on the mirror")?;
+
+    // cargo's own status lines ("Compiling ...") and errors, mapped and passed on.
+    let stderr = child.stderr.take().unwrap();
+    let paths = mirror.paths.clone();
+    let show_status = !console.quiet();
+    let verbose = console.verbose();
+    let stderr_console = console.clone();
+    let stderr_thread = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let line = paths.map_text(&line);
+            let first = line.split_whitespace().next().unwrap_or("");
+            // Progress people expect from `cargo test`; the resolver's chatter only with -v.
+            let progress = matches!(first, "Compiling" | "Finished");
+            let chatter = matches!(
+                first,
+                "Updating"
+                    | "Locking"
+                    | "Adding"
+                    | "Downloading"
+                    | "Downloaded"
+                    | "Blocking"
+                    | "Fresh"
+                    | "Running"
+                    | "Removing"
+                    | "Unpacking"
+                    | "Checking"
+                    | "Updated"
+                    | "Executable"
+            );
+            let show = if progress {
+                show_status
+            } else if chatter {
+                verbose
+            } else {
+                !line.trim().is_empty()
+            };
+            if show {
+                stderr_console.eprintln(&line);
+            }
+        }
+    });
+
+    let mut binaries = Vec::new();
+    let mut errors = 0usize;
+    let mut support_errors = 0usize;
+    let mut warnings = 0usize;
+    let support_root = crate::support::Support::root_marker();
+    // The lib and its test harness build report the same error twice; show it once.
+    let mut shown = std::collections::HashSet::new();
+    let stdout = child.stdout.take().unwrap();
+    for message in Message::parse_stream(BufReader::new(stdout)) {
+        let message = message.context("reading cargo's JSON messages")?;
+        match message {
+            Message::CompilerArtifact(a) => {
+                let (Some(exe), true) = (a.executable, a.profile.test) else {
+                    continue;
+                };
+                let kind = a.target.kind.first().map(kind_name).unwrap_or_default();
+                let package = package_name(&a.package_id.repr);
+                binaries.push(TestBinary {
+                    package,
+                    target: a.target.name.clone(),
+                    kind,
+                    executable: exe.into_std_path_buf(),
+                    mirror_dir: a
+                        .manifest_path
+                        .parent()
+                        .unwrap()
+                        .to_path_buf()
+                        .into_std_path_buf(),
+                });
+            }
+            Message::CompilerMessage(m) => {
+                let level = m.message.level;
+                let is_error = matches!(
+                    level,
+                    cargo_metadata::diagnostic::DiagnosticLevel::Error
+                        | cargo_metadata::diagnostic::DiagnosticLevel::Ice
+                );
+                if is_error && m.package_id.repr.contains(&support_root) {
+                    support_errors += 1;
+                } else if is_error {
+                    errors += 1;
+                } else if matches!(level, cargo_metadata::diagnostic::DiagnosticLevel::Warning) {
+                    warnings += 1;
+                }
+                if is_error || console.verbose() {
+                    if let Some(rendered) = &m.message.rendered {
+                        if shown.insert(rendered.clone()) {
+                            console.eprint(&mirror.paths.map_text(rendered));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let status = child.wait().context("waiting for cargo")?;
+    let _ = stderr_thread.join();
+    if !status.success() {
+        if support_errors > 0 {
+            console.eprintln(&console.error(
+                "pulse's own support crates failed to build: this is a bug in cargo-pulse, not in your code",
+            ));
+        } else if errors > 0 {
+            let errors = shown.len().min(errors);
+            console.eprintln(&console.error(&format!(
+                "the instrumented build failed with {errors} error(s); the locations above are in your own files"
+            )));
+        } else {
+            console.eprintln(
+                &console
+                    .error("`cargo test --no-run` failed on the instrumented mirror (see above)"),
+            );
+        }
+        return Ok(None);
+    }
+    if warnings > 0 && !console.verbose() && !console.quiet() {
+        console.eprintln(&console.dim(&format!(
+            "({warnings} compiler warning(s) in the instrumented build; -v shows them)"
+        )));
+    }
+    binaries
+        .sort_by(|a, b| (&a.package, &a.kind, &a.target).cmp(&(&b.package, &b.kind, &b.target)));
+    binaries.dedup_by(|a, b| a.executable == b.executable);
+    Ok(Some(binaries))
+}
+
+fn kind_name(k: &TargetKind) -> String {
+    match k {
+        TargetKind::Lib
+        | TargetKind::RLib
+        | TargetKind::DyLib
+        | TargetKind::CDyLib
+        | TargetKind::StaticLib
+        | TargetKind::ProcMacro => "lib".into(),
+        TargetKind::Bin => "bin".into(),
+        TargetKind::Test => "test".into(),
+        TargetKind::Bench => "bench".into(),
+        TargetKind::Example => "example".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Package name from a package id: `path+file:///dir#name@0.1.0` or `path+file:///dir/name#0.1.0`
+/// (cargo's spec forms) or the old `name 0.1.0 (path+...)`.
+fn package_name(id: &str) -> String {
+    if let Some((url, frag)) = id.rsplit_once('#') {
+        if let Some((name, _)) = frag.split_once('@') {
+            return name.to_string();
+        }
+        return url.rsplit('/').next().unwrap_or(url).to_string();
+    }
+    id.split_whitespace().next().unwrap_or(id).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_names_from_ids() {
+        assert_eq!(
+            package_name("path+file:///w/bank-account#0.1.0"),
+            "bank-account"
+        );
+        assert_eq!(package_name("path+file:///w/crates/x#app@0.2.0"), "app");
+        assert_eq!(package_name("foo 0.1.0 (path+file:///w)"), "foo");
+    }
+
+    #[test]
+    fn selection_args_follow_cargo() {
+        let cargo = CargoArgs {
+            packages: vec!["a".into()],
+            release: true,
+            features: vec!["x".into()],
+            ..Default::default()
+        };
+        let targets = TargetArgs {
+            tests_named: vec!["it".into()],
+            ..Default::default()
+        };
+        assert_eq!(
+            cargo_selection_args(&cargo, &targets),
+            ["-p", "a", "--test", "it", "--release", "--features", "x"]
+        );
+    }
+}

@@ -1,0 +1,47 @@
+//! `cargo pulse`: run a crate's own tests under pulse's controlled scheduler.
+//!
+//! The pipeline, one module per stage: [`workspace`] (what to mirror) → [`mirror`] with
+//! [`copy_tree`], [`manifest`], [`instrumenting`] and [`support`] (the instrumented copy under
+//! `target/pulse/`) → [`compile`] (`cargo test --no-run`) → [`list`] → [`run`] with [`process`]
+//! (one process per test) → [`console`] and [`output`] (people and CI) → [`exit_code`].
+
+mod cli;
+mod compile;
+mod console;
+mod copy_tree;
+mod exit_code;
+mod instrument_cmd;
+mod instrumenting;
+mod list;
+mod manifest;
+mod mirror;
+mod nextest;
+mod outcome;
+mod output;
+mod path_map;
+mod process;
+mod run;
+mod seeds;
+mod support;
+mod test_cmd;
+mod workspace;
+
+fn main() {
+    let cli = cli::parse();
+    let json = matches!(&cli.command, cli::Command::Test(t) if t.message_format == cli::MessageFormat::Json);
+    let result = match cli.command {
+        cli::Command::Test(args) => test_cmd::run(*args),
+        cli::Command::Instrument(args) => instrument_cmd::run(args),
+    };
+    let code = match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            if json {
+                output::JsonOutput { enabled: true }.tool_error(&format!("{e:#}"));
+            }
+            exit_code::TOOL_ERROR
+        }
+    };
+    std::process::exit(code);
+}

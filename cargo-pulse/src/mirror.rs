@@ -1,0 +1,539 @@
+//! Builds and refreshes the instrumented mirror of the user's workspace under
+//! `target/pulse/mirror/`: the workspace root and every outside path dependency are copied with
+//! their relative layout kept (so relative `path =` entries between them still hold), Rust
+//! sources are instrumented, manifests are patched to link pulse, and `--instrument-dep`
+//! registry crates are copied to `target/pulse/deps/` and patched in.
+//!
+//! The user's tree is only read. Everything written lives under the user's target dir.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::copy_tree::{MirrorState, SyncStats, Transformed, TreeJob};
+use crate::instrumenting::{self, Summary};
+use crate::manifest;
+use crate::path_map::PathMap;
+use crate::support::Support;
+use crate::workspace::{self, UserWorkspace};
+
+#[derive(Debug, Clone, Default)]
+pub struct MirrorOptions {
+    /// `--instrument-dep` crates (added to the ones named in `[package.metadata.pulse]`).
+    pub instrument_deps: Vec<String>,
+    pub offline: bool,
+    /// Where the mirror is built; defaults to `target/pulse/target`.
+    pub build_target_dir: Option<PathBuf>,
+}
+
+/// A registry crate copied into the mirror and patched in.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DepSource {
+    pub name: String,
+    pub version: String,
+    /// Its source in cargo's registry cache.
+    pub src: PathBuf,
+    pub build_scripts: Vec<PathBuf>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct DepCache {
+    fingerprint: String,
+    deps: Vec<DepSource>,
+}
+
+/// Where mirrored things go.
+#[derive(Debug, Clone)]
+struct Layout {
+    /// Common ancestor of all mirrored user directories.
+    anchor: PathBuf,
+    /// `target/pulse/mirror`: the anchor's mirror.
+    base: PathBuf,
+    /// User directories that are mirrored (the workspace root and outside path deps).
+    roots: Vec<PathBuf>,
+}
+
+impl Layout {
+    fn map(&self, user_path: &Path) -> Option<PathBuf> {
+        if !self.roots.iter().any(|r| user_path.starts_with(r)) {
+            return None;
+        }
+        // (`join("")` would add a trailing slash, which breaks prefix mapping.)
+        let rel = user_path.strip_prefix(&self.anchor).ok()?;
+        Some(if rel.as_os_str().is_empty() {
+            self.base.clone()
+        } else {
+            self.base.join(rel)
+        })
+    }
+}
+
+#[derive(Debug)]
+pub struct Mirror {
+    pub user: UserWorkspace,
+    /// `target/pulse` of the user's workspace: mirror, state, failures.
+    pub pulse_dir: PathBuf,
+    /// The mirror of the user's workspace root.
+    pub root: PathBuf,
+    /// The mirror of the manifest cargo would use in the user's tree.
+    pub manifest: PathBuf,
+    /// Target dir of the instrumented build.
+    pub target_dir: PathBuf,
+    pub failures_dir: PathBuf,
+    pub paths: PathMap,
+    pub summary: Summary,
+    pub stats: SyncStats,
+    pub deps: Vec<DepSource>,
+    /// Held for the whole run (released when the process exits).
+    _lock: std::fs::File,
+}
+
+impl Mirror {
+    /// Creates or refreshes the mirror of `user`.
+    pub fn prepare(user: UserWorkspace, opts: &MirrorOptions) -> Result<Mirror> {
+        let pulse_dir = pulse_dir_for(&user);
+        std::fs::create_dir_all(&pulse_dir)
+            .with_context(|| format!("creating {}", pulse_dir.display()))?;
+        // One `cargo pulse` at a time per workspace: they would share the mirror and run dirs.
+        let lock_path = pulse_dir.join(".lock");
+        let lock = std::fs::File::create(&lock_path)
+            .with_context(|| format!("creating {}", lock_path.display()))?;
+        if lock.try_lock().is_err() {
+            eprintln!(
+                "    Blocking waiting for another `cargo pulse` in this workspace ({})",
+                lock_path.display()
+            );
+            lock.lock()
+                .with_context(|| format!("locking {}", lock_path.display()))?;
+        }
+        // Like cargo's target dir: backup tools (and our own tree walks) skip it.
+        let tag = pulse_dir.join("CACHEDIR.TAG");
+        if !tag.exists() {
+            std::fs::write(
+                &tag,
+                "Signature: 8a477f597d28d172789f06886806bc55
+# cargo-pulse's mirror and build
+",
+            )
+            .with_context(|| format!("writing {}", tag.display()))?;
+        }
+        let support = Support::ensure(&pulse_dir.join("support"))?;
+
+        let mut roots = vec![user.root.clone()];
+        roots.extend(user.outside_dirs());
+        let anchor = common_ancestor(&roots);
+        let layout = Layout {
+            anchor,
+            base: pulse_dir.join("mirror"),
+            roots: roots.clone(),
+        };
+        let root = layout
+            .map(&user.root)
+            .expect("the workspace root is mirrored");
+        let manifest = layout
+            .map(&user.manifest)
+            .with_context(|| format!("{} is outside the workspace", user.manifest.display()))?;
+
+        let mut wanted: Vec<String> = opts
+            .instrument_deps
+            .iter()
+            .chain(&user.metadata_instrument_deps)
+            .cloned()
+            .collect();
+        wanted.sort();
+        wanted.dedup();
+
+        let opts_i = instrumenting::options(&user.atomic_paths);
+        let key = format!(
+            "{}|{}|{}",
+            tool_fingerprint(),
+            Support::hash(),
+            instrumenting::options_key(&opts_i)
+        );
+        let jobs: Vec<TreeJob> = roots
+            .iter()
+            .map(|r| TreeJob {
+                src: r.clone(),
+                dst: layout.map(r).unwrap(),
+            })
+            .collect();
+        // The target dir, and any `target/` beside a manifest (a stale one from before the user
+        // set CARGO_TARGET_DIR, say): build output is never source.
+        let mut excluded = vec![user.target_dir.clone(), pulse_dir.clone()];
+        excluded.extend(roots.iter().map(|r| r.join("target")));
+        excluded.extend(user.packages.iter().map(|p| p.dir.join("target")));
+        let state_file = pulse_dir.join("mirror-state.json");
+        let mut state = MirrorState::load(&state_file, &key);
+
+        // Registry crates to instrument: resolved once per change of the user's manifests or lock.
+        let dep_cache_file = pulse_dir.join("instrument-deps.json");
+        let fingerprint = deps_fingerprint(&user, &wanted);
+        let mut deps: Vec<DepSource> = Vec::new();
+        if !wanted.is_empty() {
+            let cache: DepCache = std::fs::read(&dep_cache_file)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default();
+            if cache.fingerprint == fingerprint {
+                deps = cache.deps;
+            }
+        }
+        let deps_base = pulse_dir.join("deps");
+        let is_manifest = |p: &Path| p.file_name().is_some_and(|n| n == "Cargo.toml");
+
+        let mut stats = {
+            let mut transform = |src: &Path, bytes: Vec<u8>| {
+                mirror_transform(
+                    &user, &layout, &support, &deps, &deps_base, &opts_i, src, bytes,
+                )
+            };
+            state.sync(&jobs, &excluded, &is_manifest, &mut transform)?
+        };
+        if !wanted.is_empty() && deps.is_empty() {
+            deps = resolve_deps(&root.join("Cargo.toml"), &wanted, opts.offline)?;
+            let cache = DepCache {
+                fingerprint,
+                deps: deps.clone(),
+            };
+            std::fs::write(&dep_cache_file, serde_json::to_vec_pretty(&cache)?)
+                .with_context(|| format!("writing {}", dep_cache_file.display()))?;
+            // Re-patch the manifests now that the dependencies' places are known.
+            let mut transform = |src: &Path, bytes: Vec<u8>| {
+                mirror_transform(
+                    &user, &layout, &support, &deps, &deps_base, &opts_i, src, bytes,
+                )
+            };
+            let again = state.sync(&jobs, &excluded, &is_manifest, &mut transform)?;
+            stats.written += again.written;
+        }
+        state.save(&state_file)?;
+
+        // The registry crates themselves.
+        let deps_state_file = pulse_dir.join("deps-state.json");
+        let mut deps_state = MirrorState::load(&deps_state_file, &key);
+        let dep_jobs: Vec<TreeJob> = deps
+            .iter()
+            .map(|d| TreeJob {
+                src: d.src.clone(),
+                dst: dep_dir(&deps_base, d),
+            })
+            .collect();
+        let dep_stats = {
+            let mut transform =
+                |src: &Path, bytes: Vec<u8>| dep_transform(&deps, &support, &opts_i, src, bytes);
+            deps_state.sync(&dep_jobs, &[], &is_manifest, &mut transform)?
+        };
+        deps_state.save(&deps_state_file)?;
+        stats.files += dep_stats.files;
+        stats.transformed += dep_stats.transformed;
+        stats.written += dep_stats.written;
+
+        let mut paths = PathMap::default();
+        for r in &roots {
+            paths.add(&layout.map(r).unwrap(), r);
+        }
+        for d in &deps {
+            paths.add(&dep_dir(&deps_base, d), &d.src);
+        }
+        let summary = Summary::from_notes(state.notes().chain(deps_state.notes()).map(|(_, n)| n));
+        let report_file = pulse_dir.join("instrument-report.json");
+        let notes: Vec<&serde_json::Value> = state
+            .notes()
+            .chain(deps_state.notes())
+            .map(|(_, n)| n)
+            .collect();
+        std::fs::write(
+            &report_file,
+            serde_json::to_vec_pretty(&serde_json::json!({ "files": notes }))?,
+        )
+        .with_context(|| format!("writing {}", report_file.display()))?;
+
+        let target_dir = opts
+            .build_target_dir
+            .clone()
+            .or_else(|| std::env::var_os("CARGO_PULSE_TARGET_DIR").map(PathBuf::from))
+            .unwrap_or_else(|| pulse_dir.join("target"));
+        let target_dir = std::path::absolute(&target_dir)
+            .with_context(|| format!("resolving {}", target_dir.display()))?;
+        let failures_dir = pulse_dir.join("failures");
+        Ok(Mirror {
+            user,
+            pulse_dir,
+            root,
+            manifest,
+            target_dir,
+            failures_dir,
+            paths,
+            summary,
+            stats,
+            deps,
+            _lock: lock,
+        })
+    }
+}
+
+/// `target/pulse`, or a per-workspace subdirectory of it when the target dir is shared with
+/// other workspaces (it lies outside this one, e.g. a global `CARGO_TARGET_DIR`).
+fn pulse_dir_for(user: &UserWorkspace) -> PathBuf {
+    let base = user.target_dir.join("pulse");
+    if user.target_dir.starts_with(&user.root) {
+        return base;
+    }
+    let name = user
+        .root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    base.join(format!(
+        "{name}-{:016x}",
+        fnv(user.root.display().to_string().as_bytes())
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn mirror_transform(
+    user: &UserWorkspace,
+    layout: &Layout,
+    support: &Support,
+    deps: &[DepSource],
+    deps_base: &Path,
+    opts: &pulse_instrument::Options,
+    src: &Path,
+    bytes: Vec<u8>,
+) -> Result<Transformed> {
+    if src.file_name().is_some_and(|n| n == "Cargo.toml") {
+        let dir = src.parent().unwrap();
+        let package = user.packages.iter().find(|p| p.dir == dir);
+        let is_root = dir == user.root;
+        if package.is_none() && !is_root {
+            // Some unrelated crate that happens to live in the tree (a fixture, a template).
+            return Ok(Transformed { bytes, note: None });
+        }
+        let text =
+            String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", src.display()))?;
+        let mut doc = manifest::parse(&text, src)?;
+        if let Some(ws_root) = package.and_then(|p| p.inherits_from.as_ref()) {
+            let ws_path = ws_root.join("Cargo.toml");
+            let ws_text = std::fs::read_to_string(&ws_path)
+                .with_context(|| format!("reading {}", ws_path.display()))?;
+            let ws = manifest::parse(&ws_text, &ws_path)?;
+            manifest::inline_workspace_inheritance(&mut doc, &ws, ws_root);
+        }
+        manifest::repoint_paths(&mut doc, dir, &|meant| {
+            layout.map(meant).unwrap_or_else(|| meant.to_path_buf())
+        });
+        if let Some(p) = package {
+            if !p.proc_macro && p.name != "pulse" {
+                manifest::add_pulse_dependency(&mut doc, &support.pulse_dir());
+            }
+        }
+        if is_root {
+            manifest::ensure_workspace(&mut doc);
+            for d in deps {
+                manifest::add_crates_io_patch(&mut doc, &d.name, &dep_dir(deps_base, d));
+            }
+        }
+        return Ok(Transformed {
+            bytes: doc.to_string().into_bytes(),
+            note: None,
+        });
+    }
+    if user.should_instrument(src) {
+        return Ok(instrumenting::instrument_file(src, bytes, opts));
+    }
+    Ok(Transformed { bytes, note: None })
+}
+
+fn dep_transform(
+    deps: &[DepSource],
+    support: &Support,
+    opts: &pulse_instrument::Options,
+    src: &Path,
+    bytes: Vec<u8>,
+) -> Result<Transformed> {
+    let Some(dep) = deps.iter().find(|d| src.starts_with(&d.src)) else {
+        return Ok(Transformed { bytes, note: None });
+    };
+    if src == dep.src.join("Cargo.toml") {
+        let text =
+            String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", src.display()))?;
+        let mut doc = manifest::parse(&text, src)?;
+        manifest::repoint_paths(&mut doc, &dep.src, &|meant| meant.to_path_buf());
+        manifest::add_pulse_dependency(&mut doc, &support.pulse_dir());
+        return Ok(Transformed {
+            bytes: doc.to_string().into_bytes(),
+            note: None,
+        });
+    }
+    // Only the library's sources: a dependency's tests, examples and benches are never built.
+    let in_lib = src.starts_with(dep.src.join("src"));
+    if in_lib
+        && src.extension().is_some_and(|e| e == "rs")
+        && !dep.build_scripts.iter().any(|b| b == src)
+    {
+        return Ok(instrumenting::instrument_file(src, bytes, opts));
+    }
+    Ok(Transformed { bytes, note: None })
+}
+
+fn dep_dir(base: &Path, d: &DepSource) -> PathBuf {
+    base.join(format!("{}-{}", d.name, d.version))
+}
+
+/// Finds the registry sources of `wanted` in the mirror's resolved dependency graph.
+pub fn resolve_deps(
+    mirror_manifest: &Path,
+    wanted: &[String],
+    offline: bool,
+) -> Result<Vec<DepSource>> {
+    let mut cmd = cargo_metadata::MetadataCommand::new();
+    cmd.manifest_path(mirror_manifest);
+    if offline {
+        cmd.other_options(vec!["--offline".to_string()]);
+    }
+    let meta = cmd.exec().with_context(|| {
+        format!(
+            "running `cargo metadata` on the mirror {}",
+            mirror_manifest.display()
+        )
+    })?;
+    let registry = workspace::registry_packages(&meta);
+    let mut out = Vec::new();
+    for name in wanted {
+        let Some(pkgs) = registry.get(name) else {
+            bail!(
+                "--instrument-dep {name}: no registry crate named `{name}` in the workspace's dependencies \
+                 (only crates.io dependencies can be instrumented; path dependencies already are)"
+            );
+        };
+        for p in pkgs {
+            if p.targets
+                .iter()
+                .any(|t| t.kind.contains(&cargo_metadata::TargetKind::ProcMacro))
+            {
+                bail!("--instrument-dep {name}: `{name}` is a proc-macro crate; it runs in the compiler, not under the scheduler");
+            }
+            let src = p
+                .manifest_path
+                .parent()
+                .unwrap()
+                .to_path_buf()
+                .into_std_path_buf();
+            let build_scripts = p
+                .targets
+                .iter()
+                .filter(|t| t.kind.contains(&cargo_metadata::TargetKind::CustomBuild))
+                .map(|t| t.src_path.clone().into_std_path_buf())
+                .collect();
+            out.push(DepSource {
+                name: name.clone(),
+                version: p.version.to_string(),
+                src,
+                build_scripts,
+            });
+        }
+    }
+    // One [patch.crates-io] entry per name: patching two versions of one crate is not supported.
+    let mut names = BTreeSet::new();
+    out.retain(|d| names.insert(d.name.clone()));
+    Ok(out)
+}
+
+/// Changes when the user's manifests or lock file change (and so may resolve differently).
+fn deps_fingerprint(user: &UserWorkspace, wanted: &[String]) -> String {
+    let mut bytes = wanted.join(",").into_bytes();
+    let mut files: Vec<PathBuf> = user
+        .packages
+        .iter()
+        .map(|p| p.dir.join("Cargo.toml"))
+        .collect();
+    files.push(user.root.join("Cargo.toml"));
+    files.push(user.root.join("Cargo.lock"));
+    for f in files {
+        bytes.extend(std::fs::read(&f).unwrap_or_default());
+    }
+    format!("{:016x}", fnv(&bytes))
+}
+
+/// Identifies this build of cargo-pulse (and so of the instrumenter it contains): a reinstall
+/// re-instruments everything.
+fn tool_fingerprint() -> String {
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::metadata(p).ok());
+    let stamp = exe
+        .map(|m| {
+            (
+                m.len(),
+                m.modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos()),
+            )
+        })
+        .unwrap_or_default();
+    format!("{}-{}-{}", env!("CARGO_PKG_VERSION"), stamp.0, stamp.1)
+}
+
+pub fn fnv(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+fn common_ancestor(paths: &[PathBuf]) -> PathBuf {
+    let mut anchor = paths[0].clone();
+    for p in &paths[1..] {
+        while !p.starts_with(&anchor) {
+            if !anchor.pop() {
+                break;
+            }
+        }
+    }
+    anchor
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_keeps_relative_positions() {
+        let roots = vec![
+            PathBuf::from("/home/u/proj"),
+            PathBuf::from("/home/u/shared/lib"),
+        ];
+        let l = Layout {
+            anchor: common_ancestor(&roots),
+            base: PathBuf::from("/home/u/proj/target/pulse/mirror"),
+            roots,
+        };
+        assert_eq!(l.anchor, PathBuf::from("/home/u"));
+        assert_eq!(l.map(Path::new("/home/u")), None);
+        let single = Layout {
+            anchor: "/p".into(),
+            base: "/p/target/pulse/mirror".into(),
+            roots: vec!["/p".into()],
+        };
+        assert_eq!(
+            single.map(Path::new("/p")).unwrap().as_os_str(),
+            "/p/target/pulse/mirror"
+        );
+        assert_eq!(
+            l.map(Path::new("/home/u/proj/src/lib.rs")),
+            Some(PathBuf::from(
+                "/home/u/proj/target/pulse/mirror/proj/src/lib.rs"
+            ))
+        );
+        assert_eq!(
+            l.map(Path::new("/home/u/shared/lib")),
+            Some(PathBuf::from("/home/u/proj/target/pulse/mirror/shared/lib"))
+        );
+        assert_eq!(l.map(Path::new("/home/u/elsewhere")), None);
+    }
+}

@@ -1,0 +1,270 @@
+//! `cargo pulse test`: mirror and instrument the workspace, build its tests, run each under the
+//! scheduler, report, and choose the exit code. Each stage is its own module; this one only
+//! strings them together and talks to the user between them.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::cli::{Runner, TestArgs};
+use crate::compile;
+use crate::console::Console;
+use crate::exit_code;
+use crate::list::{self, Filters};
+use crate::mirror::{Mirror, MirrorOptions};
+use crate::outcome::{FailureRecord, TestResult};
+use crate::output::JsonOutput;
+use crate::run::{self, RunPlan};
+use crate::seeds;
+use crate::workspace::UserWorkspace;
+
+pub fn run(mut args: TestArgs) -> Result<i32> {
+    args.absorb_passthrough()?;
+    let json = JsonOutput {
+        enabled: args.message_format == crate::cli::MessageFormat::Json,
+    };
+    let console = Console::new(
+        args.color,
+        args.quiet,
+        args.verbose,
+        !args.nocapture && !json.enabled,
+    );
+    resolve_replay_file(&mut args)?;
+
+    let started = Instant::now();
+    let user = UserWorkspace::discover(args.cargo.manifest_path.as_deref())?;
+    let mirror = prepare_mirror(user, &args, &console)?;
+
+    let seeds = seeds::resolve(args.seed, args.seeds, args.schedules);
+    if args.runner == Runner::Nextest {
+        return crate::nextest::run(&mirror, &args, seeds, &console);
+    }
+
+    let Some(binaries) = compile::build(&mirror, &args.cargo, &args.targets, &console)? else {
+        json.build_failed();
+        return Ok(exit_code::TOOL_ERROR);
+    };
+
+    let filters = Filters {
+        names: args.filters.clone(),
+        exact: args.exact,
+        skip: args.skip.clone(),
+        ignored: args.ignored,
+        include_ignored: args.include_ignored,
+    };
+    let mut cases = Vec::new();
+    for b in binaries {
+        cases.extend(list::list(&Arc::new(b), &filters)?);
+    }
+    let to_run = cases.iter().filter(|c| c.run).count();
+
+    let what = match &args.replay {
+        Some(_) => "replaying 1 schedule each".to_string(),
+        None if args.seeds.is_some() => format!("seeds {seeds}"),
+        None => format!("{} schedules each, seed {}", seeds.len(), seeds.from),
+    };
+    console.status(
+        "Running",
+        &format!(
+            "{to_run} test{} under pulse ({what})",
+            if to_run == 1 { "" } else { "s" }
+        ),
+    );
+    json.run_started(seeds, args.replay.as_deref(), to_run);
+
+    let plan = RunPlan {
+        seeds,
+        replay: args.replay.clone(),
+        max_steps: args.max_steps,
+        strategy: args.strategy.clone(),
+        blocking_timeout: Duration::from_secs_f64(args.blocking_timeout.max(0.1)),
+        timeout: args.timeout.map(Duration::from_secs_f64),
+        nocapture: args.nocapture,
+        jobs: args
+            .test_threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        test_args: args.passthrough.clone(),
+        replay_flags: replay_flags(&args),
+        failures_dir: mirror.failures_dir.clone(),
+        run_dir: mirror.pulse_dir.join("run"),
+        paths: mirror.paths.clone(),
+    };
+    let outcomes = run::run_all(cases, &plan, &console, &mut |o| {
+        console.test_finished(o);
+        if o.failed() {
+            console.failure(o);
+        }
+        json.test(o);
+    })?;
+
+    let passed = outcomes
+        .iter()
+        .filter(|o| matches!(o.result, TestResult::Passed))
+        .count();
+    let failed = outcomes.iter().filter(|o| o.failed()).count();
+    let ignored = outcomes
+        .iter()
+        .filter(|o| matches!(o.result, TestResult::Ignored))
+        .count();
+    let code = if failed > 0 {
+        exit_code::FAILURE
+    } else {
+        exit_code::SUCCESS
+    };
+    let secs = started.elapsed().as_secs_f64();
+
+    if !args.quiet || failed > 0 {
+        console.summary_table(&outcomes);
+    }
+    if failed > 0 {
+        console.eprintln(&format!(
+            "\n{}",
+            console.bold("failures (replay each with the line shown):")
+        ));
+        for o in outcomes.iter().filter(|o| o.failed()) {
+            console.eprintln(&format!("    {}", o.full_name()));
+            if let TestResult::Failed(f) = &o.result {
+                if let Some(r) = &f.replay {
+                    console.eprintln(&format!("      {}", console.dim(r)));
+                }
+            }
+        }
+    }
+    let verdict = if failed > 0 {
+        console.red("FAILED")
+    } else {
+        console.green("ok")
+    };
+    let seed_note = match (&args.replay, args.seeds) {
+        (Some(_), _) => "replay".to_string(),
+        (None, Some(r)) => format!("seeds {r}"),
+        (None, None) => format!("seed {}", seeds.from),
+    };
+    console.eprintln(&format!(
+        "\ntest result: {verdict}. {passed} passed; {failed} failed; {ignored} ignored; {seed_note}; finished in {secs:.2}s"
+    ));
+    json.run_finished(passed, failed, ignored, secs, code);
+    Ok(code)
+}
+
+/// Mirrors and instruments, telling the user what was done and what the instrumenter noticed.
+pub fn prepare_mirror(user: UserWorkspace, args: &TestArgs, console: &Console) -> Result<Mirror> {
+    let t = Instant::now();
+    let opts = MirrorOptions {
+        instrument_deps: args.cargo.instrument_deps.clone(),
+        offline: args.cargo.offline,
+        build_target_dir: args.cargo.pulse_target_dir.clone(),
+    };
+    let mirror = Mirror::prepare(user, &opts)?;
+    let s = &mirror.summary;
+    let deps = if mirror.deps.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", with {}",
+            mirror
+                .deps
+                .iter()
+                .map(|d| format!("{} {}", d.name, d.version))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    console.status(
+        "Instrumented",
+        &format!(
+            "{} files, {} rewrites{deps} ({} updated) into {} in {:.2}s",
+            s.files,
+            s.rewrites,
+            mirror.stats.written,
+            relative(&mirror.pulse_dir.join("mirror"), &mirror.user.root),
+            t.elapsed().as_secs_f64()
+        ),
+    );
+    for (path, line, col, msg) in &s.parse_errors {
+        console.warning(&format!(
+            "{path}:{line}:{col}: could not be parsed for instrumentation, left as is: {msg}"
+        ));
+    }
+    // Findings in the user's own code; a use of a crate now instrumented is no longer news.
+    let findings: Vec<_> = s
+        .findings
+        .iter()
+        .filter(|(path, ..)| {
+            !mirror
+                .deps
+                .iter()
+                .any(|d| Path::new(path).starts_with(&d.src))
+        })
+        .filter(|(.., msg)| {
+            !mirror
+                .deps
+                .iter()
+                .any(|d| msg.contains(&format!("{}::", d.name.replace('-', "_"))))
+        })
+        .collect();
+    let shown = if args.verbose { usize::MAX } else { 5 };
+    for (path, line, col, msg) in findings.iter().take(shown) {
+        console.warning(&format!(
+            "{}:{line}:{col}: {msg}",
+            relative(Path::new(path), &mirror.user.root)
+        ));
+    }
+    if findings.len() > shown {
+        console.eprintln(&console.dim(&format!(
+            "    ... and {} more findings (-v shows them all; {})",
+            findings.len() - shown,
+            relative(
+                &mirror.pulse_dir.join("instrument-report.json"),
+                &mirror.user.root
+            )
+        )));
+    }
+    Ok(mirror)
+}
+
+fn relative(p: &Path, base: &Path) -> String {
+    p.strip_prefix(base).unwrap_or(p).display().to_string()
+}
+
+/// `--replay path/to/failure.json`: replay the schedule of a failure file, for its test.
+fn resolve_replay_file(args: &mut TestArgs) -> Result<()> {
+    let Some(r) = &args.replay else { return Ok(()) };
+    let path = Path::new(r);
+    if !(r.ends_with(".json") && path.is_file()) {
+        return Ok(());
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let record: FailureRecord = serde_json::from_slice(&bytes)
+        .with_context(|| format!("parsing the failure file {}", path.display()))?;
+    if args.filters.is_empty() && !record.test.is_empty() {
+        // The file is named `<binary>.<test>.json`; its record's name may carry a crate prefix.
+        let from_name = path.file_stem().and_then(|s| s.to_str()).and_then(|s| {
+            s.split_once('.')
+                .and_then(|(_, rest)| rest.split_once('.'))
+                .map(|(_, t)| t.to_string())
+        });
+        args.filters.push(from_name.unwrap_or(record.test.clone()));
+        args.exact = true;
+    }
+    args.replay = Some(record.schedule);
+    Ok(())
+}
+
+/// The flags a replay line must repeat to build the same thing.
+fn replay_flags(args: &TestArgs) -> Vec<String> {
+    let mut f = Vec::new();
+    if let Some(m) = &args.cargo.manifest_path {
+        f.extend(["--manifest-path".to_string(), m.display().to_string()]);
+    }
+    f.extend(compile::profile_and_feature_args(&args.cargo));
+    for d in &args.cargo.instrument_deps {
+        f.extend(["--instrument-dep".to_string(), d.clone()]);
+    }
+    if let Some(n) = args.max_steps {
+        f.extend(["--max-steps".to_string(), n.to_string()]);
+    }
+    f
+}

@@ -1,0 +1,444 @@
+//! The installed `cargo pulse` on fixture crates and on the repository's examples. What each
+//! test asserts is what a user would check by hand: the exit code, which tests failed, that the
+//! report points at their own files, that the replay line replays.
+
+mod support;
+
+use support::{cargo_pulse, copy_fixture, fixture, repo, shell, snapshot};
+
+/// Few schedules where the point is not search depth (the bugs here are shallow).
+const QUICK: &[&str] = &["--schedules", "300", "--seed", "7", "--color", "never"];
+
+fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    extra.iter().copied().chain(QUICK.iter().copied()).collect()
+}
+
+#[test]
+fn workspace_members_and_an_outside_path_dependency() {
+    let root = fixture("multi", "multi");
+    let ws = root.join("ws");
+    let before = snapshot(&root);
+
+    let run = cargo_pulse(
+        &ws,
+        &args(&["test", "--workspace", "--message-format", "json"]),
+    );
+    assert_eq!(
+        run.code, 101,
+        "the racy counter in the outside path dependency is found"
+    );
+    assert_eq!(
+        run.event_of("tests::two_threads_count_every_deposit")
+            .as_deref(),
+        Some("failed")
+    );
+    assert_eq!(
+        run.event_of("tests::one_thread_counts_every_deposit")
+            .as_deref(),
+        Some("ok")
+    );
+    assert_eq!(
+        run.event_of("tests::totals_are_exact").as_deref(),
+        Some("ok"),
+        "the other member's test ran and passed"
+    );
+    assert!(
+        run.stderr.contains("a deposit was not counted"),
+        "the assertion message is shown"
+    );
+    assert!(
+        run.stderr.contains("ledger/src/lib.rs:"),
+        "the panic location is the user's file"
+    );
+    // The outside path dependency was mirrored and instrumented too.
+    let mirrored = ws.join("target/pulse/mirror/shared-counter/src/lib.rs");
+    assert!(
+        std::fs::read_to_string(&mirrored)
+            .unwrap()
+            .contains("::pulse::std::sync::atomic"),
+        "{}",
+        mirrored.display()
+    );
+
+    // Package selection: only the correct member.
+    let run = cargo_pulse(&ws, &args(&["test", "-p", "audit"]));
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stderr.contains("totals_are_exact")
+            && !run.stderr.contains("two_threads_count_every_deposit")
+    );
+
+    assert_eq!(
+        before,
+        snapshot(&root),
+        "the user's tree is byte-identical outside target/"
+    );
+}
+
+#[test]
+fn a_bug_only_an_integration_test_shows() {
+    let dir = fixture("integration-bug", "integration-bug");
+    let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+    assert_eq!(run.code, 101);
+    assert_eq!(
+        run.event_of("tests::a_name_is_registered_once").as_deref(),
+        Some("ok")
+    );
+    assert_eq!(
+        run.event_of("only_one_of_two_racing_registrations_wins")
+            .as_deref(),
+        Some("failed")
+    );
+    assert!(run
+        .stderr
+        .contains("both registrations of `server` succeeded"));
+    assert!(
+        run.stderr.contains("tests/concurrent.rs:"),
+        "location in the integration test file"
+    );
+    assert!(
+        run.stderr.contains("--test concurrent"),
+        "the replay line selects the integration test target"
+    );
+}
+
+#[test]
+fn every_import_idiom_is_instrumented_and_correct_code_passes() {
+    let dir = fixture("import-idioms", "import-idioms");
+    let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+    assert_eq!(run.code, 0, "correct code passes every schedule");
+    let events = run.test_events();
+    assert_eq!(events.len(), 8, "{events:?}");
+    assert!(events.iter().all(|(_, e)| e == "ok"), "{events:?}");
+    let lib = std::fs::read_to_string(dir.join("target/pulse/mirror/src/lib.rs")).unwrap();
+    for idiom in [
+        "::pulse::std::sync::mpsc",
+        "::pulse::std::thread",
+        "::pulse::std::sync::Once",
+        "__private::run_test",
+    ] {
+        assert!(
+            lib.contains(idiom),
+            "instrumented source lacks {idiom}:\n{lib}"
+        );
+    }
+}
+
+#[test]
+fn a_compile_error_exits_2_and_names_the_users_file() {
+    let dir = fixture("compile-error", "compile-error");
+    let run = cargo_pulse(&dir, &args(&["test"]));
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("src/lib.rs:5:"),
+        "the error points at the user's line"
+    );
+    assert!(run.stderr.contains("mismatched types"));
+    assert!(
+        !run.stderr.contains("target/pulse/mirror/"),
+        "no mirror paths leak into the report"
+    );
+}
+
+#[test]
+fn bad_flags_exit_2() {
+    let dir = fixture("failing", "bad-flags");
+    assert_eq!(cargo_pulse(&dir, &["test", "--no-such-flag"]).code, 2);
+    assert_eq!(cargo_pulse(&dir, &["test", "--seeds", "9..3"]).code, 2);
+}
+
+#[test]
+fn a_failing_test_exits_101_and_its_replay_line_reproduces_it() {
+    let dir = fixture("failing", "failing");
+    let before = snapshot(&dir);
+    let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+    assert_eq!(run.code, 101);
+    assert_eq!(
+        run.event_of("tests::racy_hits_are_all_counted").as_deref(),
+        Some("failed")
+    );
+    for ok in [
+        "tests::atomic_hits_are_all_counted",
+        "tests::should_panic_is_honoured",
+        "tests::result_tests_work",
+    ] {
+        assert_eq!(run.event_of(ok).as_deref(), Some("ok"), "{ok}");
+    }
+    assert_eq!(
+        run.event_of("tests::ignored_unless_asked").as_deref(),
+        Some("ignored")
+    );
+    assert!(
+        run.stderr.contains("lost a hit") && run.stderr.contains("src/lib.rs:"),
+        "message and user location"
+    );
+    assert!(run.stderr.contains("seed"), "the seed is reported");
+    let failures: Vec<_> = std::fs::read_dir(dir.join("target/pulse/failures"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(failures.len(), 1, "one failure file");
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(failures[0].path()).unwrap()).unwrap();
+    assert!(record["schedule"].as_str().is_some_and(|s| !s.is_empty()));
+
+    // pulse itself came from the installed binary (unpacked into the support dir), not from
+    // this repository's sources.
+    let manifest = std::fs::read_to_string(dir.join("target/pulse/mirror/Cargo.toml")).unwrap();
+    let support = support::scratch().join("support");
+    let line = manifest
+        .lines()
+        .find(|l| l.starts_with("pulse ="))
+        .expect("a pulse dependency");
+    assert!(
+        line.contains(&format!("{}/support-", support.display())),
+        "{line}"
+    );
+    assert!(
+        !line.contains(&format!("{}/pulse", repo().display())),
+        "{line}"
+    );
+
+    // The replay line, as printed, reproduces the same failure, twice.
+    let line = run.replay_line().expect("a replay line");
+    assert!(line.contains("--replay"), "{line}");
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let r = shell(&dir, &format!("{line} --color never --message-format json"));
+        assert_eq!(r.code, 101, "the replay fails again");
+        let failed: Vec<_> = r
+            .test_events()
+            .into_iter()
+            .filter(|(_, e)| e == "failed")
+            .collect();
+        assert_eq!(failed.len(), 1, "only the replayed test ran: {failed:?}");
+        let rec = r.json().into_iter().find(|v| v["type"] == "test").unwrap();
+        seen.push((
+            rec["record"]["message"].clone(),
+            rec["record"]["location"].clone(),
+            rec["record"]["schedule"].clone(),
+        ));
+    }
+    assert_eq!(seen[0], seen[1], "the replay is deterministic");
+    assert!(seen[0].0.as_str().unwrap_or("").contains("lost a hit"));
+
+    // A failure file replays too.
+    let r = cargo_pulse(
+        &dir,
+        &[
+            "test",
+            "--replay",
+            failures[0].path().to_str().unwrap(),
+            "--color",
+            "never",
+        ],
+    );
+    assert_eq!(r.code, 101);
+
+    // --include-ignored runs the ignored test; filters and --exact select.
+    let r = cargo_pulse(
+        &dir,
+        &args(&["test", "ignored_unless_asked", "--include-ignored"]),
+    );
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.contains("1 passed"));
+
+    assert_eq!(
+        before,
+        snapshot(&dir),
+        "the user's tree is byte-identical outside target/"
+    );
+}
+
+#[test]
+fn a_registry_dependency_is_tested_through_with_instrument_dep() {
+    let dir = fixture("registry-dep", "registry-dep");
+    let run = cargo_pulse(&dir, &args(&["test", "--instrument-dep", "once_cell"]));
+    assert_eq!(run.code, 0, "once_cell's park/unpark now run under pulse");
+    assert!(
+        run.stderr.contains("once_cell"),
+        "the instrumented dependency is named"
+    );
+    let mirrored = std::fs::read_dir(dir.join("target/pulse/deps"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let imp = std::fs::read_to_string(mirrored.join("src/imp_std.rs")).unwrap();
+    assert!(
+        imp.contains("::pulse::std::"),
+        "once_cell's std::sync/thread uses were rewritten"
+    );
+
+    // The same through [package.metadata.pulse].
+    let manifest = dir.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        format!("{text}\n[package.metadata.pulse]\ninstrument = [\"once_cell\"]\n"),
+    )
+    .unwrap();
+    let run = cargo_pulse(&dir, &args(&["test"]));
+    assert_eq!(run.code, 0);
+}
+
+#[test]
+fn uninstrumented_blocking_is_reported_not_hung() {
+    // Without --instrument-dep, once_cell parks a real OS thread while another virtual thread
+    // holds the initialisation: the run must end, name the problem and suggest the fix.
+    let dir = fixture("registry-dep", "registry-dep-blocked");
+    let run = cargo_pulse(&dir, &args(&["test", "--blocking-timeout", "2"]));
+    assert_eq!(run.code, 101);
+    assert!(
+        run.stderr.contains("--instrument-dep") || run.stderr.contains("pulse::atomic"),
+        "a fix is suggested"
+    );
+}
+
+#[test]
+fn seed_ranges_split_a_search_and_nextest_runs_it() {
+    let dir = fixture("failing", "nextest");
+    // Two shards of one search; the bug is shallow enough that each finds it.
+    for range in ["0..150", "150..300"] {
+        let run = cargo_pulse(
+            &dir,
+            &["test", "racy_hits", "--seeds", range, "--color", "never"],
+        );
+        assert_eq!(run.code, 101, "{range}");
+        assert!(run.stderr.contains(&format!("seeds {range}")));
+    }
+    let run = cargo_pulse(
+        &dir,
+        &[
+            "test", "--runner", "nextest", "--seeds", "0..300", "--color", "never",
+        ],
+    );
+    assert_eq!(run.code, 101, "nextest finds the bug too");
+    let run = cargo_pulse(
+        &dir,
+        &[
+            "test",
+            "--runner",
+            "nextest",
+            "--seeds",
+            "0..100",
+            "atomic_hits",
+            "--color",
+            "never",
+        ],
+    );
+    assert_eq!(run.code, 0);
+}
+
+#[test]
+fn the_examples_are_found_with_default_settings() {
+    for example in [
+        "bank-account",
+        "lock-order-deadlock",
+        "lost-wakeup",
+        "proc-reg",
+    ] {
+        let src = repo().join("examples").join(example);
+        if !src.exists() {
+            panic!("examples/{example} is missing");
+        }
+        let dir = copy_fixture(&src, &format!("example-{example}"));
+        let run = cargo_pulse(
+            &dir,
+            &["test", "--color", "never", "--message-format", "json"],
+        );
+        assert_eq!(run.code, 101, "{example}: the bug is found");
+        let events = run.test_events();
+        assert!(!events.is_empty(), "{example}: tests ran");
+        for (name, event) in events {
+            let expected = if name.ends_with("_fixed") {
+                "ok"
+            } else {
+                "failed"
+            };
+            assert_eq!(event, expected, "{example}: {name}");
+        }
+    }
+}
+
+#[test]
+fn instrument_subcommand_writes_a_buildable_crate_and_a_report() {
+    let dir = fixture("registry-dep", "instrument-cmd");
+    for (krate, slot) in [("registry-dep", "out-member"), ("once_cell", "out-dep")] {
+        let out = support::scratch().join("work").join(slot);
+        let _ = std::fs::remove_dir_all(&out);
+        let run = cargo_pulse(
+            &dir,
+            &[
+                "instrument",
+                "--crate",
+                krate,
+                "--out",
+                out.to_str().unwrap(),
+                "--json",
+            ],
+        );
+        assert_eq!(run.code, 0, "{krate}");
+        let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("a JSON report");
+        let rewrites: usize = report["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rewrites"].as_array().unwrap().len())
+            .sum();
+        assert!(rewrites > 0, "{krate}: {report}");
+        // It builds on its own (sharing the suite's target dir, so pulse is not rebuilt).
+        let status = std::process::Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
+            .args(["build", "--quiet", "--manifest-path"])
+            .arg(out.join("Cargo.toml"))
+            .env("CARGO_TARGET_DIR", support::scratch().join("mirror-target"))
+            .status()
+            .unwrap();
+        assert!(status.success(), "{krate}: the instrumented copy builds");
+    }
+    assert_eq!(
+        snapshot(&dir).len(),
+        2,
+        "the fixture itself is untouched (Cargo.toml and src/lib.rs only)"
+    );
+}
+
+#[test]
+fn a_rerun_without_edits_rebuilds_nothing_and_an_edit_rebuilds_one_crate() {
+    let dir = fixture("integration-bug", "rerun");
+    let first = cargo_pulse(&dir, &args(&["test"]));
+    assert_eq!(first.code, 101);
+    let second = cargo_pulse(&dir, &args(&["test"]));
+    assert_eq!(second.code, 101);
+    assert!(
+        !second.stderr.contains("Compiling"),
+        "a no-op rerun compiles nothing"
+    );
+    assert!(
+        second.stderr.contains("(0 updated)"),
+        "and rewrites no mirrored file"
+    );
+    eprintln!(
+        "first run {:.2}s, no-op rerun {:.2}s",
+        first.secs, second.secs
+    );
+
+    // An edit re-instruments that one file and rebuilds only the user's crate.
+    let lib = dir.join("src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    std::fs::write(&lib, format!("{text}\n// edited\n")).unwrap();
+    let third = cargo_pulse(&dir, &args(&["test"]));
+    assert_eq!(third.code, 101);
+    assert!(
+        third.stderr.contains("(1 updated)"),
+        "one mirrored file rewritten"
+    );
+    let compiled: Vec<&str> = third
+        .stderr
+        .lines()
+        .filter(|l| l.trim_start().starts_with("Compiling"))
+        .collect();
+    assert_eq!(compiled.len(), 1, "{compiled:?}");
+    assert!(compiled[0].contains("integration-bug"));
+}

@@ -1,0 +1,270 @@
+//! Shared machinery of the end-to-end tests: install cargo-pulse once, copy a fixture to a
+//! scratch directory, run the installed `cargo pulse` there, snapshot trees.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+/// Scratch space of the suite (inside cargo's target dir, kept between runs so installs and
+/// builds are incremental).
+pub fn scratch() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pulse-e2e")
+}
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// `cargo install --path cargo-pulse --root <scratch>/install`, once per test process;
+/// returns the directory holding the installed `cargo-pulse`.
+pub fn installed_bin_dir() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let root = scratch().join("install");
+        let t = Instant::now();
+        let install = |locked: bool| {
+            let mut cmd = Command::new(cargo());
+            cmd.args(["install", "--path"])
+                .arg(repo().join("cargo-pulse"));
+            cmd.arg("--root")
+                .arg(&root)
+                .arg("--target-dir")
+                .arg(scratch().join("install-target"));
+            // A debug build compiles in half the time; the tool's own speed is not under test.
+            cmd.args(["--debug", "--force", "--quiet"]);
+            if locked {
+                cmd.arg("--locked");
+            }
+            cmd.env_remove("CARGO_TARGET_DIR");
+            cmd.status().expect("running cargo install")
+        };
+        if !install(true).success() {
+            assert!(
+                install(false).success(),
+                "cargo install --path cargo-pulse failed"
+            );
+        }
+        eprintln!(
+            "installed cargo-pulse into {} in {:.1}s",
+            root.display(),
+            t.elapsed().as_secs_f64()
+        );
+        root.join("bin")
+    })
+}
+
+/// A fresh copy of `tests/fixtures/<name>` (or of another directory) at `<scratch>/work/<slot>`.
+pub fn copy_fixture(src: &Path, slot: &str) -> PathBuf {
+    let dst = scratch().join("work").join(slot);
+    if dst.exists() {
+        std::fs::remove_dir_all(&dst).unwrap();
+    }
+    copy_dir(src, &dst);
+    dst
+}
+
+pub fn fixture(name: &str, slot: &str) -> PathBuf {
+    copy_fixture(&repo().join("tests/fixtures").join(name), slot)
+}
+
+fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name();
+        if name == "target" {
+            continue;
+        }
+        let (from, to) = (e.path(), dst.join(&name));
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&from, &to);
+        } else {
+            std::fs::copy(&from, &to).unwrap();
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub secs: f64,
+}
+
+impl Run {
+    /// The JSON lines of `--message-format json`.
+    pub fn json(&self) -> Vec<serde_json::Value> {
+        self.stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// `(test name, event)` of every finished test in the JSON output.
+    pub fn test_events(&self) -> Vec<(String, String)> {
+        self.json()
+            .into_iter()
+            .filter(|v| v["type"] == "test")
+            .map(|v| {
+                (
+                    v["name"].as_str().unwrap_or("").to_string(),
+                    v["event"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    }
+
+    pub fn event_of(&self, test: &str) -> Option<String> {
+        self.test_events()
+            .into_iter()
+            .find(|(n, _)| n == test)
+            .map(|(_, e)| e)
+    }
+
+    /// The `replay: cargo pulse test ...` line of the first failure.
+    pub fn replay_line(&self) -> Option<String> {
+        self.stderr
+            .lines()
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix("replay:")
+                    .map(|s| s.trim().to_string())
+            })
+            .filter(|l| l.starts_with("cargo pulse test"))
+    }
+}
+
+/// Runs the installed `cargo pulse <args>` in `dir`.
+pub fn cargo_pulse(dir: &Path, args: &[&str]) -> Run {
+    let bin = installed_bin_dir();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = Command::new(cargo());
+    cmd.arg("pulse").args(args).current_dir(dir);
+    configure(&mut cmd, &path);
+    let t = Instant::now();
+    let out = cmd.output().expect("running cargo pulse");
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        secs: t.elapsed().as_secs_f64(),
+    };
+    eprintln!(
+        "$ cargo pulse {} (in {}) -> exit {} in {:.1}s\n{}",
+        args.join(" "),
+        dir.display(),
+        run.code,
+        run.secs,
+        run.stderr
+    );
+    run
+}
+
+/// Runs a shell command line (a replay line as printed) with the installed binary on PATH.
+pub fn shell(dir: &Path, line: &str) -> Run {
+    let bin = installed_bin_dir();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", line]).current_dir(dir);
+    configure(&mut cmd, &path);
+    let t = Instant::now();
+    let out = cmd.output().expect("running sh");
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        secs: t.elapsed().as_secs_f64(),
+    };
+    eprintln!(
+        "$ {line} -> exit {} in {:.1}s\n{}",
+        run.code, run.secs, run.stderr
+    );
+    run
+}
+
+fn configure(cmd: &mut Command, path: &str) {
+    cmd.env("PATH", path)
+        // Fixtures use their own target/ (as a user's crate would); their instrumented
+        // builds share one target dir so pulse and its dependencies compile once.
+        .env_remove("CARGO_TARGET_DIR")
+        .env("CARGO_PULSE_TARGET_DIR", scratch().join("mirror-target"))
+        .env("CARGO_PULSE_SUPPORT_DIR", scratch().join("support"))
+        .env("CARGO_TERM_COLOR", "never")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_MAKEFLAGS");
+    for (k, _) in std::env::vars() {
+        // The outer `cargo test` run's own package variables must not leak into the fixtures'.
+        if k.starts_with("CARGO_PKG_")
+            || k == "CARGO_MANIFEST_DIR"
+            || k == "CARGO_PRIMARY_PACKAGE"
+            || k.starts_with("PULSE_")
+        {
+            cmd.env_remove(k);
+        }
+    }
+}
+
+/// Every file under `dir` except in `target/` directories, with its bytes.
+pub fn snapshot(dir: &Path) -> Snapshot {
+    let mut out = BTreeMap::new();
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                if e.file_name() != "target" {
+                    walk(root, &p, out);
+                }
+            } else {
+                out.insert(
+                    p.strip_prefix(root).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    walk(dir, dir, &mut out);
+    Snapshot(out)
+}
+
+/// A tree's files and contents; `Debug` names files only, so a failed comparison is readable.
+#[derive(PartialEq, Eq)]
+pub struct Snapshot(BTreeMap<PathBuf, Vec<u8>>);
+
+impl Snapshot {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(
+                self.0
+                    .iter()
+                    .map(|(p, b)| format!("{} ({} bytes)", p.display(), b.len())),
+            )
+            .finish()
+    }
+}
