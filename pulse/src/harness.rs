@@ -96,6 +96,12 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
             panic!("{why}");
         }
     });
+    if let Some(path) = env_path("PULSE_WARNINGS") {
+        if !report.warnings.is_empty() {
+            // Best effort, like progress: the test's outcome does not depend on it.
+            let _ = fs::write(&path, report.warnings.join("\n") + "\n");
+        }
+    }
     if let Some(mut failure) = report.failure {
         if failure.message == DID_NOT_PANIC {
             failure.kind = FailureKind::ShouldPanicNotPanicked;

@@ -175,7 +175,8 @@ impl ExecState {
         self.clock_ns = 0;
         self.next_object = 0;
         self.trace = if tracing { Some(Vec::new()) } else { None };
-        self.capture_backtraces = tracing;
+        // Symbolising a backtrace costs ~100 ms: only when it will be shown.
+        self.capture_backtraces = tracing && crate::runner::backtrace_wanted();
         self.stop = None;
         self.teardown = false;
         self.pending_spawns.clear();
@@ -197,7 +198,7 @@ impl ExecState {
     pub fn add_thread(&mut self, name: Option<Arc<str>>, body: Box<dyn FnOnce()>, stack_size: usize) -> Tid {
         let tid = self.threads.len() as Tid;
         if let Some(hb) = &self.heartbeat {
-            hb.set_name(tid, name.as_deref().map_or_else(|| if tid == 0 { "main".into() } else { format!("thread-{tid}") }, str::to_string));
+            hb.set_name(tid, if tid == 0 { "main".into() } else { name.as_deref().map_or_else(|| format!("thread-{tid}"), str::to_string) });
         }
         self.threads.push(VThread::new(name));
         self.live += 1;
@@ -429,10 +430,12 @@ impl ExecState {
         }
     }
 
+    /// A thread's name in reports: the test's own thread is `main` (its real name, the
+    /// test's, is already in the report's header); unnamed threads are `thread-N`.
     pub fn thread_name(&self, tid: Tid) -> String {
         match &self.threads[tid as usize].name {
+            _ if tid == 0 => "main".to_string(),
             Some(n) => format!("{n}"),
-            None if tid == 0 => "main".to_string(),
             None => format!("thread-{tid}"),
         }
     }

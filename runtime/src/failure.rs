@@ -134,7 +134,10 @@ pub struct Report {
     pub decisions: u64,
     /// Scheduling points that had more than one option (the schedule's length, summed).
     pub choices: u64,
+    /// Wall-clock time of the whole run, the failure's explanation included.
     pub elapsed: std::time::Duration,
+    /// Wall-clock time until the search stopped (without explaining a failure).
+    pub search_time: std::time::Duration,
     pub failure: Option<Failure>,
     /// Distinct warnings raised during the run (e.g. state shared between executions).
     pub warnings: Vec<String>,

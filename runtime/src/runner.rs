@@ -74,6 +74,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         decisions: 0,
         choices: 0,
         elapsed: Default::default(),
+        search_time: Default::default(),
         failure: None,
         warnings: Vec::new(),
     };
@@ -84,6 +85,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             break;
         }
         let outcome = runner.run_execution(f, false);
+        report.search_time = started.elapsed();
         report.executions += 1;
         report.decisions += outcome.steps;
         report.choices += outcome.schedule.len() as u64;
@@ -311,7 +313,7 @@ impl Runner {
     }
 }
 
-fn backtrace_wanted() -> bool {
+pub(crate) fn backtrace_wanted() -> bool {
     std::env::var("RUST_BACKTRACE").is_ok_and(|v| v != "0")
 }
 

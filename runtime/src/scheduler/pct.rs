@@ -10,13 +10,15 @@ pub struct PctScheduler {
     odds: ChoiceOdds,
     rng: Rng,
     /// Priority per thread index; higher runs first. Assigned when a thread first appears.
-    priorities: Vec<u64>,
+    priorities: Vec<i64>,
     /// Steps (counted over `next_thread` calls) at which the chosen thread is demoted.
     change_points: Vec<u64>,
     step: u64,
     /// The longest execution seen so far, the `k` PCT draws change points from.
     max_steps_seen: u64,
-    next_low: u64,
+    /// The next demoted priority: strictly below every priority given so far, so a demoted
+    /// (or yielding) thread never ties with another and starves it.
+    next_low: i64,
 }
 
 impl PctScheduler {
@@ -33,15 +35,21 @@ impl PctScheduler {
         }
     }
 
-    fn priority(&mut self, thread: u32) -> u64 {
+    fn priority(&mut self, thread: u32) -> i64 {
         let t = thread as usize;
         while self.priorities.len() <= t {
-            // Random high priorities, distinct with overwhelming probability; ties break
-            // by thread index below.
-            let p = (1u64 << 40) + (rand_core::RngCore::next_u64(&mut self.rng) >> 24);
+            // Random positive priorities, above every demoted one (those are <= 0) and
+            // distinct with overwhelming probability.
+            let p = 1 + (rand_core::RngCore::next_u64(&mut self.rng) >> 2) as i64;
             self.priorities.push(p);
         }
         self.priorities[t]
+    }
+
+    fn demote(&mut self, thread: u32) {
+        self.priority(thread);
+        self.next_low -= 1;
+        self.priorities[thread as usize] = self.next_low;
     }
 }
 
@@ -51,7 +59,7 @@ impl Scheduler for PctScheduler {
         self.rng = rng_from_seed(seed);
         self.priorities.clear();
         self.step = 0;
-        self.next_low = self.depth as u64;
+        self.next_low = 0;
         let k = self.max_steps_seen.max(1) as usize;
         self.change_points = (1..self.depth).map(|_| below(&mut self.rng, k) as u64).collect();
         true
@@ -62,9 +70,7 @@ impl Scheduler for PctScheduler {
         if yielding {
             if let Some(c) = current {
                 // A yielding thread is waiting for others: let them go first.
-                self.priority(c);
-                self.next_low = self.next_low.saturating_sub(1);
-                self.priorities[c as usize] = self.next_low;
+                self.demote(c);
             }
         }
         let mut best = runnable[0];
@@ -77,13 +83,38 @@ impl Scheduler for PctScheduler {
             }
         }
         if self.change_points.contains(&self.step) {
-            self.next_low = self.next_low.saturating_sub(1);
-            self.priorities[best as usize] = self.next_low;
+            self.demote(best);
         }
         Some(best)
     }
 
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
         Some(one_in(&mut self.rng, self.odds.one_in(kind)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spin-waiting thread (always yielding) must not starve the thread it waits for,
+    /// even after a change point demotes that thread (a floor on demoted priorities once
+    /// made them tie, and the tie went to the spinner forever).
+    #[test]
+    fn a_yielding_spinner_never_starves_the_holder() {
+        let mut pct = PctScheduler::new(3, ChoiceOdds::default());
+        for seed in 0..200 {
+            pct.new_execution(seed);
+            let mut current = 0;
+            let mut last_holder_step = 0;
+            for step in 0..300 {
+                // Thread 0 spins (yields), thread 1 holds the lock and never yields.
+                current = pct.next_thread(&[0, 1], Some(current), current == 0).unwrap();
+                if current == 1 {
+                    last_holder_step = step;
+                }
+            }
+            assert!(last_holder_step >= 290, "seed {seed}: the holder stopped running at step {last_holder_step}");
+        }
     }
 }
