@@ -189,6 +189,11 @@ pub struct TestArgs {
     /// Scheduling strategy: `random` or `pct:D` (probabilistic concurrency testing, depth D).
     #[arg(long, value_name = "STRATEGY", help_heading = "Search")]
     pub strategy: Option<String>,
+    /// When timed waits (sleep, wait_timeout, recv_timeout, park_timeout) expire: `idle`
+    /// (default: only when no thread can run) or `random` (a scheduler choice at any point,
+    /// finds sleeps used as synchronisation).
+    #[arg(long, value_name = "MODE", value_parser = ["idle", "random"], help_heading = "Search")]
+    pub time: Option<String>,
     /// Replay one schedule (as printed in a failure report), or a failure file (.json).
     #[arg(long, value_name = "SCHEDULE|FILE", help_heading = "Search")]
     pub replay: Option<String>,

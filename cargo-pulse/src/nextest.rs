@@ -65,6 +65,9 @@ pub fn run(mirror: &Mirror, args: &TestArgs, seeds: SeedRange, console: &Console
     if let Some(s) = &args.strategy {
         cmd.env("PULSE_STRATEGY", s);
     }
+    if let Some(t) = &args.time {
+        cmd.env("PULSE_TIME", t);
+    }
     if let Some(r) = &args.replay {
         cmd.env("PULSE_REPLAY", r);
     }

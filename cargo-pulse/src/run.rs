@@ -28,6 +28,7 @@ pub struct RunPlan {
     pub replay: Option<String>,
     pub max_steps: Option<u64>,
     pub strategy: Option<String>,
+    pub time: Option<String>,
     pub blocking_timeout: Duration,
     pub timeout: Option<Duration>,
     pub nocapture: bool,
@@ -185,6 +186,9 @@ fn run_one(index: usize, case: &TestCase, plan: &RunPlan, console: &Console) -> 
         );
     if let Some(n) = plan.max_steps {
         cmd.env("PULSE_MAX_STEPS", n.to_string());
+    }
+    if let Some(t) = &plan.time {
+        cmd.env("PULSE_TIME", t);
     }
     if let Some(s) = &plan.strategy {
         cmd.env("PULSE_STRATEGY", s);

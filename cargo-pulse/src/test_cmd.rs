@@ -79,6 +79,7 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         replay: args.replay.clone(),
         max_steps: args.max_steps,
         strategy: args.strategy.clone(),
+        time: args.time.clone(),
         blocking_timeout: Duration::from_secs_f64(args.blocking_timeout.max(0.1)),
         timeout: args.timeout.map(Duration::from_secs_f64),
         nocapture: args.nocapture,
