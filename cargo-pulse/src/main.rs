@@ -10,6 +10,7 @@ mod compile;
 mod console;
 mod copy_tree;
 mod exit_code;
+mod harness_env;
 mod instrument_cmd;
 mod instrumenting;
 mod list;

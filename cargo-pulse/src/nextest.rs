@@ -4,11 +4,13 @@
 //! search over many CI machines (one seed range per machine).
 
 use anyhow::{Context, Result};
+use std::time::Duration;
 
 use crate::cli::TestArgs;
 use crate::compile;
 use crate::console::Console;
 use crate::exit_code;
+use crate::harness_env::HarnessEnv;
 use crate::mirror::Mirror;
 use crate::seeds::SeedRange;
 
@@ -48,29 +50,17 @@ pub fn run(mirror: &Mirror, args: &TestArgs, seeds: SeedRange, console: &Console
         }
     }
     cmd.args(&args.passthrough);
-    cmd.env("PULSE_SCHEDULES", seeds.len().to_string())
-        .env("PULSE_SEED", seeds.from.to_string())
-        .env("PULSE_FAILURE_DIR", &mirror.failures_dir)
-        .env(
-            "PULSE_BLOCKING_TIMEOUT_MS",
-            ((args.blocking_timeout * 1000.0) as u64).to_string(),
-        )
-        .env(
-            "PULSE_REPLAY_COMMAND",
-            "cargo pulse test {test} --exact --replay '{schedule}'",
-        );
-    if let Some(n) = args.max_steps {
-        cmd.env("PULSE_MAX_STEPS", n.to_string());
+    HarnessEnv {
+        seeds: &seeds,
+        max_steps: args.max_steps,
+        strategy: args.strategy.as_deref(),
+        time: args.time.as_deref(),
+        replay: args.replay.as_deref(),
+        blocking_timeout: Duration::from_secs_f64(args.blocking_timeout),
+        failure_dir: &mirror.failures_dir,
+        replay_command: "cargo pulse test {test} --exact --replay '{schedule}'",
     }
-    if let Some(s) = &args.strategy {
-        cmd.env("PULSE_STRATEGY", s);
-    }
-    if let Some(t) = &args.time {
-        cmd.env("PULSE_TIME", t);
-    }
-    if let Some(r) = &args.replay {
-        cmd.env("PULSE_REPLAY", r);
-    }
+    .apply(&mut cmd);
     console.status(
         "Running",
         &format!("cargo nextest run on the instrumented mirror (seeds {seeds})"),

@@ -17,6 +17,7 @@ use crate::console::Console;
 use crate::exit_code;
 use crate::list::TestCase;
 use crate::outcome::{Failure, FailureRecord, Outcome, TestResult};
+use crate::harness_env::HarnessEnv;
 use crate::path_map::PathMap;
 use crate::process::{libtest_counts, read_progress, TestProcess};
 use crate::seeds::SeedRange;
@@ -174,28 +175,19 @@ fn run_one(index: usize, case: &TestCase, plan: &RunPlan, console: &Console) -> 
     cmd.current_dir(&case.binary.mirror_dir)
         .env("CARGO_MANIFEST_DIR", &case.binary.mirror_dir)
         .env("CARGO_PKG_NAME", &case.binary.package)
-        .env("PULSE_SCHEDULES", plan.seeds.len().to_string())
-        .env("PULSE_SEED", plan.seeds.from.to_string())
-        .env("PULSE_FAILURE_DIR", &failure_dir)
         .env("PULSE_PROGRESS", &progress)
-        .env("PULSE_WARNINGS", dir.join("warnings"))
-        .env("PULSE_REPLAY_COMMAND", &replay_template)
-        .env(
-            "PULSE_BLOCKING_TIMEOUT_MS",
-            plan.blocking_timeout.as_millis().to_string(),
-        );
-    if let Some(n) = plan.max_steps {
-        cmd.env("PULSE_MAX_STEPS", n.to_string());
+        .env("PULSE_WARNINGS", dir.join("warnings"));
+    HarnessEnv {
+        seeds: &plan.seeds,
+        max_steps: plan.max_steps,
+        strategy: plan.strategy.as_deref(),
+        time: plan.time.as_deref(),
+        replay: plan.replay.as_deref(),
+        blocking_timeout: plan.blocking_timeout,
+        failure_dir: &failure_dir,
+        replay_command: &replay_template,
     }
-    if let Some(t) = &plan.time {
-        cmd.env("PULSE_TIME", t);
-    }
-    if let Some(s) = &plan.strategy {
-        cmd.env("PULSE_STRATEGY", s);
-    }
-    if let Some(r) = &plan.replay {
-        cmd.env("PULSE_REPLAY", r);
-    }
+    .apply(&mut cmd);
 
     let bar = console.test_bar(&format!("{} {}", case.binary.display(), case.name), planned);
     let started = Instant::now();

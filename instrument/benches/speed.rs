@@ -4,67 +4,21 @@
 //!
 //! `cargo bench -p pulse-instrument --bench speed`
 
+#[path = "../tests/common/registry.rs"]
+mod registry;
+
 use pulse_instrument::{instrument_source, Options};
-use std::path::{Path, PathBuf};
+use registry::{rust_files, source_dir, CRATES};
 use std::time::Instant;
 
-const CRATES: &[&str] = &[
-    "crossbeam-utils",
-    "crossbeam-channel",
-    "once_cell",
-    "lazy_static",
-    "thread_local",
-    "spin",
-    "scopeguard",
-];
 const MIN_LINES: usize = 100_000;
 const BUDGET_SECS: f64 = 2.0;
-
-fn source_dir(name: &str) -> Option<PathBuf> {
-    let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock"))
-        .ok()?;
-    let mut lines = lock.lines();
-    let version = loop {
-        if lines.next()? == format!("name = \"{name}\"") {
-            break lines
-                .next()?
-                .strip_prefix("version = \"")?
-                .trim_end_matches('"')
-                .to_owned();
-        }
-    };
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))?;
-    std::fs::read_dir(home.join("registry/src"))
-        .ok()?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path().join(format!("{name}-{version}")))
-        .find(|p| p.is_dir())
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-    paths.sort();
-    for path in paths {
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|x| x == "rs") {
-            if let Ok(text) = std::fs::read_to_string(&path) {
-                out.push(text);
-            }
-        }
-    }
-}
 
 fn main() {
     let mut corpus = Vec::new();
     for name in CRATES {
         match source_dir(name) {
-            Some(dir) => rust_files(&dir, &mut corpus),
+            Some(dir) => corpus.extend(rust_files(&dir).iter().filter_map(|p| std::fs::read_to_string(p).ok())),
             None => {
                 eprintln!("warning: {name} sources not found (build the dev-dependencies first)")
             }

@@ -6,64 +6,9 @@
 
 mod common;
 
+use common::registry::{rust_files, source_dir, CRATES};
+
 use pulse_instrument::{instrument_source, Options};
-use std::path::{Path, PathBuf};
-
-pub const CRATES: &[&str] = &[
-    "crossbeam-utils",
-    "crossbeam-channel",
-    "once_cell",
-    "lazy_static",
-    "thread_local",
-    "spin",
-    "scopeguard",
-];
-
-/// The unpacked source directory of a locked registry package.
-fn source_dir(name: &str) -> Option<PathBuf> {
-    let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock"))
-        .ok()?;
-    let mut lines = lock.lines();
-    let version = loop {
-        if lines.next()? == format!("name = \"{name}\"") {
-            break lines
-                .next()?
-                .strip_prefix("version = \"")?
-                .trim_end_matches('"')
-                .to_owned();
-        }
-    };
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))?;
-    std::fs::read_dir(home.join("registry/src"))
-        .ok()?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path().join(format!("{name}-{version}")))
-        .find(|p| p.is_dir())
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            if path
-                .file_name()
-                .is_some_and(|n| n != "target" && !n.to_string_lossy().starts_with('.'))
-            {
-                rust_files(&path, out);
-            }
-        } else if path.extension().is_some_and(|x| x == "rs")
-            && path.file_name().is_some_and(|n| n != "build.rs")
-        {
-            out.push(path);
-        }
-    }
-}
 
 #[test]
 fn registry_crates_are_fully_rewritten_or_reported() {
@@ -77,9 +22,7 @@ fn registry_crates_are_fully_rewritten_or_reported() {
         let dir = source_dir(name).unwrap_or_else(|| {
             panic!("{name} sources not unpacked: run `cargo fetch` / build the dev-dependencies")
         });
-        let mut paths = Vec::new();
-        rust_files(&dir, &mut paths);
-        for path in paths {
+        for path in rust_files(&dir) {
             let shown = path
                 .strip_prefix(&dir)
                 .unwrap_or(&path)

@@ -1,6 +1,8 @@
 //! Checks shared by the property and coverage tests.
 #![allow(dead_code)]
 
+pub mod registry;
+
 use proc_macro2::{Spacing, TokenStream, TokenTree};
 
 /// A `std::{sync,thread,time,hint}`, `core::{sync,hint}` or `alloc::sync` path root left in
