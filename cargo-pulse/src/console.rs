@@ -199,6 +199,10 @@ impl Console {
                 self.dim("failure file:"),
                 file.display()
             ));
+            let timeline = file.with_extension("html");
+            if timeline.is_file() {
+                out.push_str(&format!("  {} {}\n", self.dim("timeline:"), timeline.display()));
+            }
         }
         if !f.report.contains("replay:") || f.report.contains("--replay ''") {
             if let Some(replay) = &f.replay {

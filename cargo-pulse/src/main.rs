@@ -25,6 +25,7 @@ mod run;
 mod seeds;
 mod support;
 mod test_cmd;
+mod timeline;
 mod workspace;
 
 fn main() {

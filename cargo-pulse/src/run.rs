@@ -286,6 +286,9 @@ fn run_one(index: usize, case: &TestCase, plan: &RunPlan, console: &Console) -> 
         let json = serde_json::to_vec_pretty(&record)?;
         std::fs::write(&failure_file, json)
             .with_context(|| format!("writing {}", failure_file.display()))?;
+        if !record.trace.is_empty() {
+            crate::timeline::write(&record, &failure_file.with_extension("html"))?;
+        }
         let run = if record.executions > 0 {
             record.executions
         } else {
