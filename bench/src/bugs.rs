@@ -188,17 +188,10 @@ pub fn child(args: &[String]) -> ! {
     }));
     START.get_or_init(Instant::now);
     let r = runners::run(tool, f, &lim);
-    if tool.family() == "pulse" && r.failure.is_some() && r.executions > 1 {
-        // pulse's time includes its failure report (a traced replay of the failing schedule).
-        // The search alone: the same seed without the failing execution (deterministic).
-        let before = Limits {
-            schedules: r.executions - 1,
-            ..lim.clone()
-        };
-        let again = runners::run(tool, f, &before);
-        if again.failure.is_none() && again.executions == r.executions - 1 {
-            print_once(&format!("SEARCH\t{:.6}\n", again.elapsed.as_secs_f64()));
-        }
+    if let (Some(search), Some(_)) = (r.search, &r.failure) {
+        // pulse's elapsed time includes its failure report (a traced replay of the failing
+        // schedule); `Report::search_time` is the search alone.
+        print_once(&format!("SEARCH\t{:.6}\n", search.as_secs_f64()));
     }
     let first = FIRST_PANIC
         .lock()
@@ -624,7 +617,7 @@ pub fn run(cfg: &Config) -> String {
          - Seeds: seed k = ((k+1) x 0x9E3779B97F4A7C15) >> 1, k = 0..n, the same for pulse and shuttle.\n\
          - loom: `model::Builder` with `max_branches = 10,000` (tokio CI's value), `checkpoint_interval = 1`, `max_permutations`/`max_duration` = the budget; the count is loom's iteration number of the first failing execution. A loom deadlock aborts the process (double panic); the child reports from its panic hook first.\n\
          - pulse's seconds include its failure report: a traced replay of the failing schedule, which captures a backtrace at the panic (`Backtrace::force_capture`, symbolized); \
-         deadlocks have no panic and so no backtrace. \"search\" is the median time of the executions before the failing one alone (the same seed re-run with one schedule fewer).\n\
+         deadlocks have no panic and so no backtrace. \"search\" is the median time until the failing execution ended, without pulse's failure report (`Report::search_time`).\n\
          - pulse: `Builder::new().schedules(budget).seed(seed).strategy(Random | Pct { depth: 3 }).run_for(budget time, f)`, everything else default \
          (`max_steps` 100,000; spurious wakeups and weak-CAS failures each offered with odds 1 in 8 where they can happen; \
          `TimeMode::Idle`: the virtual clock jumps to the next deadline only when no thread can run). \

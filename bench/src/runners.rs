@@ -101,6 +101,8 @@ pub struct Run {
     /// the tool's own count of scheduling decisions over all executions, where it has one
     pub decisions: Option<u64>,
     pub elapsed: Duration,
+    /// pulse: wall time until the failing execution ended, without its failure report
+    pub search: Option<Duration>,
     /// first failure: its message (pulse: kind + message)
     pub failure: Option<String>,
     /// the search ran out of schedules before the budget (loom DFS finished the state space)
@@ -159,6 +161,7 @@ fn run_pulse(f: fn(), strategy: pulse::Strategy, time: pulse::TimeMode, lim: &Li
         executions: report.executions,
         decisions: Some(report.decisions),
         elapsed,
+        search: Some(report.search_time),
         failure: report
             .failure
             .map(|fl| format!("{:?}: {}", fl.kind, fl.message)),
@@ -193,6 +196,7 @@ fn run_loom(f: fn(), bound: Option<usize>, lim: &Limits) -> Run {
         executions,
         decisions: None,
         elapsed,
+        search: None,
         complete: r.is_ok() && executions < lim.schedules && !timed_out,
         failure: r.err().map(|p| panic_message(&*p)),
     }
@@ -230,6 +234,7 @@ fn run_shuttle(f: fn(), tool: Tool, lim: &Limits) -> Run {
         executions: EXECS.load(Ordering::SeqCst),
         decisions: Some(SWITCHES.load(Ordering::SeqCst)),
         elapsed,
+        search: None,
         failure: r.err().map(|p| panic_message(&*p)),
         complete: false,
     }
