@@ -228,28 +228,26 @@ impl Ctx {
     ) -> u32 {
         // SAFETY: lifetime erased per this function's contract.
         let body: Box<dyn FnOnce() + 'static> = unsafe { std::mem::transmute(body) };
+        if self.is_teardown() {
+            self.teardown_point();
+            // An unwinding thread's cleanup spawned a thread: the execution is over, so it
+            // never runs; its closure is dropped now, while this execution is current.
+            drop(body);
+            return self.state().add_finished_thread(name);
+        }
         let tid = {
             let mut st = self.state();
-            if st.teardown {
-                drop(st);
-                self.teardown_point();
-                let mut st = self.state();
-                let stack = stack_size.unwrap_or(st.config.stack_size);
-                let tid = st.add_thread(name, body, stack);
-                st.threads[tid as usize].status = crate::execution::Status::Finished;
-                return tid;
-            }
             let stack = stack_size.unwrap_or(st.config.stack_size);
             st.add_thread(name, body, stack)
         };
-        self.switch("thread::spawn", Some(ObjRef { kind: "Thread", id: tid }));
+        self.switch("thread::spawn", Some(ObjRef::thread(tid)));
         tid
     }
 
     /// Waits for `thread` to finish. `Err` carries its panic payload.
     #[track_caller]
     pub fn join(self, thread: u32) -> Result<(), Box<dyn Any + Send>> {
-        let obj = ObjRef { kind: "Thread", id: thread };
+        let obj = ObjRef::thread(thread);
         self.switch("JoinHandle::join", Some(obj));
         loop {
             if self.is_finished(thread) {
@@ -281,7 +279,7 @@ impl Ctx {
         let op = if timeout.is_some() { "thread::park_timeout" } else { "thread::park" };
         self.switch(op, None);
         let me = self.me();
-        let obj = ObjRef { kind: "Park", id: me };
+        let obj = ObjRef::park(me);
         let token = std::mem::take(&mut self.state().threads[me as usize].park_token);
         if token || self.choose(ChoiceKind::SpuriousWakeup) {
             return;
@@ -296,7 +294,7 @@ impl Ctx {
         self.switch("Thread::unpark", None);
         let mut st = self.state();
         let t = &mut st.threads[thread as usize];
-        let parked = matches!(t.status, crate::execution::Status::Blocked(b) if b.object == Some(ObjRef { kind: "Park", id: thread }));
+        let parked = matches!(t.status, crate::execution::Status::Blocked(b) if b.object == Some(ObjRef::park(thread)));
         if parked {
             st.wake(thread, WakeReason::Notified);
         } else {

@@ -207,6 +207,15 @@ impl ExecState {
         tid
     }
 
+    /// Registers a thread that never runs (spawned during teardown).
+    pub fn add_finished_thread(&mut self, name: Option<Arc<str>>) -> Tid {
+        let tid = self.threads.len() as Tid;
+        let mut thread = VThread::new(name);
+        thread.status = Status::Finished;
+        self.threads.push(thread);
+        tid
+    }
+
     pub fn make_runnable(&mut self, tid: Tid) {
         if let Err(i) = self.runnable.binary_search(&tid) {
             self.runnable.insert(i, tid);
@@ -282,7 +291,7 @@ impl ExecState {
         self.threads[me as usize].held.clear();
         self.live -= 1;
         self.remove_runnable(me);
-        self.wake_all(ObjRef { kind: "Thread", id: me });
+        self.wake_all(ObjRef::thread(me));
     }
 
     /// Picks who runs next and stores it in `next` (`None` ends the execution).

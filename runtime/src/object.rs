@@ -30,6 +30,18 @@ impl PartialEq for ObjRef {
 
 impl Eq for ObjRef {}
 
+impl ObjRef {
+    /// A thread as something to wait for (`join`).
+    pub fn thread(tid: u32) -> ObjRef {
+        ObjRef { kind: "Thread", id: tid }
+    }
+
+    /// A thread's park token.
+    pub fn park(tid: u32) -> ObjRef {
+        ObjRef { kind: "Park", id: tid }
+    }
+}
+
 impl std::fmt::Display for ObjRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}#{}", self.kind, self.id)

@@ -463,11 +463,12 @@ fn describe_blocked(
     location: &std::panic::Location<'_>,
     held: &[(ObjRef, &'static std::panic::Location<'static>)],
 ) -> String {
-    let on = object.map(|o| format!(" on {o}")).unwrap_or_default();
+    let on = match object {
+        Some(o) if o == ObjRef::thread(o.id) => format!(" waiting for thread '{}'", st.thread_name(o.id)),
+        Some(o) => format!(" on {o}"),
+        None => String::new(),
+    };
     let mut line = format!("thread '{}' blocked in {op}{on} at {}", st.thread_name(tid), location_string(location));
-    if let Some(ObjRef { kind: "Thread", id }) = object {
-        line = format!("thread '{}' blocked in {op} waiting for thread '{}' at {}", st.thread_name(tid), st.thread_name(id), location_string(location));
-    }
     if !held.is_empty() {
         let holding: Vec<String> = held.iter().map(|(o, l)| format!("{o} (taken at {})", location_string(l))).collect();
         line.push_str(&format!(", holding {}", holding.join(", ")));
