@@ -353,12 +353,12 @@ impl Ctx {
     }
 
     /// The running thread's value of the thread-local keyed by `key`, created with `init`
-    /// on first use. `None` once the thread's locals are being destroyed.
+    /// on first use. `None` once that key's value was destroyed at thread exit.
     pub fn with_local<T: 'static, R>(self, key: usize, init: impl FnOnce() -> T, f: impl FnOnce(&T) -> R) -> Option<R> {
         let found = {
             let st = self.state();
             let t = &st.threads[st.current as usize];
-            if t.locals_destroyed {
+            if t.destroyed_locals.contains(&key) {
                 return None;
             }
             t.locals.iter().find(|(k, _)| *k == key).map(|(_, v)| &**v as *const dyn Any)
@@ -415,23 +415,46 @@ impl Ctx {
     /// Called when a thread reaches a pulse operation after its execution ended. A thread
     /// that is not unwinding yet is made to unwind (with `PulseAbort`, never reported);
     /// one that is already unwinding gets non-blocking answers so its cleanup completes.
+    /// A thread that keeps catching the abort is abandoned.
     #[cold]
     fn teardown_point(self) -> WakeReason {
-        let unwinding = {
+        let (unwinding, aborts) = {
             let st = self.state();
-            st.threads[st.current as usize].in_panic
-        } && std::thread::panicking();
+            let t = &st.threads[st.current as usize];
+            (t.in_panic && std::thread::panicking(), t.aborts)
+        };
         if !unwinding {
+            if aborts >= MAX_TEARDOWN_ABORTS {
+                self.abandon();
+            }
             {
                 let mut st = self.state();
                 let me = st.current as usize;
                 st.threads[me].in_panic = true;
+                st.threads[me].aborts += 1;
             }
             std::panic::resume_unwind(Box::new(PulseAbort));
         }
         WakeReason::Teardown
     }
+
+    /// Gives up on the running thread during teardown: it can neither finish nor wait for
+    /// anything, so it hands control back to the runner for good, which leaks its stack
+    /// (with a warning) instead of aborting the process or looping forever.
+    pub fn abandon(self) -> ! {
+        let yielder = {
+            let st = self.state();
+            st.threads[st.current as usize].yielder
+        };
+        loop {
+            // SAFETY: as in `suspend`; the runner stops resuming it after a bounded count.
+            unsafe { (*yielder).suspend(()) };
+        }
+    }
 }
+
+/// How many `PulseAbort`s a thread may catch during teardown before it is abandoned.
+const MAX_TEARDOWN_ABORTS: u32 = 100;
 
 pub(crate) fn duration_nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)

@@ -64,7 +64,11 @@ pub(crate) struct VThread {
     pub panic_payload: Option<Box<dyn Any + Send>>,
     pub in_panic: bool,
     pub locals: Vec<(usize, Box<dyn Any>)>,
-    pub locals_destroyed: bool,
+    /// Keys whose value was destroyed at thread exit (`with` on them fails, as in std).
+    pub destroyed_locals: Vec<usize>,
+    /// `PulseAbort`s raised at this thread during teardown (a thread that keeps catching
+    /// them is abandoned rather than looped forever).
+    pub aborts: u32,
     /// Depth of `pulse::atomic` regions: inside one the thread is never preempted.
     pub atomic_depth: u32,
     pub last_location: Option<&'static Location<'static>>,
@@ -84,7 +88,8 @@ impl VThread {
             panic_payload: None,
             in_panic: false,
             locals: Vec::new(),
-            locals_destroyed: false,
+            destroyed_locals: Vec::new(),
+            aborts: 0,
             atomic_depth: 0,
             last_location: None,
             steps: 0,
@@ -233,6 +238,10 @@ impl ExecState {
         let t = &mut self.threads[thread as usize];
         t.last_location = Some(location);
         t.steps += 1;
+        // A panic the thread caught is over once std says so (checked only after one).
+        if t.in_panic && !std::thread::panicking() {
+            t.in_panic = false;
+        }
         if let Some(hb) = &self.heartbeat {
             hb.beat(thread, Some(location));
         }
@@ -282,6 +291,11 @@ impl ExecState {
                 self.wake(tid as Tid, WakeReason::Notified);
             }
         }
+    }
+
+    /// Whether the test's main thread has returned.
+    pub fn main_returned(&self) -> bool {
+        self.threads.first().is_some_and(VThread::is_finished)
     }
 
     pub fn finish_current(&mut self) {

@@ -250,7 +250,9 @@ impl Runner {
         // Threads spawned but never started: their closures are dropped here.
         let pending = std::mem::take(&mut self.state().pending_spawns);
         drop(pending);
-        for tid in 0..self.coroutines.len() {
+        // Newest first: a thread's children (scoped threads borrowing its stack among them)
+        // always have higher indices, so they unwind while what they borrow is alive.
+        for tid in (0..self.coroutines.len()).rev() {
             let Some(co) = self.coroutines[tid].as_mut() else { continue };
             self.cell.state.borrow_mut().current = tid as Tid;
             if !co.started() {
@@ -336,19 +338,29 @@ fn replay_command(config: &Config, schedule: &Schedule, seed: Option<u64>, test:
 fn thread_main(cell: &'static ExecCell, tid: Tid, body: Box<dyn FnOnce()>, yielder: &Yielder<(), ()>) {
     cell.state.borrow_mut().threads[tid as usize].yielder = yielder;
     let result = panic::catch_unwind(AssertUnwindSafe(body));
-    // Thread-locals die with the thread; their destructors may use shims.
-    let locals = {
-        let mut st = cell.state.borrow_mut();
-        let t = &mut st.threads[tid as usize];
-        t.locals_destroyed = true;
-        std::mem::take(&mut t.locals)
-    };
-    let _ = panic::catch_unwind(AssertUnwindSafe(move || {
-        for local in locals.into_iter().rev() {
-            drop(local);
+    // Thread-locals die with the thread, newest first, one at a time: a destructor may use
+    // shims and the keys not destroyed yet (as in std). A panicking destructor fails the
+    // thread like a panic in its body (std aborts the process instead).
+    let mut result = result;
+    loop {
+        let local = {
+            let mut st = cell.state.borrow_mut();
+            let t = &mut st.threads[tid as usize];
+            let local = t.locals.pop();
+            if let Some((key, _)) = &local {
+                t.destroyed_locals.push(*key);
+            }
+            local
+        };
+        let Some(local) = local else { break };
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(local))) {
+            if result.is_ok() {
+                result = Err(payload);
+            }
         }
-    }));
+    }
     let mut st = cell.state.borrow_mut();
+    st.threads[tid as usize].in_panic = false;
     match result {
         Ok(()) => st.threads[tid as usize].panic = None,
         Err(payload) if payload.is::<PulseAbort>() => {}
@@ -430,10 +442,17 @@ fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             let top = busy.first().map(|&(_, t)| t);
             (
                 FailureKind::StepLimit,
-                format!(
-                    "execution passed {} scheduling points without finishing: a livelock, a spin loop that never sees its condition, or a runaway loop (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
-                    st.config.max_steps
-                ),
+                if st.main_returned() {
+                    format!(
+                        "the test's main thread had returned, but other threads were still running after {} scheduling points: a background thread that never ends (std would let the test pass and kill it; pulse runs threads to completion), or a livelock",
+                        st.config.max_steps
+                    )
+                } else {
+                    format!(
+                        "execution passed {} scheduling points without finishing: a livelock, a spin loop that never sees its condition, or a runaway loop (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
+                        st.config.max_steps
+                    )
+                },
                 top.and_then(|t| st.threads[t as usize].last_location.map(location_string)),
                 top.map_or("-".to_string(), |t| st.thread_name(t)),
                 details,

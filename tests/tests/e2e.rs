@@ -176,8 +176,13 @@ fn a_failing_test_exits_101_and_its_replay_line_reproduces_it() {
     let failures: Vec<_> = std::fs::read_dir(dir.join("target/pulse/failures"))
         .unwrap()
         .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
         .collect();
     assert_eq!(failures.len(), 1, "one failure file");
+    assert!(
+        failures[0].path().with_extension("html").is_file(),
+        "the failure's timeline is written beside it"
+    );
     let record: serde_json::Value =
         serde_json::from_slice(&std::fs::read(failures[0].path()).unwrap()).unwrap();
     assert!(record["schedule"].as_str().is_some_and(|s| !s.is_empty()));
@@ -366,7 +371,7 @@ fn the_examples_are_found_with_default_settings() {
 fn instrument_subcommand_writes_a_buildable_crate_and_a_report() {
     let dir = fixture("registry-dep", "instrument-cmd");
     for (krate, slot) in [("registry-dep", "out-member"), ("once_cell", "out-dep")] {
-        let out = support::scratch().join("work").join(slot);
+        let out = support::work_dir().join(slot);
         let _ = std::fs::remove_dir_all(&out);
         let run = cargo_pulse(
             &dir,

@@ -98,7 +98,12 @@ impl<T, F: FnOnce() -> T> LazyLock<T, F> {
             data.value = ManuallyDrop::new(f());
         });
         if !done {
-            panic!("pulse: a LazyLock was needed while the execution was being cleaned up, but its initialisation never finished");
+            // Cleanup of an ended execution needs a value another thread never finished:
+            // panicking inside the unwind would abort the process, so abandon the thread.
+            match crate::rt::current() {
+                Some(ctx) => ctx.abandon(),
+                None => unreachable!("only reached while an execution is being cleaned up"),
+            }
         }
         // SAFETY: complete, so `value` is there and never written again.
         unsafe { &(*this.data.get()).value }

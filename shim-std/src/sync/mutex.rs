@@ -201,9 +201,10 @@ impl<T: ?Sized> Mutex<T> {
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
+        // Cleanup of an ended execution unwinds threads artificially: no poisoning then.
         let now_panicking = match self.os {
             Some(_) => std::thread::panicking(),
-            None => rt::current().is_some_and(|ctx| ctx.panicking()),
+            None => rt::current().is_some_and(|ctx| ctx.panicking() && !ctx.is_teardown()),
         };
         if !self.panicking && now_panicking {
             self.lock.set_poisoned();

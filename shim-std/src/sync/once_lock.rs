@@ -155,13 +155,14 @@ impl<T> OnceLock<T> {
 
 /// A thread being cleaned up after its execution ended (it is already unwinding) asked
 /// for a value another thread was still initialising: there is none to give and waiting
-/// would never end, so this panics, which aborts the process from inside the unwinding.
+/// would never end. Panicking here would abort the process from inside the unwinding, so
+/// the thread is abandoned (its stack is leaked, with a warning in the report).
 #[cold]
-#[track_caller]
 fn ended_mid_initialisation() -> ! {
-    panic!(
-        "pulse: a OnceLock was needed while the execution was being cleaned up, but its initialisation never finished"
-    )
+    match crate::rt::current() {
+        Some(ctx) => ctx.abandon(),
+        None => unreachable!("only reached while an execution is being cleaned up"),
+    }
 }
 
 // Same bounds as std.

@@ -341,7 +341,8 @@ impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
             return;
         }
         if let Some(ctx) = rt::current() {
-            if !self.panicking && ctx.panicking() {
+            // Cleanup of an ended execution unwinds threads artificially: no poisoning then.
+            if !self.panicking && ctx.panicking() && !ctx.is_teardown() {
                 raw.state.with(ctx, |s, _| s.poisoned = true);
             }
             raw.release(ctx, "RwLock::write_unlock", Mode::Write);

@@ -134,8 +134,10 @@ impl<T> VirtualHandle<T> {
     fn join(self) -> Result<T> {
         let ctx = rt::current().expect("pulse: a thread spawned in a pulse execution is joined outside it");
         ctx.join(self.tid)?;
-        // SAFETY: the thread finished; nobody else reads the packet.
-        Ok(unsafe { (*self.packet.0.get()).take() }.expect("a finished thread left its result"))
+        // SAFETY: the thread finished; nobody else reads the packet. It is empty only for a
+        // thread spawned while its execution was being cleaned up, which never ran.
+        unsafe { (*self.packet.0.get()).take() }
+            .ok_or_else(|| Box::new("pulse: the thread was spawned after its execution ended and never ran") as Box<dyn Any + Send>)
     }
 
     #[track_caller]

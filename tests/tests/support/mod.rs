@@ -13,6 +13,16 @@ pub fn scratch() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pulse-e2e")
 }
 
+/// Where fixtures are copied and run: outside any cargo workspace (the repository's own
+/// target dir is inside its workspace, and a fixture's path dependency without a
+/// `[workspace]` table would be taken for a member of it). One per checkout.
+pub fn work_dir() -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    repo().hash(&mut h);
+    std::env::temp_dir().join(format!("pulse-e2e-work-{:x}", h.finish()))
+}
+
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -64,7 +74,7 @@ pub fn installed_bin_dir() -> &'static Path {
 
 /// A fresh copy of `tests/fixtures/<name>` (or of another directory) at `<scratch>/work/<slot>`.
 pub fn copy_fixture(src: &Path, slot: &str) -> PathBuf {
-    let dst = scratch().join("work").join(slot);
+    let dst = work_dir().join(slot);
     if dst.exists() {
         std::fs::remove_dir_all(&dst).unwrap();
     }
