@@ -207,7 +207,7 @@ impl Builder {
 
     /// How often (1 in N) a wait may wake spuriously and a weak CAS fail; 0 disables.
     pub fn spurious_odds(mut self, wakeup_one_in: u32, weak_cas_one_in: u32) -> Self {
-        self.config.odds = ChoiceOdds { spurious_wakeup: wakeup_one_in, weak_cas_failure: weak_cas_one_in };
+        self.config.odds = ChoiceOdds { spurious_wakeup: wakeup_one_in, weak_cas_failure: weak_cas_one_in, ..self.config.odds };
         self
     }
 

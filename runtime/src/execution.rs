@@ -437,6 +437,7 @@ impl ExecState {
         let enabled = match kind {
             ChoiceKind::SpuriousWakeup => self.config.odds.spurious_wakeup != 0,
             ChoiceKind::WeakCasFailure => self.config.odds.weak_cas_failure != 0,
+            ChoiceKind::WriterPreference => self.config.odds.writer_preference != 0,
         };
         if !enabled {
             return false;

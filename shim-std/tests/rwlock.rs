@@ -254,3 +254,41 @@ fn trait_impls_and_variance_match_std() {
     let unsized_lock: &RwLock<[u8]> = &RwLock::new([1, 2, 3]);
     assert_eq!(unsized_lock.read().unwrap().len(), 3);
 }
+
+/// std's futex RwLock makes a new reader wait behind a queued writer, so a thread that
+/// takes `read` twice while a writer queues deadlocks; pulse explores that policy.
+#[test]
+fn recursive_read_while_a_writer_waits_is_a_deadlock_pulse_finds() {
+    let report = pulse_runtime::Builder::new().schedules(1000).seed(3).run(|| {
+        let l = std::sync::Arc::new(RwLock::new(0));
+        let l2 = l.clone();
+        let w = thread::spawn(move || *l2.write().unwrap() += 1);
+        let r1 = l.read().unwrap();
+        thread::yield_now();
+        let r2 = l.read().unwrap();
+        drop((r1, r2));
+        w.join().unwrap();
+    });
+    let f = report.failure.expect("the writer-preference deadlock is found");
+    assert_eq!(f.kind, pulse_runtime::FailureKind::Deadlock, "{f}");
+}
+
+#[test]
+fn try_read_sees_a_queued_writer_on_some_schedules() {
+    let outcomes = std::sync::Mutex::new((0, 0));
+    pulse_runtime::Builder::new().schedules(500).seed(8).check(|| {
+        let l = std::sync::Arc::new(RwLock::new(0));
+        let r = l.read().unwrap();
+        let l2 = l.clone();
+        let w = thread::spawn(move || *l2.write().unwrap() += 1);
+        thread::yield_now();
+        let got = l.try_read().is_ok();
+        let mut o = outcomes.lock().unwrap();
+        if got { o.0 += 1 } else { o.1 += 1 }
+        drop(o);
+        drop(r);
+        w.join().unwrap();
+    });
+    let (ok, refused) = *outcomes.lock().unwrap();
+    assert!(ok > 0 && refused > 0, "try_read with a writer waiting: {ok} ok, {refused} refused");
+}

@@ -19,6 +19,9 @@ pub enum ChoiceKind {
     SpuriousWakeup,
     /// Does a `compare_exchange_weak` that would succeed fail spuriously?
     WeakCasFailure,
+    /// Does a reader arriving while a writer waits for an `RwLock` wait behind it (std's
+    /// futex lock prefers writers; the API leaves it unspecified)?
+    WriterPreference,
 }
 
 /// A strategy for picking the next thread.
@@ -82,13 +85,15 @@ impl std::fmt::Display for Strategy {
 pub struct ChoiceOdds {
     pub spurious_wakeup: u32,
     pub weak_cas_failure: u32,
+    pub writer_preference: u32,
 }
 
 impl Default for ChoiceOdds {
     fn default() -> Self {
         // Rare enough not to drown the search in retries, common enough that 1,000
         // schedules see many of them.
-        ChoiceOdds { spurious_wakeup: 8, weak_cas_failure: 8 }
+        // Writer preference is a platform policy, not a rare event: a fair coin.
+        ChoiceOdds { spurious_wakeup: 8, weak_cas_failure: 8, writer_preference: 2 }
     }
 }
 
@@ -97,6 +102,7 @@ impl ChoiceOdds {
         match kind {
             ChoiceKind::SpuriousWakeup => self.spurious_wakeup,
             ChoiceKind::WeakCasFailure => self.weak_cas_failure,
+            ChoiceKind::WriterPreference => self.writer_preference,
         }
     }
 }

@@ -3,9 +3,11 @@
 //! Inside an execution the lock is logical (the writer and the number of readers live in
 //! the object's per-execution state). Which of several waiters gets the lock when it is
 //! released is a scheduler choice, and so is whether a reader that arrives while a writer
-//! waits goes first: std leaves writer preference unspecified, so readers may always
-//! proceed while no writer holds the lock. Outside an execution a real std `RwLock` does
-//! the work, so instrumented code still runs normally.
+//! waits goes first or waits behind it: std's API leaves writer preference unspecified and
+//! its futex lock prefers writers, which makes a thread that takes `read` twice while a
+//! writer queues deadlock — pulse explores both policies (`ChoiceKind::WriterPreference`).
+//! Outside an execution a real std `RwLock` does the work, so instrumented code still runs
+//! normally.
 
 use std::cell::UnsafeCell;
 use std::fmt;
@@ -13,7 +15,7 @@ use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use pulse_runtime::{ObjRef, ObjectCell, ObjectState, WakeReason};
+use pulse_runtime::{ChoiceKind, ObjRef, ObjectCell, ObjectState, WakeReason};
 
 use super::poison::{self, LockResult, PoisonError, TryLockError, TryLockResult};
 use crate::rt;
@@ -22,6 +24,8 @@ use crate::rt;
 struct RwLockState {
     writer: Option<u32>,
     readers: usize,
+    /// Writers blocked waiting for the lock (readers may defer to them).
+    writers_waiting: usize,
     poisoned: bool,
 }
 
@@ -233,7 +237,12 @@ impl Raw {
     #[track_caller]
     fn acquire(&self, ctx: rt::Ctx, obj: ObjRef, op: &'static str, mode: Mode) {
         let me = ctx.me();
-        while !self.state.with(ctx, |s, _| s.try_take(me, mode)) {
+        let mut waiting_writer = false;
+        while !self.may_take(ctx, me, mode) {
+            if matches!(mode, Mode::Write) && !waiting_writer {
+                waiting_writer = true;
+                self.state.with(ctx, |s, _| s.writers_waiting += 1);
+            }
             if ctx.block(op, Some(obj), None) == WakeReason::Teardown {
                 // Cleanup of an ended execution must not block: take it over.
                 self.state.with(ctx, |s, _| match mode {
@@ -243,13 +252,27 @@ impl Raw {
                 break;
             }
         }
+        if waiting_writer {
+            self.state.with(ctx, |s, _| s.writers_waiting -= 1);
+        }
         ctx.acquired(obj);
+    }
+
+    /// Takes the lock if `mode` allows it now. A reader that could share the lock while a
+    /// writer waits defers to the writer when the scheduler says so (writer preference).
+    fn may_take(&self, ctx: rt::Ctx, me: u32, mode: Mode) -> bool {
+        let writer_waits = matches!(mode, Mode::Read)
+            && self.state.with(ctx, |s, _| s.writer.is_none() && s.writers_waiting > 0);
+        if writer_waits && ctx.choose(ChoiceKind::WriterPreference) {
+            return false;
+        }
+        self.state.with(ctx, |s, _| s.try_take(me, mode))
     }
 
     #[track_caller]
     fn try_acquire(&self, ctx: rt::Ctx, obj: ObjRef, mode: Mode) -> bool {
         let me = ctx.me();
-        let got = self.state.with(ctx, |s, _| s.try_take(me, mode));
+        let got = self.may_take(ctx, me, mode);
         if got {
             ctx.acquired(obj);
         }
