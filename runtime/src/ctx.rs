@@ -53,8 +53,10 @@ pub fn current() -> Option<Ctx> {
 }
 
 impl Ctx {
+    /// The running execution's process-unique id (handles that outlive their execution,
+    /// e.g. a `Thread` kept in a static, compare it to know they are stale).
     #[inline]
-    pub(crate) fn execution_id(self) -> u64 {
+    pub fn execution_id(self) -> u64 {
         self.cell.id.get()
     }
 
@@ -181,7 +183,23 @@ impl Ctx {
         self.state().waiters(object)
     }
 
-    /// Lets the scheduler pick one of `among` (e.g. which waiter a notify wakes).
+    /// Whether any thread is blocked on `object` (no allocation).
+    pub fn has_waiters(self, object: ObjRef) -> bool {
+        self.state().has_waiters(object)
+    }
+
+    /// Wakes one thread blocked on `object`, which one a scheduler choice (e.g. the waiter
+    /// a `notify_one` wakes). Returns whether there was one.
+    pub fn wake_one(self, object: ObjRef) -> bool {
+        let mut st = self.state();
+        let waiters = st.waiters(object);
+        match st.choose_thread(&waiters) {
+            Some(t) => st.wake(t, WakeReason::Notified),
+            None => false,
+        }
+    }
+
+    /// Lets the scheduler pick one of `among`.
     pub fn choose_thread(self, among: &[u32]) -> Option<u32> {
         self.state().choose_thread(among)
     }

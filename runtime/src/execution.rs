@@ -284,6 +284,10 @@ impl ExecState {
             .collect()
     }
 
+    pub fn has_waiters(&self, object: ObjRef) -> bool {
+        self.threads.iter().any(|t| matches!(t.status, Status::Blocked(b) if b.object == Some(object)))
+    }
+
     /// Wakes every thread blocked on `object` (on every unlock: no allocation).
     pub fn wake_all(&mut self, object: ObjRef) {
         for tid in 0..self.threads.len() {

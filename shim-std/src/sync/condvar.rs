@@ -153,10 +153,7 @@ impl Condvar {
             Some(ctx) => {
                 let cv = self.state.obj(ctx);
                 ctx.switch("Condvar::notify_one", Some(cv));
-                let waiters = ctx.waiters(cv);
-                if let Some(t) = ctx.choose_thread(&waiters) {
-                    ctx.wake(t);
-                }
+                ctx.wake_one(cv);
             }
             None => self.os.notify_one(),
         }

@@ -143,7 +143,7 @@ impl<T> Chan<T> {
     /// Whether the receiver is blocked waiting for a message. With nothing queued, only a
     /// receiver can be blocked on the channel.
     fn receiver_waiting(st: &State<T>, exec: Option<Exec>) -> bool {
-        st.queue.is_empty() && exec.is_some_and(|e| !e.ctx.waiters(e.obj).is_empty())
+        st.queue.is_empty() && exec.is_some_and(|e| e.ctx.has_waiters(e.obj))
     }
 
     #[track_caller]

@@ -50,12 +50,14 @@ pub struct Thread(ThreadRepr);
 #[derive(Clone)]
 enum ThreadRepr {
     Os(std::thread::Thread),
-    Virtual { tid: u32, name: Option<Arc<str>> },
+    /// `exec`: the execution the thread belongs to; a handle kept past it (in a static)
+    /// must not reach a thread of a later execution that reuses the index.
+    Virtual { tid: u32, exec: u64, name: Option<Arc<str>> },
 }
 
 impl Thread {
-    fn virtual_thread(tid: u32, name: Option<Arc<str>>) -> Thread {
-        Thread(ThreadRepr::Virtual { tid, name })
+    fn virtual_thread(ctx: rt::Ctx, tid: u32, name: Option<Arc<str>>) -> Thread {
+        Thread(ThreadRepr::Virtual { tid, exec: ctx.execution_id(), name })
     }
 
     /// Atomically makes the handle's token available if it is not already.
@@ -63,9 +65,9 @@ impl Thread {
     pub fn unpark(&self) {
         match &self.0 {
             ThreadRepr::Os(t) => t.unpark(),
-            ThreadRepr::Virtual { tid, .. } => {
+            ThreadRepr::Virtual { tid, exec, .. } => {
                 // A handle that escaped its execution has nothing left to wake.
-                if let Some(ctx) = rt::current() {
+                if let Some(ctx) = rt::current().filter(|c| c.execution_id() == *exec) {
                     ctx.unpark(*tid);
                 }
             }
@@ -103,7 +105,7 @@ pub fn current() -> Thread {
     match rt::current() {
         Some(ctx) => {
             let tid = ctx.me();
-            Thread::virtual_thread(tid, ctx.thread_name(tid))
+            Thread::virtual_thread(ctx, tid, ctx.thread_name(tid))
         }
         None => Thread(ThreadRepr::Os(std::thread::current())),
     }
@@ -130,9 +132,17 @@ struct VirtualHandle<T> {
 }
 
 impl<T> VirtualHandle<T> {
+    /// The running execution, if it is the one this thread belongs to.
+    fn own_execution(&self) -> Option<rt::Ctx> {
+        let ThreadRepr::Virtual { exec, .. } = self.thread.0 else { return None };
+        rt::current().filter(|c| c.execution_id() == exec)
+    }
+
     #[track_caller]
     fn join(self) -> Result<T> {
-        let ctx = rt::current().expect("pulse: a thread spawned in a pulse execution is joined outside it");
+        let ctx = self
+            .own_execution()
+            .expect("pulse: a thread spawned in a pulse execution is joined outside it (a JoinHandle kept past its execution?)");
         ctx.join(self.tid)?;
         // SAFETY: the thread finished; nobody else reads the packet. It is empty only for a
         // thread spawned while its execution was being cleaned up, which never ran.
@@ -142,7 +152,7 @@ impl<T> VirtualHandle<T> {
 
     #[track_caller]
     fn is_finished(&self) -> bool {
-        match rt::current() {
+        match self.own_execution() {
             Some(ctx) => {
                 ctx.switch("JoinHandle::is_finished", None);
                 ctx.is_finished(self.tid)
@@ -171,7 +181,7 @@ where
         unsafe { *result.0.get() = Some(value) };
     });
     let tid = unsafe { ctx.spawn_unchecked(name.clone(), stack_size, body) };
-    VirtualHandle { thread: Thread::virtual_thread(tid, name), tid, packet }
+    VirtualHandle { thread: Thread::virtual_thread(ctx, tid, name), tid, packet }
 }
 
 /// An owned permission to join on a thread (block on its termination).
