@@ -33,6 +33,19 @@ impl std::str::FromStr for TimeMode {
     }
 }
 
+/// What happens to threads still alive when a (failing) execution ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Cleanup {
+    /// They are never resumed again: their stacks and what they hold are leaked. Only
+    /// failing executions leave threads behind (at most two per run: the search's and its
+    /// replay's), so the leak is small, and it can never abort the process, which unwinding
+    /// through library code that asserts invariants in `Drop` can (crossbeam-channel does).
+    #[default]
+    Leak,
+    /// They are unwound (newest first) so their destructors run and resources are freed.
+    Unwind,
+}
+
 /// Called with (executions done, executions planned) about ten times a second.
 pub type ProgressFn = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
@@ -54,6 +67,7 @@ pub struct Config {
     pub available_parallelism: usize,
     /// Fail when a spawned thread panics and nobody joins it.
     pub fail_on_unjoined_panic: bool,
+    pub cleanup: Cleanup,
     pub progress: Option<ProgressFn>,
     /// Stop starting new executions after this much time (a time budget, for benchmarks
     /// and long searches).
@@ -82,6 +96,7 @@ impl Default for Config {
             replay_command: None,
             available_parallelism: 4,
             fail_on_unjoined_panic: true,
+            cleanup: Cleanup::Leak,
             progress: None,
             time_budget: None,
             blocking_timeout: None,
@@ -159,6 +174,13 @@ impl Builder {
         if let Some(s) = var("PULSE_REPLAY") {
             b = b.replay(&s).map_err(|e| EnvError(format!("PULSE_REPLAY: {e}")))?;
         }
+        if let Some(c) = var("PULSE_CLEANUP") {
+            b = b.cleanup(match c.trim() {
+                "leak" => Cleanup::Leak,
+                "unwind" => Cleanup::Unwind,
+                other => return Err(EnvError(format!("PULSE_CLEANUP={other}: expected `leak` or `unwind`"))),
+            });
+        }
         if let Some(t) = var("PULSE_TIME") {
             b = b.time(t.parse().map_err(|e| EnvError(format!("PULSE_TIME: {e}")))?);
         }
@@ -231,6 +253,12 @@ impl Builder {
 
     pub fn replay_command(mut self, template: impl Into<String>) -> Self {
         self.config.replay_command = Some(template.into());
+        self
+    }
+
+    /// What happens to threads a failing execution leaves behind (see `Cleanup`).
+    pub fn cleanup(mut self, cleanup: Cleanup) -> Self {
+        self.config.cleanup = cleanup;
         self
     }
 

@@ -484,7 +484,9 @@ impl Ctx {
     pub(crate) fn record_panic(self, make: impl FnOnce(bool) -> crate::execution::PanicRecord) -> bool {
         let Ok(mut st) = self.cell.state.try_borrow_mut() else { return false };
         if st.teardown {
-            return true;
+            // Cleanup's own aborts never reach the hook: this is a real panic in user code
+            // run during cleanup, worth printing.
+            return false;
         }
         let capture = st.capture_backtraces;
         let me = st.current as usize;

@@ -19,7 +19,7 @@ pub mod scheduler;
 mod trace;
 mod watchdog;
 
-pub use config::{Builder, Config, EnvError, ProgressFn, TimeMode};
+pub use config::{Builder, Cleanup, Config, EnvError, ProgressFn, TimeMode};
 pub use ctx::{current, Ctx, PulseAbort};
 pub use execution::WakeReason;
 pub use failure::{Failure, FailureKind, Report};
@@ -29,6 +29,13 @@ pub use schedule::{ParseScheduleError, Schedule};
 pub use scheduler::{ChoiceKind, Strategy};
 pub use trace::{format_table, TraceEvent};
 pub use watchdog::{BlockedFn, BLOCKED_EXIT_CODE};
+
+/// Whether the execution with this id (`Ctx::execution_id`) is still running somewhere in
+/// the process: shims use it to tell work cut short by an ended execution from work in
+/// progress.
+pub fn is_execution_live(id: u64) -> bool {
+    registry::is_live(id)
+}
 
 /// Runs `f` under the default configuration (overridable with `PULSE_*` environment
 /// variables) and panics with a report if any schedule fails.

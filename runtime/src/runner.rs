@@ -10,7 +10,7 @@ use std::time::Instant;
 use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use crate::config::Config;
+use crate::config::{Cleanup, Config};
 use crate::ctx::{set_current, ExecCell, PulseAbort};
 use crate::execution::{ExecState, Status, Stop, Tid};
 use crate::failure::{Failure, FailureKind, Report};
@@ -243,10 +243,23 @@ impl Runner {
         DefaultStack::new(size).unwrap_or_else(|e| panic!("pulse: cannot allocate a {size}-byte thread stack: {e}"))
     }
 
-    /// Unwinds every thread that has not finished, so locks and other resources held on
-    /// their stacks are released and the next execution starts clean.
+    /// Deals with every thread that has not finished (only failing executions have any):
+    /// leaks them, or unwinds them so their resources are released (`Cleanup`).
     fn teardown(&mut self) {
         self.state().teardown = true;
+        if self.state().config.cleanup == Cleanup::Leak {
+            let pending = std::mem::take(&mut self.state().pending_spawns);
+            std::mem::forget(pending);
+            for co in self.coroutines.drain(..).flatten() {
+                if co.done() {
+                    self.stacks.push(co.into_stack());
+                } else {
+                    // Never resumed again: nothing on its stack is touched.
+                    std::mem::forget(co);
+                }
+            }
+            return;
+        }
         // Threads spawned but never started: their closures are dropped here.
         let pending = std::mem::take(&mut self.state().pending_spawns);
         drop(pending);

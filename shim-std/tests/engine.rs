@@ -1,7 +1,7 @@
 //! Engine guarantees seen through the shims: determinism, replay, cleanup between
 //! executions, and that failures never take the process down.
 
-use pulse_runtime::{Builder, FailureKind};
+use pulse_runtime::{Builder, Cleanup, FailureKind};
 use pulse_shim_std::sync::{Arc, Condvar, Mutex};
 use pulse_shim_std::thread;
 
@@ -68,7 +68,7 @@ fn a_deadlocked_execution_is_cleaned_up_and_later_ones_run() {
     static B: Mutex<u32> = Mutex::new(0);
     let mut deadlocks = 0;
     for seed in 0..50 {
-        let r = Builder::new().schedules(1).seed(seed).run(|| {
+        let r = Builder::new().schedules(1).seed(seed).cleanup(if seed % 2 == 0 { Cleanup::Leak } else { Cleanup::Unwind }).run(|| {
             let t = thread::spawn(|| {
                 let _a = A.lock().unwrap();
                 let _b = B.lock().unwrap();
@@ -98,7 +98,7 @@ fn leaked_threads_drop_their_resources() {
         }
     }
     let drops = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let report = Builder::new().schedules(20).seed(3).run(|| {
+    let report = Builder::new().schedules(20).seed(3).cleanup(Cleanup::Unwind).run(|| {
         let pair = Arc::new((Mutex::new(()), Condvar::new()));
         let p2 = pair.clone();
         let c = Counted(drops.clone());

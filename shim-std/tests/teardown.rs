@@ -1,14 +1,42 @@
-//! Cleanup after a failing execution (from a review that reproduced each defect): leftover
-//! threads are unwound newest first, without poisoning, without aborting the process or
-//! hanging, and thread-local destructors behave as std's.
+//! Cleanup after a failing execution. By default leftover threads are leaked (never
+//! resumed), which cannot abort the process; with `Cleanup::Unwind` they are unwound newest
+//! first, without poisoning, aborting or hanging (each case from a review that reproduced
+//! the defect). Thread-local destructors behave as std's.
 
-use pulse_runtime::{Builder, FailureKind};
+use pulse_runtime::{Builder, Cleanup, FailureKind};
 use pulse_shim_std as ps;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 
 fn once(f: impl Fn()) -> pulse_runtime::Report {
-    Builder::new().schedules(1).seed(1).run(f)
+    Builder::new().schedules(1).seed(1).cleanup(Cleanup::Unwind).run(f)
+}
+
+/// Like crossbeam-channel's `Waker`: asserts in `Drop` that nobody is still registered,
+/// which is false when a registered thread is torn down mid-wait.
+struct AssertsNobodyWaits(Arc<ps::sync::Mutex<usize>>);
+impl Drop for AssertsNobodyWaits {
+    fn drop(&mut self) {
+        assert_eq!(*self.0.lock().unwrap_or_else(|e| e.into_inner()), 0, "a waiter is still registered");
+    }
+}
+
+#[test]
+fn by_default_leftover_threads_are_leaked_so_asserting_destructors_cannot_abort() {
+    let report = Builder::new().schedules(1).seed(1).run(|| {
+        let registered = Arc::new(ps::sync::Mutex::new(0));
+        let (tx, rx) = ps::sync::mpsc::sync_channel::<()>(0);
+        let guard = AssertsNobodyWaits(registered.clone());
+        ps::thread::spawn(move || {
+            let _g = guard;
+            *registered.lock().unwrap() += 1;
+            let _ = rx.recv(); // never answered, and never unregisters
+        });
+        std::mem::forget(tx);
+    });
+    // Unwinding the thread would panic in `AssertsNobodyWaits::drop` during the unwind and
+    // abort the process; leaked, it is simply reported.
+    assert_eq!(report.failure.expect("leaked thread").kind, FailureKind::LeakedThread);
 }
 
 static ENV_DROPPED: AtomicBool = AtomicBool::new(false);
@@ -96,7 +124,7 @@ fn a_drop_that_spawns_and_joins_during_cleanup_survives() {
 
 #[test]
 fn a_thread_that_keeps_catching_the_cleanup_is_abandoned_not_looped() {
-    let report = Builder::new().schedules(1).max_steps(200).run(|| {
+    let report = Builder::new().schedules(1).max_steps(200).cleanup(Cleanup::Unwind).run(|| {
         let m = Arc::new(ps::sync::Mutex::new(0));
         ps::thread::spawn(move || loop {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| *m.lock().unwrap() += 1));

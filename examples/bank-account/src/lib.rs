@@ -71,9 +71,9 @@ impl Account {
     }
 }
 
-const OPENING: u64 = 100;
-const WITHDRAWAL: u64 = 60;
-const PAYROLL: u64 = 30;
+const PAYROLL: u64 = 130;
+const RENT: u64 = 30;
+const PURCHASE: u64 = 60;
 
 /// The operations the scenario needs, so one scenario drives both accounts.
 trait Bank: Send + Sync + 'static {
@@ -106,45 +106,39 @@ impl Bank for Account {
     }
 }
 
-/// Two customers each withdraw 60 from an account holding 100 while payroll deposits 30.
-/// Money must be conserved: final balance = 100 + 30 - 60 * (successful withdrawals).
+/// Payroll (130) and rent (30) go through first, leaving 100. Then two card purchases of
+/// 60 are charged at once: one on the main thread, one on another thread. Money must be
+/// conserved: final balance = 130 - 30 - 60 * (successful purchases).
 fn scenario<A: Bank>(account: A) {
     let account = Arc::new(account);
+    account.deposit(PAYROLL);
+    assert!(account.withdraw(RENT), "rent bounced");
 
-    let customers: Vec<_> = (0..2)
-        .map(|_| {
-            let account = Arc::clone(&account);
-            thread::spawn(move || account.withdraw(WITHDRAWAL))
-        })
-        .collect();
-    let payroll = {
+    let other_purchase = {
         let account = Arc::clone(&account);
-        thread::spawn(move || account.deposit(PAYROLL))
+        thread::spawn(move || account.withdraw(PURCHASE))
     };
+    let this_purchase = account.withdraw(PURCHASE);
+    let other_purchase = other_purchase.join().expect("purchase thread panicked");
 
-    let successes = customers
-        .into_iter()
-        .map(|h| h.join().expect("customer thread panicked"))
-        .filter(|&ok| ok)
-        .count() as u64;
-    payroll.join().expect("payroll thread panicked");
-
-    let expected = (OPENING + PAYROLL).checked_sub(WITHDRAWAL * successes);
+    let successes = u64::from(this_purchase) + u64::from(other_purchase);
+    let expected = (PAYROLL - RENT).checked_sub(PURCHASE * successes);
     let balance = account.balance();
     assert_eq!(
         Some(balance),
         expected,
-        "money not conserved: opened with {OPENING}, deposited {PAYROLL}, \
-         {successes} withdrawal(s) of {WITHDRAWAL} succeeded, but the balance is {balance}"
+        "money not conserved: {} left after payroll and rent, {successes} purchase(s) of \
+         {PURCHASE} succeeded, but the balance is {balance}",
+        PAYROLL - RENT
     );
 }
 
 /// Runs the scenario against `BuggyAccount`; panics when the race fires.
 pub fn scenario_buggy() {
-    scenario(BuggyAccount::new(OPENING));
+    scenario(BuggyAccount::new(0));
 }
 
 /// Runs the scenario against the fixed `Account`; never panics.
 pub fn scenario_fixed() {
-    scenario(Account::new(OPENING));
+    scenario(Account::new(0));
 }

@@ -90,17 +90,18 @@ pub mod fixed {
     }
 }
 
-/// Runs both phases on `WORKERS` threads; every worker's total must be the sum of squares
-/// of the whole input.
+/// Runs both phases on `WORKERS` threads (worker 0 is the main thread); every worker's
+/// total must be the sum of squares of the whole input.
 fn scenario(worker: fn(&Shared, usize)) {
     let shared = Arc::new(Shared::new());
-    let workers: Vec<_> = (0..WORKERS)
+    let others: Vec<_> = (1..WORKERS)
         .map(|id| {
             let shared = Arc::clone(&shared);
             thread::spawn(move || worker(&shared, id))
         })
         .collect();
-    for handle in workers {
+    worker(&shared, 0);
+    for handle in others {
         handle.join().expect("worker panicked");
     }
     let totals = shared.totals.lock().unwrap().clone();

@@ -65,7 +65,11 @@ pub mod buggy {
             let deadline = Instant::now() + STALL;
             while keep_waiting(&mut guard) {
                 let now = Instant::now();
-                assert!(now < deadline, "{op} hung: no notification reached it for {STALL:?}");
+                if now >= deadline {
+                    // Unlock first, so the panic does not poison the mutex for the others.
+                    drop(guard);
+                    panic!("{op} hung: no notification reached it for {STALL:?}");
+                }
                 guard = self.changed.wait_timeout(guard, deadline - now).unwrap().0;
             }
             guard
@@ -107,12 +111,16 @@ pub mod fixed {
     }
 }
 
-/// Joins a thread, re-raising its panic (with its own message) in the caller.
+/// Joins a thread; if it panicked, panics in the caller with the same message.
 fn join<T>(handle: JoinHandle<T>) -> T {
-    match handle.join() {
-        Ok(value) => value,
-        Err(panic) => std::panic::resume_unwind(panic),
-    }
+    handle.join().unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("a thread panicked");
+        panic!("{message}")
+    })
 }
 
 /// Main starts a pool of two consumers in the background (a starter thread spawns them,

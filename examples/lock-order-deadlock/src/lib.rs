@@ -61,24 +61,23 @@ pub mod fixed {
     }
 }
 
-/// Alice pays Bob 10 while Bob pays Alice 20, concurrently. Both transfers must finish
-/// and the balances must add up.
+/// The employer pays Alice 50. Then Alice (on the main thread) pays Bob 10 while Bob (on
+/// another thread) pays Alice 20. Both transfers must finish and the balances add up.
 fn scenario(transfer: fn(&Account, &Account, i64)) {
+    let employer = Account::new(0, 1000);
     let alice = Arc::new(Account::new(1, 100));
     let bob = Arc::new(Account::new(2, 100));
+    transfer(&employer, &alice, 50);
 
-    let alice_pays = {
-        let (alice, bob) = (Arc::clone(&alice), Arc::clone(&bob));
-        thread::spawn(move || transfer(&alice, &bob, 10))
-    };
     let bob_pays = {
         let (alice, bob) = (Arc::clone(&alice), Arc::clone(&bob));
         thread::spawn(move || transfer(&bob, &alice, 20))
     };
-    alice_pays.join().expect("alice's transfer panicked");
+    transfer(&alice, &bob, 10);
     bob_pays.join().expect("bob's transfer panicked");
 
-    assert_eq!(alice.balance(), 110);
+    assert_eq!(employer.balance(), 950);
+    assert_eq!(alice.balance(), 160);
     assert_eq!(bob.balance(), 90);
 }
 

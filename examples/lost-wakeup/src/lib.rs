@@ -82,12 +82,16 @@ pub mod fixed {
     }
 }
 
-/// Joins a thread, re-raising its panic (with its own message) in the caller.
+/// Joins a thread; if it panicked, panics in the caller with the same message.
 fn join<T>(handle: JoinHandle<T>) -> T {
-    match handle.join() {
-        Ok(value) => value,
-        Err(panic) => std::panic::resume_unwind(panic),
-    }
+    handle.join().unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("a thread panicked");
+        panic!("{message}")
+    })
 }
 
 /// What the scenario needs from a queue, so one scenario drives both twins.

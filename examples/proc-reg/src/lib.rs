@@ -176,7 +176,8 @@ impl Names for fixed::Registry {
 }
 
 /// The paper's shape of test: a sequential prefix registers a process under "db" and
-/// kills it; then two clients register two fresh live processes under "db" in parallel.
+/// kills it; then two clients, A on the main thread and B on another, register two fresh
+/// live processes under "db" in parallel.
 /// Exactly one must succeed, and `whereis("db")` must name the winner.
 fn scenario<R: Names>(registry: R) {
     let registry = Arc::new(registry);
@@ -185,18 +186,18 @@ fn scenario<R: Names>(registry: R) {
     assert_eq!(registry.register("db", &old), Ok(()));
     old.kill();
 
-    let clients: Vec<_> = (1..=2)
-        .map(|id| {
-            let registry = Arc::clone(&registry);
-            thread::spawn(move || {
-                let pid = Pid::spawn(id);
-                let result = registry.register("db", &pid);
-                (pid, result)
-            })
+    // Client B registers on another thread, client A on this one.
+    let client_b = {
+        let registry = Arc::clone(&registry);
+        thread::spawn(move || {
+            let pid = Pid::spawn(2);
+            let result = registry.register("db", &pid);
+            (pid, result)
         })
-        .collect();
-    let results: Vec<(Pid, Result<(), RegError>)> =
-        clients.into_iter().map(|h| h.join().expect("client panicked")).collect();
+    };
+    let pid_a = Pid::spawn(1);
+    let result_a = registry.register("db", &pid_a);
+    let results = [(pid_a, result_a), client_b.join().expect("client B panicked")];
 
     let winners: Vec<&Pid> =
         results.iter().filter(|(_, result)| result.is_ok()).map(|(pid, _)| pid).collect();

@@ -85,30 +85,36 @@ pub mod fixed {
     }
 }
 
-/// Two editors append two lines each. All four lines must be in the document, once each,
-/// and the version must count four appends.
+/// Appends `editor 1` and `editor 2`.
+fn edit<D>(doc: &D, append: fn(&D, &str), editor: &str) {
+    for n in 1..=2 {
+        append(doc, &format!("{editor} {n}"));
+    }
+}
+
+/// The main thread writes the title, then Alice (on the main thread) and Bob (on another
+/// thread) append two lines each. All five lines must be in the document, once each, and
+/// the version must count five appends.
 fn scenario<D: Send + Sync + 'static>(doc: D, append: fn(&D, &str), snapshot: fn(&D) -> Doc) {
     let doc = Arc::new(doc);
-    let editors: Vec<_> = ["alice", "bob"]
-        .into_iter()
-        .map(|editor| {
-            let doc = Arc::clone(&doc);
-            thread::spawn(move || {
-                for n in 1..=2 {
-                    append(&doc, &format!("{editor} {n}"));
-                }
-            })
-        })
-        .collect();
-    for editor in editors {
-        editor.join().expect("editor panicked");
-    }
+    append(&doc, "# minutes");
+
+    let bob = {
+        let doc = Arc::clone(&doc);
+        thread::spawn(move || edit(&*doc, append, "bob"))
+    };
+    edit(&*doc, append, "alice");
+    bob.join().expect("bob's editor panicked");
 
     let Doc { text, version } = snapshot(&doc);
     let mut lines: Vec<&str> = text.lines().collect();
     lines.sort_unstable();
-    assert_eq!(lines, ["alice 1", "alice 2", "bob 1", "bob 2"], "appends were lost: {text:?}");
-    assert_eq!(version, 4);
+    assert_eq!(
+        lines,
+        ["# minutes", "alice 1", "alice 2", "bob 1", "bob 2"],
+        "appends were lost: {text:?}"
+    );
+    assert_eq!(version, 5);
 }
 
 /// Runs the scenario against `buggy::SharedDoc`; panics when an append is lost.

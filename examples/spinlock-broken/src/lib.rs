@@ -71,12 +71,23 @@ struct Shared<L> {
     most_inside: AtomicUsize,
 }
 
-const THREADS: u64 = 2;
 const ROUNDS: u64 = 3;
 
-/// Two threads take the lock three times each; inside, they register themselves in the
-/// census and increment the counter with a separate load and store. At most one thread
-/// may ever be inside, and no increment may be lost.
+/// One round: take the lock, register in the census, increment the counter with a
+/// separate load and store (fine, it is protected by the lock), leave, unlock.
+fn critical_section<L>(shared: &Shared<L>, acquire: fn(&L), release: fn(&L)) {
+    acquire(&shared.lock);
+    let now_inside = shared.inside.fetch_add(1, Ordering::SeqCst) + 1;
+    shared.most_inside.fetch_max(now_inside, Ordering::SeqCst);
+    let value = shared.counter.load(Ordering::Relaxed);
+    shared.counter.store(value + 1, Ordering::Relaxed);
+    shared.inside.fetch_sub(1, Ordering::SeqCst);
+    release(&shared.lock);
+}
+
+/// The main thread initialises the counter under the lock (one round), then it and a
+/// worker thread take the lock three times each. At most one thread may ever be inside,
+/// and no increment may be lost.
 fn scenario<L: Send + Sync + 'static>(lock: L, acquire: fn(&L), release: fn(&L)) {
     let shared = Arc::new(Shared {
         lock,
@@ -84,29 +95,24 @@ fn scenario<L: Send + Sync + 'static>(lock: L, acquire: fn(&L), release: fn(&L))
         inside: AtomicUsize::new(0),
         most_inside: AtomicUsize::new(0),
     });
-    let workers: Vec<_> = (0..THREADS)
-        .map(|_| {
-            let shared = Arc::clone(&shared);
-            thread::spawn(move || {
-                for _ in 0..ROUNDS {
-                    acquire(&shared.lock);
-                    let now_inside = shared.inside.fetch_add(1, Ordering::SeqCst) + 1;
-                    shared.most_inside.fetch_max(now_inside, Ordering::SeqCst);
-                    // Protected by the lock, so a separate load and store are fine.
-                    let value = shared.counter.load(Ordering::Relaxed);
-                    shared.counter.store(value + 1, Ordering::Relaxed);
-                    shared.inside.fetch_sub(1, Ordering::SeqCst);
-                    release(&shared.lock);
-                }
-            })
+    critical_section(&shared, acquire, release);
+
+    let worker = {
+        let shared = Arc::clone(&shared);
+        thread::spawn(move || {
+            for _ in 0..ROUNDS {
+                critical_section(&shared, acquire, release);
+            }
         })
-        .collect();
-    for worker in workers {
-        worker.join().expect("worker panicked");
+    };
+    for _ in 0..ROUNDS {
+        critical_section(&shared, acquire, release);
     }
+    worker.join().expect("worker panicked");
+
     let most_inside = shared.most_inside.load(Ordering::SeqCst);
     assert_eq!(most_inside, 1, "{most_inside} threads were inside the critical section at once");
-    assert_eq!(shared.counter.load(Ordering::SeqCst), THREADS * ROUNDS, "increments were lost");
+    assert_eq!(shared.counter.load(Ordering::SeqCst), 1 + 2 * ROUNDS, "increments were lost");
 }
 
 /// Runs the scenario with `BrokenSpinLock`; panics when both threads get in.

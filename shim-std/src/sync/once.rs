@@ -15,7 +15,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::PoisonError;
 
 use pulse_runtime::{ObjRef, ObjectCell, ObjectState, WakeReason};
@@ -27,6 +27,15 @@ const POISONED: u8 = 1;
 const COMPLETE: u8 = 2;
 /// A thread outside any execution is running the closure.
 const RUNNING: u8 = 3;
+/// A virtual thread of execution `running_exec` is running the closure; it started from
+/// INCOMPLETE or POISONED. Recorded process-wide so that an initialisation cut short by the
+/// end of its execution (its thread leaked, never to finish) is recognised later.
+const VIRTUAL_FROM_INCOMPLETE: u8 = 4;
+const VIRTUAL_FROM_POISONED: u8 = 5;
+
+fn is_virtual_running(state: u8) -> bool {
+    state == VIRTUAL_FROM_INCOMPLETE || state == VIRTUAL_FROM_POISONED
+}
 
 /// The object a [`RawOnce`] is part of: it names it in traces and deadlock reports, and
 /// decides what an initialisation cut short by the end of its execution leaves.
@@ -64,6 +73,8 @@ pub(crate) enum Exclusive {
 
 pub(crate) struct RawOnce<K: Kind> {
     state: AtomicU8,
+    /// The execution whose virtual thread runs the closure (with a VIRTUAL_* state).
+    running_exec: AtomicU64,
     /// Threads outside any execution wait here for another OS thread's initialisation.
     os_lock: std::sync::Mutex<()>,
     os_done: std::sync::Condvar,
@@ -74,6 +85,7 @@ impl<K: Kind> RawOnce<K> {
     pub(crate) const fn new() -> Self {
         RawOnce {
             state: AtomicU8::new(INCOMPLETE),
+            running_exec: AtomicU64::new(0),
             os_lock: std::sync::Mutex::new(()),
             os_done: std::sync::Condvar::new(),
             exec: ObjectCell::new(),
@@ -111,10 +123,14 @@ impl<K: Kind> RawOnce<K> {
         };
         loop {
             let state = self.state.load(Ordering::Acquire);
+            if self.recover_cut_short(state, exec.map(|(ctx, _)| ctx)) {
+                continue;
+            }
             match state {
                 COMPLETE => return true,
                 POISONED if !ignore_poisoning => panic!("Once instance has previously been poisoned"),
                 RUNNING => self.wait_os(|s| s != RUNNING),
+                s if exec.is_none() && is_virtual_running(s) => self.wait_os(|s| !is_virtual_running(s)),
                 _ => match exec {
                     None => {
                         if self.state.compare_exchange(state, RUNNING, Ordering::Acquire, Ordering::Acquire).is_ok() {
@@ -132,6 +148,9 @@ impl<K: Kind> RawOnce<K> {
                             free
                         });
                         if free {
+                            let running = if state == POISONED { VIRTUAL_FROM_POISONED } else { VIRTUAL_FROM_INCOMPLETE };
+                            self.running_exec.store(ctx.execution_id(), Ordering::Relaxed);
+                            self.state.store(running, Ordering::Release);
                             self.run(exec, state, f);
                             return true;
                         }
@@ -168,6 +187,9 @@ impl<K: Kind> RawOnce<K> {
                 ctx.switch(op, Some(obj));
                 loop {
                     let state = self.state.load(Ordering::Acquire);
+                    if self.recover_cut_short(state, Some(ctx)) {
+                        continue;
+                    }
                     if settled(state) {
                         break;
                     }
@@ -187,6 +209,28 @@ impl<K: Kind> RawOnce<K> {
         true
     }
 
+    /// If a virtual thread of an execution that has ended was running the closure (its
+    /// thread was leaked mid-initialisation), settles the state as an aborted
+    /// initialisation does: back to where it started, or poisoned (`K::ABORT_POISONS`).
+    /// Returns whether it changed anything.
+    fn recover_cut_short(&self, state: u8, ctx: Option<rt::Ctx>) -> bool {
+        if !is_virtual_running(state) {
+            return false;
+        }
+        let runner = self.running_exec.load(Ordering::Relaxed);
+        let ended = match ctx {
+            // Another live execution cannot own it (it would have been refused the object).
+            Some(ctx) => runner != ctx.execution_id() && !pulse_runtime::is_execution_live(runner),
+            None => !pulse_runtime::is_execution_live(runner),
+        };
+        if !ended {
+            return false;
+        }
+        let to = if K::ABORT_POISONS || state == VIRTUAL_FROM_POISONED { POISONED } else { INCOMPLETE };
+        let _ = self.state.compare_exchange(state, to, Ordering::AcqRel, Ordering::Acquire);
+        true
+    }
+
     /// Blocks the OS thread until `settled` holds (for initialisations run outside pulse).
     fn wait_os(&self, settled: impl Fn(u8) -> bool) {
         let mut guard = self.os_lock.lock().unwrap_or_else(PoisonError::into_inner);
@@ -198,7 +242,10 @@ impl<K: Kind> RawOnce<K> {
     pub(crate) fn exclusive(&mut self) -> Exclusive {
         match *self.state.get_mut() {
             COMPLETE => Exclusive::Complete,
-            POISONED => Exclusive::Poisoned,
+            POISONED | VIRTUAL_FROM_POISONED => Exclusive::Poisoned,
+            // Cut short by the end of its execution (nobody can be running it while we
+            // hold `&mut`): as `recover_cut_short` settles it.
+            VIRTUAL_FROM_INCOMPLETE if K::ABORT_POISONS => Exclusive::Poisoned,
             _ => Exclusive::Incomplete,
         }
     }
@@ -222,9 +269,10 @@ struct Finish<'a, K: Kind> {
 impl<K: Kind> Drop for Finish<'_, K> {
     fn drop(&mut self) {
         let aborted = self.exec.is_some_and(|(ctx, _)| ctx.is_teardown());
+        let started_from = self.once.state.load(Ordering::Acquire);
         let to = if self.done {
             COMPLETE
-        } else if aborted && !K::ABORT_POISONS {
+        } else if aborted && !K::ABORT_POISONS && started_from != VIRTUAL_FROM_POISONED {
             INCOMPLETE
         } else {
             POISONED
