@@ -289,6 +289,26 @@ fn a_registry_dependency_is_tested_through_with_instrument_dep() {
 }
 
 #[test]
+fn a_deadlock_inside_crossbeam_channel_is_found_and_reported() {
+    // crossbeam-channel synchronises with std atomics, park/unpark and its own locks: once
+    // instrumented (metadata in the fixture), pulse schedules its internals, passes the
+    // correct use and reports the stranded producer as a deadlock, never aborting.
+    let dir = fixture("crossbeam-dep", "crossbeam-dep");
+    let run = cargo_pulse(&dir, &args(&["test"]));
+    assert_eq!(run.code, 0, "correct use passes");
+    let run = cargo_pulse(
+        &dir,
+        &args(&["test", "stopping_early_strands_a_producer", "--ignored"]),
+    );
+    assert_eq!(run.code, 101, "the stranded producer is found");
+    assert!(run.stderr.contains("deadlock"), "reported as a deadlock");
+    assert!(
+        run.stderr.contains("crossbeam-channel") && run.stderr.contains("thread::park"),
+        "the report shows the producer parked inside crossbeam"
+    );
+}
+
+#[test]
 fn uninstrumented_blocking_is_reported_not_hung() {
     // Without --instrument-dep, once_cell parks a real OS thread while another virtual thread
     // holds the initialisation: the run must end, name the problem and suggest the fix.
