@@ -24,6 +24,9 @@ pub(crate) struct Heartbeat {
     /// Names of the current execution's threads, updated at spawn (rare).
     names: Mutex<Vec<String>>,
     done: AtomicBool,
+    /// The OS thread running the executions (signalled for a backtrace when it stalls).
+    #[cfg(unix)]
+    os_thread: std::sync::OnceLock<libc::pthread_t>,
 }
 
 impl Heartbeat {
@@ -49,6 +52,11 @@ impl Heartbeat {
 /// Watches `heartbeat` until the run ends; on a stall longer than `timeout`, reports and
 /// exits the process.
 pub(crate) fn start(heartbeat: Arc<Heartbeat>, timeout: Duration, on_blocked: Option<BlockedFn>) -> Guard {
+    #[cfg(unix)]
+    {
+        // SAFETY: pthread_self has no preconditions.
+        let _ = heartbeat.os_thread.set(unsafe { libc::pthread_self() });
+    }
     let hb = heartbeat.clone();
     let spawned = std::thread::Builder::new().name("pulse-watchdog".into()).spawn(move || {
         let mut last = hb.beats.load(Ordering::Relaxed);
@@ -60,7 +68,16 @@ pub(crate) fn start(heartbeat: Arc<Heartbeat>, timeout: Duration, on_blocked: Op
                 last = now;
                 since = Instant::now();
             } else if since.elapsed() >= timeout && !hb.done.load(Ordering::Relaxed) {
-                let report = describe(&hb, since.elapsed());
+                let mut report = describe(&hb, since.elapsed());
+                #[cfg(unix)]
+                if let Some(bt) = hb.os_thread.get().and_then(|t| stack::capture(*t)) {
+                    report.push_str("\n  where it is blocked (innermost first):\n");
+                    for line in crate::panic_hook::user_frames_of(&bt, stack::HANDLER_FRAMES).lines() {
+                        report.push_str("    ");
+                        report.push_str(line);
+                        report.push('\n');
+                    }
+                }
                 if let Some(f) = &on_blocked {
                     f(&report);
                 }
@@ -101,5 +118,52 @@ pub(crate) struct Guard(Arc<Heartbeat>);
 impl Drop for Guard {
     fn drop(&mut self) {
         self.0.done.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The stalled thread's own backtrace. std cannot capture another thread's stack, so the
+/// watchdog signals the stalled OS thread and its handler captures where it is. A handler
+/// that allocates is not async-signal-safe in general; the thread is stalled in a blocking
+/// call (not in the allocator) nearly always, and the watchdog gives up after a moment
+/// otherwise, so the worst case is a report without the backtrace.
+#[cfg(unix)]
+mod stack {
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+
+    /// Frames of the signal machinery at the top of a captured backtrace.
+    pub const HANDLER_FRAMES: &[&str] = &["watchdog::stack::", "__restore_rt", "<unknown>"];
+
+    static CAPTURED: Mutex<Option<String>> = Mutex::new(None);
+
+    extern "C" fn on_signal(_: libc::c_int) {
+        let bt = std::backtrace::Backtrace::force_capture().to_string();
+        if let Ok(mut slot) = CAPTURED.try_lock() {
+            *slot = Some(bt);
+        }
+    }
+
+    pub fn capture(thread: libc::pthread_t) -> Option<String> {
+        // SAFETY: installs a handler for a signal nothing else here uses, then signals one
+        // live thread of this process.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            if libc::sigaction(libc::SIGUSR2, &action, std::ptr::null_mut()) != 0 {
+                return None;
+            }
+            if libc::pthread_kill(thread, libc::SIGUSR2) != 0 {
+                return None;
+            }
+        }
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(2) {
+            if let Some(bt) = CAPTURED.lock().ok().and_then(|mut s| s.take()) {
+                return Some(bt);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
     }
 }

@@ -319,6 +319,11 @@ fn uninstrumented_blocking_is_reported_not_hung() {
         run.stderr.contains("--instrument-dep") || run.stderr.contains("pulse::atomic"),
         "a fix is suggested"
     );
+    assert!(
+        run.stderr.contains("where it is blocked") && run.stderr.contains("once_cell"),
+        "the stalled thread's own backtrace shows it blocked inside once_cell:\n{}",
+        run.stderr
+    );
 }
 
 #[test]
