@@ -181,7 +181,7 @@ impl ExecState {
         self.next_object = 0;
         self.trace = if tracing { Some(Vec::new()) } else { None };
         // Symbolising a backtrace costs ~100 ms: only when it will be shown.
-        self.capture_backtraces = tracing && crate::runner::backtrace_wanted();
+        self.capture_backtraces = tracing && crate::explain::backtrace_wanted();
         self.stop = None;
         self.teardown = false;
         self.pending_spawns.clear();

@@ -9,6 +9,7 @@
 mod config;
 mod ctx;
 mod execution;
+mod explain;
 mod failure;
 mod object;
 mod panic_hook;

@@ -13,7 +13,7 @@ use crate::ctx::Ctx;
 use crate::registry;
 
 /// Names one object within an execution, for traces and deadlock reports.
-#[derive(Clone, Copy, Debug, Hash)]
+#[derive(Clone, Copy, Debug)]
 pub struct ObjRef {
     pub kind: &'static str,
     pub id: u32,
@@ -29,6 +29,14 @@ impl PartialEq for ObjRef {
 }
 
 impl Eq for ObjRef {}
+
+/// Consistent with `eq`: equal refs have equal ids and equal kind text.
+impl std::hash::Hash for ObjRef {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.id.hash(state);
+        self.kind.hash(state);
+    }
+}
 
 impl ObjRef {
     /// A thread as something to wait for (`join`).

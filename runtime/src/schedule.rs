@@ -84,7 +84,7 @@ impl FromStr for Schedule {
             let run: usize = run
                 .parse()
                 .map_err(|_| ParseScheduleError(format!("`{token}` has a bad repeat count")))?;
-            choices.extend(std::iter::repeat(value).take(run));
+            choices.extend(std::iter::repeat_n(value, run));
         }
         Ok(Schedule { choices })
     }

@@ -94,7 +94,7 @@ fn bool_matches_std_outside_an_execution() {
     assert_eq!(a.fetch_not(SeqCst), s.fetch_not(SeqCst));
     assert_eq!(a.compare_exchange(true, false, SeqCst, SeqCst), s.compare_exchange(true, false, SeqCst, SeqCst));
     assert_eq!(a.compare_exchange(true, false, SeqCst, SeqCst), s.compare_exchange(true, false, SeqCst, SeqCst));
-    assert_eq!(a.update(SeqCst, SeqCst, |b| !b), false);
+    assert!(!a.update(SeqCst, SeqCst, |b| !b));
     assert_eq!(a.try_update(SeqCst, SeqCst, |_| None), Err(true));
     assert_eq!(format!("{a:?}"), "true");
     assert!(pa::AtomicBool::from(true).into_inner());

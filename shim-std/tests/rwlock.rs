@@ -225,7 +225,7 @@ fn a_static_lock_works_across_executions() {
         let t = thread::spawn(|| *L.write().unwrap() += 1);
         *L.write().unwrap() += 1;
         t.join().unwrap();
-        assert!(*L.read().unwrap() % 2 == 0);
+        assert!(L.read().unwrap().is_multiple_of(2));
     });
     assert!(report.failure.is_none(), "{:?}", report.failure);
     // The value persists (a static), the lock's holders and waiters do not.

@@ -50,6 +50,7 @@ impl Drop for Env {
 struct Borrower<'a>(&'a Env);
 impl Drop for Borrower<'_> {
     fn drop(&mut self) {
+        std::hint::black_box(self.0); // touches what it borrows
         if ENV_DROPPED.load(SeqCst) {
             USED_AFTER_DROP.fetch_add(1, SeqCst);
         }

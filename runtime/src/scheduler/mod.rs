@@ -41,18 +41,13 @@ pub trait Scheduler {
 }
 
 /// Which strategy a run uses; the user-facing name of a `Scheduler`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Strategy {
     /// PULSE's: at every point, pick uniformly among runnable threads.
+    #[default]
     Random,
     /// Probabilistic concurrency testing (Burckhardt et al., ASPLOS'10) with bug depth `depth`.
     Pct { depth: usize },
-}
-
-impl Default for Strategy {
-    fn default() -> Self {
-        Strategy::Random
-    }
 }
 
 impl std::str::FromStr for Strategy {

@@ -1,0 +1,171 @@
+//! Explaining a stopped execution: what failed, where, who held what, the trace, and the
+//! line that replays it — read off the execution's state before cleanup changes it.
+
+use crate::config::Config;
+use crate::execution::{ExecState, Status, Stop, Tid};
+use crate::failure::FailureKind;
+use crate::object::ObjRef;
+use crate::schedule::Schedule;
+use crate::trace::{location_string, TraceEvent};
+
+/// What went wrong in one execution, before it becomes a `Failure`.
+pub(crate) struct Explanation {
+    pub kind: FailureKind,
+    pub message: String,
+    pub location: Option<String>,
+    pub thread: String,
+    pub details: Vec<String>,
+    pub trace: Vec<TraceEvent>,
+    pub backtrace: Option<String>,
+}
+
+pub(crate) fn backtrace_wanted() -> bool {
+    std::env::var("RUST_BACKTRACE").is_ok_and(|v| v != "0")
+}
+
+pub(crate) fn replay_command(config: &Config, schedule: &Schedule, seed: Option<u64>, test: &str) -> String {
+    let template = match &config.replay_command {
+        Some(t) => t.clone(),
+        None if !test.is_empty() && test != "main" => {
+            let package = std::env::var("CARGO_PKG_NAME").map(|p| format!(" -p {p}")).unwrap_or_default();
+            format!("PULSE_REPLAY='{{schedule}}' cargo test{package} -- {{test}} --exact")
+        }
+        None => "pulse::Builder::new().replay(\"{schedule}\").unwrap().check(..)".to_string(),
+    };
+    template
+        .replace("{schedule}", &schedule.to_string())
+        .replace("{seed}", &seed.map_or_else(|| "-".to_string(), |s| s.to_string()))
+        .replace("{test}", test)
+}
+
+/// Reads what went wrong off the state, before cleanup changes it.
+pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
+    let trace = resolve_trace(st);
+    let blocked_lines = || -> Vec<String> {
+        st.threads
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| match t.status {
+                Status::Blocked(b) => Some(describe_blocked(st, i as Tid, b.op, b.object, b.location, &t.held)),
+                _ => None,
+            })
+            .collect()
+    };
+    let first_blocked = || {
+        st.threads.iter().enumerate().find_map(|(i, t)| match t.status {
+            Status::Blocked(b) => Some((i as Tid, location_string(b.location))),
+            _ => None,
+        })
+    };
+    let (kind, message, location, thread, details, backtrace) = match *stop {
+        Stop::Panic { thread } => {
+            let t = &st.threads[thread as usize];
+            let record = t.panic.clone();
+            let mut details = Vec::new();
+            if thread != 0 {
+                details.push("(the thread's JoinHandle was never joined, so nothing observed this panic)".to_string());
+            }
+            (
+                FailureKind::Panic,
+                record.as_ref().map_or_else(|| "panicked".to_string(), |r| r.message.clone()),
+                record.as_ref().and_then(|r| r.location.clone()),
+                st.thread_name(thread),
+                details,
+                record.and_then(|r| r.backtrace),
+            )
+        }
+        Stop::Deadlock | Stop::LeakedThread => {
+            let lines = blocked_lines();
+            let (kind, message) = if matches!(stop, Stop::Deadlock) {
+                (FailureKind::Deadlock, format!("deadlock: all {} live threads are blocked", lines.len()))
+            } else {
+                (FailureKind::LeakedThread, format!("the test's main thread returned, but {} thread(s) stay blocked forever", lines.len()))
+            };
+            let (thread, location) = first_blocked().map_or(("-".to_string(), None), |(t, l)| (st.thread_name(t), Some(l)));
+            (kind, message, location, thread, lines, None)
+        }
+        Stop::StepLimit => {
+            let mut busy: Vec<(u64, Tid)> = st
+                .threads
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| !t.is_finished())
+                .map(|(i, t)| (t.steps, i as Tid))
+                .collect();
+            busy.sort_by(|a, b| b.cmp(a));
+            let details = busy
+                .iter()
+                .map(|&(steps, t)| {
+                    let at = st.threads[t as usize].last_location.map(|l| format!(", last at {}", location_string(l))).unwrap_or_default();
+                    format!("thread '{}' took {steps} steps{at}", st.thread_name(t))
+                })
+                .collect();
+            let top = busy.first().map(|&(_, t)| t);
+            (
+                FailureKind::StepLimit,
+                if st.main_returned() {
+                    format!(
+                        "the test's main thread had returned, but other threads were still running after {} scheduling points: a background thread that never ends (std would let the test pass and kill it; pulse runs threads to completion), or a livelock",
+                        st.config.max_steps
+                    )
+                } else {
+                    format!(
+                        "execution passed {} scheduling points without finishing: a livelock, a spin loop that never sees its condition, or a runaway loop (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
+                        st.config.max_steps
+                    )
+                },
+                top.and_then(|t| st.threads[t as usize].last_location.map(location_string)),
+                top.map_or("-".to_string(), |t| st.thread_name(t)),
+                details,
+                None,
+            )
+        }
+        Stop::ReplayDiverged => (
+            FailureKind::ReplayDiverged,
+            format!(
+                "the schedule does not match the program after {} choices (was the code or the test changed since it was recorded?)",
+                st.schedule.len()
+            ),
+            None,
+            st.thread_name(st.current),
+            Vec::new(),
+            None,
+        ),
+    };
+    Explanation { kind, message, location, thread, details, trace, backtrace }
+}
+
+fn describe_blocked(
+    st: &ExecState,
+    tid: Tid,
+    op: &str,
+    object: Option<ObjRef>,
+    location: &std::panic::Location<'_>,
+    held: &[(ObjRef, &'static std::panic::Location<'static>)],
+) -> String {
+    let on = match object {
+        Some(o) if o == ObjRef::thread(o.id) => format!(" waiting for thread '{}'", st.thread_name(o.id)),
+        Some(o) => format!(" on {o}"),
+        None => String::new(),
+    };
+    let mut line = format!("thread '{}' blocked in {op}{on} at {}", st.thread_name(tid), location_string(location));
+    if !held.is_empty() {
+        let holding: Vec<String> = held.iter().map(|(o, l)| format!("{o} (taken at {})", location_string(l))).collect();
+        line.push_str(&format!(", holding {}", holding.join(", ")));
+    }
+    line
+}
+
+fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
+    let Some(events) = &st.trace else { return Vec::new() };
+    events
+        .iter()
+        .map(|e| TraceEvent {
+            step: e.step,
+            thread: st.thread_name(e.thread),
+            op: e.describe(),
+            object: e.object.map(|o| o.to_string()),
+            location: e.location.map(location_string),
+        })
+        .collect()
+}
