@@ -33,6 +33,20 @@ impl std::str::FromStr for TimeMode {
     }
 }
 
+/// Whether executions run in the test's process or each in a forked child.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Isolation {
+    /// In process (fast); if a failure appears after the first schedule but not when its
+    /// schedule is replayed in a fresh child, the test keeps state in statics: warn, and
+    /// run the rest of the search one child process per schedule.
+    #[default]
+    Auto,
+    /// Always in process.
+    Off,
+    /// Every schedule in its own forked child (slower; for tests known to keep state).
+    Always,
+}
+
 /// What happens to threads still alive when a (failing) execution ends.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Cleanup {
@@ -68,6 +82,7 @@ pub struct Config {
     /// Fail when a spawned thread panics and nobody joins it.
     pub fail_on_unjoined_panic: bool,
     pub cleanup: Cleanup,
+    pub isolation: Isolation,
     pub progress: Option<ProgressFn>,
     /// Stop starting new executions after this much time (a time budget, for benchmarks
     /// and long searches).
@@ -83,7 +98,9 @@ impl Default for Config {
         Config {
             schedules: 1000,
             seed: None,
-            max_steps: 100_000,
+            // A 1,000-thread stress test needs a few hundred thousand; a livelock costs
+            // ~50 ms to hit this (shuttle's default is the same).
+            max_steps: 1_000_000,
             strategy: Strategy::Random,
             odds: ChoiceOdds::default(),
             // std's default for spawned threads; stacks are pooled, and untouched pages
@@ -97,6 +114,7 @@ impl Default for Config {
             available_parallelism: 4,
             fail_on_unjoined_panic: true,
             cleanup: Cleanup::Leak,
+            isolation: Isolation::Auto,
             progress: None,
             time_budget: None,
             blocking_timeout: None,
@@ -181,6 +199,14 @@ impl Builder {
                 other => return Err(EnvError(format!("PULSE_CLEANUP={other}: expected `leak` or `unwind`"))),
             });
         }
+        if let Some(i) = var("PULSE_ISOLATION") {
+            b = b.isolation(match i.trim() {
+                "auto" => Isolation::Auto,
+                "off" => Isolation::Off,
+                "always" => Isolation::Always,
+                other => return Err(EnvError(format!("PULSE_ISOLATION={other}: expected `auto`, `off` or `always`"))),
+            });
+        }
         if let Some(t) = var("PULSE_TIME") {
             b = b.time(t.parse().map_err(|e| EnvError(format!("PULSE_TIME: {e}")))?);
         }
@@ -253,6 +279,12 @@ impl Builder {
 
     pub fn replay_command(mut self, template: impl Into<String>) -> Self {
         self.config.replay_command = Some(template.into());
+        self
+    }
+
+    /// Whether executions run in process or in forked children (see `Isolation`).
+    pub fn isolation(mut self, isolation: Isolation) -> Self {
+        self.config.isolation = isolation;
         self
     }
 

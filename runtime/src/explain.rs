@@ -9,6 +9,7 @@ use crate::schedule::Schedule;
 use crate::trace::{location_string, TraceEvent};
 
 /// What went wrong in one execution, before it becomes a `Failure`.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct Explanation {
     pub kind: FailureKind,
     pub message: String,

@@ -7,7 +7,7 @@ use std::fmt;
 use crate::schedule::Schedule;
 use crate::trace::{format_table, TraceEvent};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     /// A thread panicked (the main thread, or a spawned one nobody joined).

@@ -11,6 +11,7 @@ mod ctx;
 mod execution;
 mod explain;
 mod failure;
+mod isolate;
 mod object;
 mod panic_hook;
 mod registry;
@@ -20,7 +21,7 @@ pub mod scheduler;
 mod trace;
 mod watchdog;
 
-pub use config::{Builder, Cleanup, Config, EnvError, ProgressFn, TimeMode};
+pub use config::{Builder, Cleanup, Config, EnvError, Isolation, ProgressFn, TimeMode};
 pub use ctx::{current, Ctx, PulseAbort};
 pub use execution::WakeReason;
 pub use failure::{Failure, FailureKind, Report};

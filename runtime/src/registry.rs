@@ -1,26 +1,29 @@
 //! Which executions are running right now, process-wide, so an object can tell a stale
-//! owner (reset it) from a concurrent one (refuse).
+//! owner (reset it) from a concurrent one (refuse). Lock-free, so a process forked while
+//! another thread was updating it (an isolated execution's worker) is never stuck on it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-static LIVE: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+/// One slot per execution running at once (one per test thread at most).
+const SLOTS: usize = 256;
+static LIVE: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
 
 /// Allocates a fresh execution id and marks it live.
 pub(crate) fn begin() -> u64 {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    LIVE.lock().unwrap_or_else(|e| e.into_inner()).push(id);
+    let claimed = LIVE.iter().any(|slot| slot.compare_exchange(0, id, Ordering::AcqRel, Ordering::Relaxed).is_ok());
+    assert!(claimed, "pulse: more than {SLOTS} executions at once in one process");
     id
 }
 
 pub(crate) fn end(id: u64) {
-    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(i) = live.iter().position(|&x| x == id) {
-        live.swap_remove(i);
+    if let Some(slot) = LIVE.iter().find(|slot| slot.load(Ordering::Acquire) == id) {
+        slot.store(0, Ordering::Release);
     }
 }
 
 pub(crate) fn is_live(id: u64) -> bool {
-    LIVE.lock().unwrap_or_else(|e| e.into_inner()).contains(&id)
+    LIVE.iter().any(|slot| slot.load(Ordering::Acquire) == id)
 }

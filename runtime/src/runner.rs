@@ -10,7 +10,9 @@ use std::time::Instant;
 use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use crate::config::{Cleanup, Config};
+use crate::config::{Cleanup, Config, Isolation};
+use crate::failure::FailureKind;
+use crate::isolate;
 use crate::ctx::{set_current, ExecCell, PulseAbort};
 use crate::execution::{ExecState, Stop, Tid};
 use crate::explain::{backtrace_wanted, explain_stop, replay_command, Explanation};
@@ -25,19 +27,39 @@ type Co = Coroutine<(), (), (), DefaultStack>;
 /// Resumes a thread that is being cleaned up at most this often before giving up on it.
 const TEARDOWN_RESUMES: usize = 1000;
 
-/// What one execution did.
+/// What one execution did (sent back from a child process when isolated).
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Outcome {
-    stop: Option<Stop>,
-    schedule: Schedule,
+    failed: bool,
+    /// The process running it died (isolated executions only): nothing to replay.
+    crashed: bool,
+    schedule: Vec<u32>,
     steps: u64,
     /// Filled in when the execution failed: read off the state before cleanup.
     explanation: Option<Explanation>,
+    /// Warnings raised in a child process, for the parent's report.
+    warnings: Vec<String>,
 }
 
+/// One execution to run: a fresh one from a seed, or a replay of a schedule.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+enum Job {
+    Seed(u64),
+    Replay { schedule: Vec<u32>, tracing: bool },
+}
+
+/// Said when a test turns out to depend on state left by earlier schedules.
+const STATE_CARRIED: &str = "a failure appeared after the first schedule that does not reproduce in a fresh \
+     process: the test keeps state across runs (a `static` counter, cache or registry), which \
+     running it many times in one process would report as a bug. Each schedule now runs in its \
+     own process (slower); `PULSE_ISOLATION=always` starts that way, `off` never does";
 
 struct Runner {
     /// The OS thread's name (libtest's test name), given to every main virtual thread.
     main_name: Option<Arc<str>>,
+    /// Each execution runs in a forked worker of `zygote` (`Isolation`).
+    isolated: bool,
+    zygote: Option<isolate::Zygote>,
     cell: Box<ExecCell>,
     coroutines: Vec<Option<Co>>,
     stacks: Vec<DefaultStack>,
@@ -68,18 +90,34 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         failure: None,
         warnings: Vec::new(),
     };
+    if config.isolation != Isolation::Off && isolate::SUPPORTED && !replaying {
+        runner.start_zygote(f);
+    }
+    runner.isolated = config.isolation == Isolation::Always && runner.zygote.is_some();
     let mut last_progress = Instant::now();
-    for i in 0..planned {
+    let mut i = 0;
+    while i < planned {
         let seed = base_seed.wrapping_add(i);
         if !runner.state().scheduler.new_execution(seed) {
             break;
         }
-        let outcome = runner.run_execution(f, false);
+        let outcome = runner.execute(f, Job::Seed(seed));
+        if outcome.failed && i > 0 && !runner.isolated && runner.zygote.is_some() && !outcome.crashed {
+            // The same seed from a clean process (its schedule would not fit: from clean
+            // state the program takes another path). If that passes, the failure came from
+            // state earlier executions left behind.
+            let fresh = runner.execute_isolated(Job::Seed(seed));
+            if !fresh.failed {
+                runner.state().warn(STATE_CARRIED.to_string());
+                runner.isolated = true;
+                continue; // this schedule again, in its own process
+            }
+        }
         report.search_time = started.elapsed();
         report.executions += 1;
         report.decisions += outcome.steps;
         report.choices += outcome.schedule.len() as u64;
-        if outcome.stop.is_some() {
+        if outcome.failed {
             let seed = (!replaying).then_some(seed);
             report.failure = Some(runner.explain(config, f, outcome, seed, i, report.executions));
             break;
@@ -88,11 +126,12 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             break;
         }
         if let Some(progress) = &config.progress {
-            if i % 64 == 0 && last_progress.elapsed().as_millis() >= 100 {
+            if (i % 64 == 0 || runner.isolated) && last_progress.elapsed().as_millis() >= 100 {
                 progress(report.executions, planned);
                 last_progress = Instant::now();
             }
         }
+        i += 1;
     }
     if let Some(progress) = &config.progress {
         progress(report.executions, planned);
@@ -117,6 +156,8 @@ impl Runner {
     fn new(config: Config, scheduler: Box<dyn Scheduler>) -> Self {
         Runner {
             main_name: std::thread::current().name().map(Arc::from),
+            isolated: false,
+            zygote: None,
             cell: Box::new(ExecCell { id: Cell::new(0), state: RefCell::new(ExecState::new(config, scheduler)) }),
             coroutines: Vec::new(),
             stacks: Vec::new(),
@@ -164,10 +205,105 @@ impl Runner {
         registry::end(id);
         let mut st = self.state();
         Outcome {
-            stop: st.stop.take(),
-            schedule: Schedule::new(std::mem::take(&mut st.schedule)),
+            failed: st.stop.take().is_some(),
+            crashed: false,
+            schedule: std::mem::take(&mut st.schedule),
             steps: st.steps,
             explanation,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Forks the zygote before the test's code has run, so isolated executions start from
+    /// the state `cargo test` would give them.
+    fn start_zygote(&mut self, f: &dyn Fn()) {
+        let runner: *mut Runner = self;
+        let f: *const dyn Fn() = f;
+        // SAFETY: the pointers are only used in the zygote's workers, whose memory is a copy
+        // of this process at the fork, where both point at live values; each worker is
+        // single-threaded and runs one job.
+        self.zygote = isolate::Zygote::start(move |job: Job| unsafe {
+            let runner = &mut *runner;
+            let (heartbeat, timeout, on_blocked) = {
+                let st = runner.state();
+                (st.heartbeat.clone(), st.config.blocking_timeout, st.config.on_blocked.clone())
+            };
+            // The parent's watchdog thread did not come along: the worker needs its own.
+            let _watchdog = heartbeat.zip(timeout).map(|(hb, t)| {
+                hb.paused.store(false, std::sync::atomic::Ordering::Relaxed);
+                crate::watchdog::start(hb, t, on_blocked)
+            });
+            let mut outcome = runner.run_job(&*f, job);
+            outcome.warnings = std::mem::take(&mut runner.state().warnings);
+            outcome
+        });
+    }
+
+    /// Runs one execution, in this process or in a zygote worker (`isolated`).
+    fn execute(&mut self, f: &dyn Fn(), job: Job) -> Outcome {
+        if self.isolated {
+            self.execute_isolated(job)
+        } else {
+            self.run_job(f, job)
+        }
+    }
+
+    /// Runs `job` in this process: a seeded execution (the scheduler was prepared by the
+    /// caller) or a replay.
+    fn run_job(&mut self, f: &dyn Fn(), job: Job) -> Outcome {
+        match job {
+            Job::Seed(seed) => {
+                self.state().scheduler.new_execution(seed);
+                self.run_execution(f, false)
+            }
+            Job::Replay { schedule, tracing } => {
+                let replay = Box::new(ReplayScheduler::new(&Schedule::new(schedule)));
+                let original = std::mem::replace(&mut self.state().scheduler, replay);
+                self.state().scheduler.new_execution(0);
+                let outcome = self.run_execution(f, tracing);
+                self.state().scheduler = original;
+                outcome
+            }
+        }
+    }
+
+    /// Runs `job` in a fresh worker of the zygote.
+    fn execute_isolated(&mut self, job: Job) -> Outcome {
+        let heartbeat = self.state().heartbeat.clone();
+        let pause = |on: bool| {
+            if let Some(hb) = &heartbeat {
+                hb.paused.store(on, std::sync::atomic::Ordering::Relaxed);
+            }
+        };
+        pause(true);
+        let reply = self.zygote.as_mut().expect("isolated runs have a zygote").run(&job);
+        pause(false);
+        match reply {
+            isolate::Reply::Done(outcome) => {
+                let outcome: Outcome = outcome;
+                for w in &outcome.warnings {
+                    self.state().warn(w.clone());
+                }
+                outcome
+            }
+            // The worker's watchdog already reported and wrote its record.
+            isolate::Reply::Died { blocked: true, .. } => std::process::exit(crate::watchdog::BLOCKED_EXIT_CODE),
+            isolate::Reply::Died { how, .. } => Outcome {
+                failed: true,
+                crashed: true,
+                schedule: Vec::new(),
+                steps: 0,
+                explanation: Some(Explanation {
+                    kind: FailureKind::Panic,
+                    message: how,
+                    location: None,
+                    thread: "-".to_string(),
+                    details: Vec::new(),
+                    trace: Vec::new(),
+                    backtrace: None,
+                }),
+                warnings: Vec::new(),
+            },
         }
     }
 
@@ -287,14 +423,13 @@ impl Runner {
     /// Builds the failure report: replays the failing schedule with tracing on to get the
     /// trace, and checks that the replay fails the same way.
     fn explain(&mut self, config: &Config, f: &dyn Fn(), fast: Outcome, seed: Option<u64>, index: u64, executions: u64) -> Failure {
-        let schedule = fast.schedule.clone();
-        let original = std::mem::replace(&mut self.state().scheduler, Box::new(ReplayScheduler::new(&schedule)));
-        self.state().scheduler.new_execution(0);
-        let traced = self.run_execution(f, true);
-        self.state().scheduler = original;
+        let schedule = Schedule::new(fast.schedule.clone());
         let fast_expl = fast.explanation.expect("a stopped execution is explained");
-        let reproduced = traced.explanation.as_ref().is_some_and(|e| e.kind == fast_expl.kind && e.message == fast_expl.message);
-        let expl = match traced.explanation {
+        // A crashed process left no schedule to replay.
+        let traced = (!fast.crashed).then(|| self.execute(f, Job::Replay { schedule: fast.schedule.clone(), tracing: true }));
+        let traced_expl = traced.and_then(|t| t.explanation);
+        let reproduced = traced_expl.as_ref().is_some_and(|e| e.kind == fast_expl.kind && e.message == fast_expl.message);
+        let expl = match traced_expl {
             Some(e) if reproduced => e,
             _ => fast_expl,
         };

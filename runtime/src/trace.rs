@@ -38,7 +38,7 @@ impl Event {
 }
 
 /// One step of a trace, resolved for people and JSON.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct TraceEvent {
     pub step: u64,
     pub thread: String,

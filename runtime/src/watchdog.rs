@@ -24,6 +24,9 @@ pub(crate) struct Heartbeat {
     /// Names of the current execution's threads, updated at spawn (rare).
     names: Mutex<Vec<String>>,
     done: AtomicBool,
+    /// Set while this process waits for an isolated execution in a child (which has its
+    /// own watchdog): not a stall.
+    pub paused: AtomicBool,
     /// The OS thread running the executions (signalled for a backtrace when it stalls).
     #[cfg(unix)]
     os_thread: std::sync::OnceLock<libc::pthread_t>,
@@ -64,7 +67,7 @@ pub(crate) fn start(heartbeat: Arc<Heartbeat>, timeout: Duration, on_blocked: Op
         while !hb.done.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(50).min(timeout));
             let now = hb.beats.load(Ordering::Relaxed);
-            if now != last {
+            if now != last || hb.paused.load(Ordering::Relaxed) {
                 last = now;
                 since = Instant::now();
             } else if since.elapsed() >= timeout && !hb.done.load(Ordering::Relaxed) {

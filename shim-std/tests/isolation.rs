@@ -1,0 +1,59 @@
+//! Tests that keep state in statics run many times in one process would fail for that
+//! reason alone: pulse notices (a failure after the first schedule that a fresh process
+//! does not reproduce) and runs the rest of the search one process per schedule.
+
+use pulse_runtime::{Builder, FailureKind, Isolation};
+use pulse_shim_std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use pulse_shim_std::sync::{Arc, Mutex};
+use pulse_shim_std::thread;
+
+#[test]
+fn a_test_counting_in_a_static_is_isolated_not_failed() {
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let report = Builder::new().schedules(40).seed(1).run(|| {
+        let before = RUNS.fetch_add(1, SeqCst);
+        let t = thread::spawn(|| RUNS.load(SeqCst));
+        assert!(t.join().unwrap() >= 1);
+        assert_eq!(before, 0, "under cargo test this body runs once per process");
+    });
+    assert!(report.passed(), "{}", report.failure.unwrap());
+    assert_eq!(report.executions, 40);
+    assert!(report.warnings.iter().any(|w| w.contains("fresh process")), "{:?}", report.warnings);
+}
+
+#[test]
+fn with_isolation_off_the_same_test_fails_on_its_second_schedule() {
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let report = Builder::new().schedules(40).seed(1).isolation(Isolation::Off).run(|| {
+        assert_eq!(RUNS.fetch_add(1, SeqCst), 0);
+    });
+    assert_eq!(report.failure.expect("stale state").execution, 1);
+}
+
+#[test]
+fn a_real_race_is_still_found_when_every_schedule_is_isolated() {
+    let report = Builder::new().schedules(300).seed(2).isolation(Isolation::Always).run(|| {
+        let n = Arc::new(Mutex::new(0));
+        let t = {
+            let n = n.clone();
+            thread::spawn(move || {
+                let v = *n.lock().unwrap();
+                *n.lock().unwrap() = v + 1;
+            })
+        };
+        let v = *n.lock().unwrap();
+        *n.lock().unwrap() = v + 1;
+        t.join().unwrap();
+        assert_eq!(*n.lock().unwrap(), 2);
+    });
+    let f = report.failure.expect("lost update found");
+    assert_eq!(f.kind, FailureKind::Panic);
+    assert!(f.reproduced && !f.trace.is_empty(), "{f}");
+}
+
+#[test]
+fn an_execution_that_crashes_its_process_is_reported() {
+    let report = Builder::new().schedules(5).seed(3).isolation(Isolation::Always).run(|| std::process::abort());
+    let f = report.failure.expect("crash reported");
+    assert!(f.message.contains("crashed its process"), "{f}");
+}
