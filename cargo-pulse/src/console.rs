@@ -189,8 +189,13 @@ impl Console {
             .lines()
             .filter(|l| !l.ends_with("--replay ''"))
         {
+            // The run's own replay line wins (it replays a long schedule from the file).
+            let line = match (line.strip_prefix("replay: "), &f.replay) {
+                (Some(_), Some(replay)) => format!("replay: {replay}"),
+                _ => line.to_string(),
+            };
             out.push_str("  ");
-            out.push_str(line);
+            out.push_str(&line);
             out.push('\n');
         }
         if let Some(file) = &f.failure_file {

@@ -22,6 +22,9 @@ use crate::path_map::PathMap;
 use crate::process::{libtest_counts, read_progress, TestProcess};
 use crate::seeds::SeedRange;
 
+/// Schedules longer than this (characters) are replayed from the failure file.
+const LONG_SCHEDULE: usize = 300;
+
 /// How every test is run.
 #[derive(Debug, Clone)]
 pub struct RunPlan {
@@ -303,6 +306,9 @@ fn run_one(index: usize, case: &TestCase, plan: &RunPlan, console: &Console) -> 
                     &format!("--seed {seed} --schedules 1"),
                 )
             })
+        } else if record.schedule.len() > LONG_SCHEDULE {
+            // Too long for a command line people copy: replay from the failure file.
+            Some(replay_template.replace("'{schedule}'", &format!("'{}'", failure_file.display())))
         } else {
             replay_line(&record.report)
                 .or_else(|| Some(replay_template.replace("{schedule}", &record.schedule)))

@@ -25,12 +25,16 @@ pub(crate) fn backtrace_wanted() -> bool {
 }
 
 pub(crate) fn replay_command(config: &Config, schedule: &Schedule, seed: Option<u64>, test: &str) -> String {
+    let long = schedule.to_string().len() > crate::failure::LONG_SCHEDULE;
+    let in_test = !test.is_empty() && test != "main";
+    let package = std::env::var("CARGO_PKG_NAME").map(|p| format!(" -p {p}")).unwrap_or_default();
     let template = match &config.replay_command {
         Some(t) => t.clone(),
-        None if !test.is_empty() && test != "main" => {
-            let package = std::env::var("CARGO_PKG_NAME").map(|p| format!(" -p {p}")).unwrap_or_default();
-            format!("PULSE_REPLAY='{{schedule}}' cargo test{package} -- {{test}} --exact")
+        // A command line people copy: a long random-strategy schedule replays by its seed.
+        None if in_test && long && seed.is_some() && config.strategy == crate::scheduler::Strategy::Random => {
+            format!("PULSE_SEED={{seed}} PULSE_SCHEDULES=1 cargo test{package} -- {{test}} --exact")
         }
+        None if in_test => format!("PULSE_REPLAY='{{schedule}}' cargo test{package} -- {{test}} --exact"),
         None => "pulse::Builder::new().replay(\"{schedule}\").unwrap().check(..)".to_string(),
     };
     template

@@ -40,6 +40,9 @@ impl FailureKind {
     }
 }
 
+/// Schedules longer than this (characters) are abbreviated on screen.
+pub(crate) const LONG_SCHEDULE: usize = 300;
+
 /// A failing execution, with everything needed to understand and replay it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Failure {
@@ -93,7 +96,13 @@ impl fmt::Display for Failure {
             Some(seed) => writeln!(f, "  seed:     {seed} (execution {})", self.execution)?,
             None => writeln!(f, "  replayed schedule")?,
         }
-        writeln!(f, "  schedule: {}", self.schedule)?;
+        let schedule = self.schedule.to_string();
+        if schedule.len() > LONG_SCHEDULE {
+            let cut = schedule.char_indices().nth(LONG_SCHEDULE / 2).map_or(schedule.len(), |(i, _)| i);
+            writeln!(f, "  schedule: {}… ({} choices; in full in `Failure::schedule` and the JSON record)", &schedule[..cut], self.schedule.len())?;
+        } else {
+            writeln!(f, "  schedule: {schedule}")?;
+        }
         if !self.reproduced {
             writeln!(
                 f,
@@ -146,5 +155,42 @@ pub struct Report {
 impl Report {
     pub fn passed(&self) -> bool {
         self.failure.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(choices: Vec<u32>) -> Failure {
+        Failure {
+            kind: FailureKind::Deadlock,
+            message: "deadlock".into(),
+            location: None,
+            thread: "-".into(),
+            details: Vec::new(),
+            seed: Some(7),
+            schedule: Schedule::new(choices),
+            execution: 0,
+            executions: 1,
+            trace: Vec::new(),
+            reproduced: true,
+            backtrace: None,
+            warnings: Vec::new(),
+            replay_command: "replay it".into(),
+            trace_tail: 30,
+        }
+    }
+
+    #[test]
+    fn a_long_schedule_is_abbreviated_on_screen_but_kept_whole() {
+        let choices: Vec<u32> = (0..2000).map(|i| i % 97).collect();
+        let f = failure(choices.clone());
+        let text = f.to_string();
+        assert!(text.contains("… (2000 choices"), "{text}");
+        assert!(text.len() < 2_000, "the report stays readable");
+        assert_eq!(f.schedule.choices, choices);
+        let short = failure(vec![0, 1, 1]).to_string();
+        assert!(short.contains("schedule: p1:0.1*2\n"), "{short}");
     }
 }
