@@ -74,6 +74,7 @@ impl Zygote {
                 return None;
             }
             if pid == 0 {
+                die_with_parent();
                 libc::close(req[1]);
                 libc::close(rep[0]);
                 let mut requests = File::from_raw_fd(req[0]);
@@ -81,6 +82,7 @@ impl Zygote {
                 while let Some(request) = read_message::<Req>(&mut requests) {
                     let worker = libc::fork();
                     if worker == 0 {
+                        die_with_parent();
                         let answered = write_message(&mut replies, &Reply::Done(serve(request)));
                         libc::_exit(if answered { 0 } else { 1 });
                     }
@@ -107,6 +109,17 @@ impl Zygote {
         }
         read_message(&mut self.replies)
             .unwrap_or(Reply::Died { how: "the isolation process did not answer".into(), blocked: false })
+    }
+}
+
+/// Ends this child when the thread that forked it goes (even if killed without running
+/// any destructor), so no zygote outlives its run.
+#[cfg(unix)]
+fn die_with_parent() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with constant arguments.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
     }
 }
 
