@@ -13,6 +13,7 @@ mod explain;
 mod failure;
 mod isolate;
 mod object;
+mod overflow;
 mod panic_hook;
 mod registry;
 mod runner;

@@ -62,11 +62,14 @@ struct Runner {
     zygote: Option<isolate::Zygote>,
     cell: Box<ExecCell>,
     coroutines: Vec<Option<Co>>,
+    /// Start of each thread's stack mapping, where its guard page is.
+    stack_limits: Vec<usize>,
     stacks: Vec<DefaultStack>,
 }
 
 pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     panic_hook::install();
+    crate::overflow::install();
     let started = Instant::now();
     let replaying = config.replay.is_some();
     let scheduler: Box<dyn Scheduler> = match &config.replay {
@@ -160,6 +163,7 @@ impl Runner {
             zygote: None,
             cell: Box::new(ExecCell { id: Cell::new(0), state: RefCell::new(ExecState::new(config, scheduler)) }),
             coroutines: Vec::new(),
+            stack_limits: Vec::new(),
             stacks: Vec::new(),
         }
     }
@@ -330,7 +334,10 @@ impl Runner {
 
     fn resume(&mut self, tid: Tid) {
         let co = self.coroutines[tid as usize].as_mut().expect("a runnable thread has a coroutine");
-        if let CoroutineResult::Return(()) = co.resume(()) {
+        crate::overflow::set_running(self.stack_limits[tid as usize]);
+        let result = co.resume(());
+        crate::overflow::set_running(0);
+        if let CoroutineResult::Return(()) = result {
             let co = self.coroutines[tid as usize].take().expect("just resumed");
             self.stacks.push(co.into_stack());
         }
@@ -348,6 +355,7 @@ impl Runner {
             };
             for p in pending {
                 let stack = self.take_stack(p.stack_size);
+                let limit = stack.limit().get();
                 let cell: &'static ExecCell = unsafe { &*(&*self.cell as *const ExecCell) };
                 let tid = p.tid;
                 let body = p.body;
@@ -357,8 +365,10 @@ impl Runner {
                 let slot = tid as usize;
                 if self.coroutines.len() <= slot {
                     self.coroutines.resize_with(slot + 1, || None);
+                    self.stack_limits.resize(slot + 1, 0);
                 }
                 self.coroutines[slot] = Some(co);
+                self.stack_limits[slot] = limit;
             }
         }
     }
@@ -385,6 +395,7 @@ impl Runner {
                     std::mem::forget(co);
                 }
             }
+            self.stack_limits.clear();
             return;
         }
         // Threads spawned but never started: their closures are dropped here.
@@ -418,6 +429,7 @@ impl Runner {
             }
         }
         self.coroutines.clear();
+        self.stack_limits.clear();
     }
 
     /// Builds the failure report: replays the failing schedule with tracing on to get the

@@ -137,18 +137,40 @@ fn spin_loop_without_progress_hits_the_step_limit() {
     assert!(f.details[0].contains("tests/thread.rs:"), "{f}");
 }
 
+fn depth(n: u64) -> u64 {
+    // ~1.5 KiB of stack per frame in a debug build, kept alive across the recursive call.
+    let pad = std::hint::black_box([n; 64]);
+    let below = if n == 0 { 0 } else { 1 + depth(n - 1) };
+    std::hint::black_box(&pad);
+    below
+}
+
 #[test]
-fn deep_recursion_fits_the_default_stack() {
-    fn depth(n: u64) -> u64 {
-        // 512 bytes of stack per frame, kept alive across the recursive call.
-        let pad = std::hint::black_box([n; 64]);
-        let below = if n == 0 { 0 } else { 1 + depth(n - 1) };
-        std::hint::black_box(&pad);
-        below
-    }
+fn stacks_are_as_deep_as_std_and_configurable() {
+    // What a std thread's default 2 MiB holds, a virtual thread's holds too.
+    assert_eq!(std::thread::spawn(|| depth(1_000)).join().unwrap(), 1_000);
     check(|| {
-        assert_eq!(thread::spawn(|| depth(2_000)).join().unwrap(), 2_000);
+        assert_eq!(thread::spawn(|| depth(1_000)).join().unwrap(), 1_000);
+        let big = thread::Builder::new().stack_size(16 << 20).spawn(|| depth(5_000)).unwrap();
+        assert_eq!(big.join().unwrap(), 5_000);
     });
+}
+
+#[test]
+fn a_stack_overflow_in_a_virtual_thread_is_reported_like_std() {
+    if std::env::var_os("PULSE_TEST_OVERFLOW").is_some() {
+        Builder::new().schedules(1).check(|| drop(thread::spawn(|| depth(u64::MAX)).join()));
+        return;
+    }
+    // The overflow aborts the process, so it happens in a child: this test, re-run.
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["a_stack_overflow_in_a_virtual_thread_is_reported_like_std", "--exact", "--nocapture"])
+        .env("PULSE_TEST_OVERFLOW", "1")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("pulse: a virtual thread has overflowed its stack"), "{stderr}");
 }
 
 #[test]
