@@ -104,17 +104,19 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         if !runner.state().scheduler.new_execution(seed) {
             break;
         }
-        let outcome = runner.execute(f, Job::Seed(seed));
+        let mut outcome = runner.execute(f, Job::Seed(seed));
         if outcome.failed && i > 0 && !runner.isolated && runner.zygote.is_some() && !outcome.crashed {
             // The same seed from a clean process (its schedule would not fit: from clean
             // state the program takes another path). If that passes, the failure came from
             // state earlier executions left behind.
             let fresh = runner.execute_isolated(Job::Seed(seed));
+            runner.isolated = true;
             if !fresh.failed {
                 runner.state().warn(STATE_CARRIED.to_string());
-                runner.isolated = true;
                 continue; // this schedule again, in its own process
             }
+            // A real failure: report it as a clean process sees it, and replay it there.
+            outcome = fresh;
         }
         report.search_time = started.elapsed();
         report.executions += 1;
