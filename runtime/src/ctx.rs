@@ -168,19 +168,9 @@ impl Ctx {
         st.threads[st.current as usize].wake
     }
 
-    /// Makes `thread` runnable if it is blocked.
-    pub fn wake(self, thread: u32) -> bool {
-        self.state().wake(thread, WakeReason::Notified)
-    }
-
     /// Wakes every thread blocked on `object`; they race (a scheduler choice) to proceed.
     pub fn wake_all(self, object: ObjRef) {
         self.state().wake_all(object);
-    }
-
-    /// Threads blocked on `object`, in index order.
-    pub fn waiters(self, object: ObjRef) -> Vec<u32> {
-        self.state().waiters(object)
     }
 
     /// Whether any thread is blocked on `object` (no allocation).
@@ -197,11 +187,6 @@ impl Ctx {
             Some(t) => st.wake(t, WakeReason::Notified),
             None => false,
         }
-    }
-
-    /// Lets the scheduler pick one of `among`.
-    pub fn choose_thread(self, among: &[u32]) -> Option<u32> {
-        self.state().choose_thread(among)
     }
 
     /// A nondeterministic yes/no that std allows (spurious wakeup, weak CAS failure).

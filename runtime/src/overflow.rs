@@ -13,12 +13,16 @@ thread_local! {
     static GUARD: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
 }
 
-/// Notes the stack whose mapping starts at `limit` (corosensei's `Stack::limit`, where its
-/// guard page is) as the one running (0: none).
+/// The guard page of a stack whose mapping starts at `limit` (corosensei's
+/// `Stack::limit`): computed once per stack, not per resume.
+pub(crate) fn guard_of(limit: usize) -> (usize, usize) {
+    (limit, limit + page_size())
+}
+
+/// Notes `guard` as the guard page of the stack now running (`(0, 0)`: none).
 #[inline]
-pub(crate) fn set_running(limit: usize) {
-    let page = if limit == 0 { 0 } else { page_size() };
-    GUARD.with(|g| g.set((limit, limit + page)));
+pub(crate) fn set_running(guard: (usize, usize)) {
+    GUARD.with(|g| g.set(guard));
 }
 
 #[cfg(unix)]

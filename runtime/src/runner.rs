@@ -62,8 +62,8 @@ struct Runner {
     zygote: Option<isolate::Zygote>,
     cell: Box<ExecCell>,
     coroutines: Vec<Option<Co>>,
-    /// Start of each thread's stack mapping, where its guard page is.
-    stack_limits: Vec<usize>,
+    /// The guard page of each thread's stack, `[start, end)`.
+    stack_guards: Vec<(usize, usize)>,
     stacks: Vec<DefaultStack>,
 }
 
@@ -100,10 +100,8 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     let mut last_progress = Instant::now();
     let mut i = 0;
     while i < planned {
+        // `run_job` prepares the scheduler for the seed, here or in an isolated worker.
         let seed = base_seed.wrapping_add(i);
-        if !runner.state().scheduler.new_execution(seed) {
-            break;
-        }
         let mut outcome = runner.execute(f, Job::Seed(seed));
         if outcome.failed && i > 0 && !runner.isolated && runner.zygote.is_some() && !outcome.crashed {
             // The same seed from a clean process (its schedule would not fit: from clean
@@ -165,7 +163,7 @@ impl Runner {
             zygote: None,
             cell: Box::new(ExecCell { id: Cell::new(0), state: RefCell::new(ExecState::new(config, scheduler)) }),
             coroutines: Vec::new(),
-            stack_limits: Vec::new(),
+            stack_guards: Vec::new(),
             stacks: Vec::new(),
         }
     }
@@ -336,9 +334,9 @@ impl Runner {
 
     fn resume(&mut self, tid: Tid) {
         let co = self.coroutines[tid as usize].as_mut().expect("a runnable thread has a coroutine");
-        crate::overflow::set_running(self.stack_limits[tid as usize]);
+        crate::overflow::set_running(self.stack_guards[tid as usize]);
         let result = co.resume(());
-        crate::overflow::set_running(0);
+        crate::overflow::set_running((0, 0));
         if let CoroutineResult::Return(()) = result {
             let co = self.coroutines[tid as usize].take().expect("just resumed");
             self.stacks.push(co.into_stack());
@@ -357,7 +355,7 @@ impl Runner {
             };
             for p in pending {
                 let stack = self.take_stack(p.stack_size);
-                let limit = stack.limit().get();
+                let guard = crate::overflow::guard_of(stack.limit().get());
                 let cell: &'static ExecCell = unsafe { &*(&*self.cell as *const ExecCell) };
                 let tid = p.tid;
                 let body = p.body;
@@ -367,10 +365,10 @@ impl Runner {
                 let slot = tid as usize;
                 if self.coroutines.len() <= slot {
                     self.coroutines.resize_with(slot + 1, || None);
-                    self.stack_limits.resize(slot + 1, 0);
+                    self.stack_guards.resize(slot + 1, (0, 0));
                 }
                 self.coroutines[slot] = Some(co);
-                self.stack_limits[slot] = limit;
+                self.stack_guards[slot] = guard;
             }
         }
     }
@@ -397,7 +395,7 @@ impl Runner {
                     std::mem::forget(co);
                 }
             }
-            self.stack_limits.clear();
+            self.stack_guards.clear();
             return;
         }
         // Threads spawned but never started: their closures are dropped here.
@@ -431,7 +429,7 @@ impl Runner {
             }
         }
         self.coroutines.clear();
-        self.stack_limits.clear();
+        self.stack_guards.clear();
     }
 
     /// Builds the failure report: replays the failing schedule with tracing on to get the
