@@ -33,7 +33,8 @@ impl std::str::FromStr for TimeMode {
     }
 }
 
-/// Whether executions run in the test's process or each in a forked child.
+/// Whether executions run in the test's process or each in a fresh one (a re-run of the test
+/// binary that executes just that schedule).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Isolation {
     /// In process (fast); if a failure appears after the first schedule but not when its
@@ -43,7 +44,7 @@ pub enum Isolation {
     Auto,
     /// Always in process.
     Off,
-    /// Every schedule in its own forked child (slower; for tests known to keep state).
+    /// Every schedule in its own process (~6 ms each; for tests known to keep state).
     Always,
 }
 
@@ -282,7 +283,7 @@ impl Builder {
         self
     }
 
-    /// Whether executions run in process or in forked children (see `Isolation`).
+    /// Whether executions run in process or in fresh processes (see `Isolation`).
     pub fn isolation(mut self, isolation: Isolation) -> Self {
         self.config.isolation = isolation;
         self

@@ -30,8 +30,13 @@ pub(crate) fn replay_command(config: &Config, schedule: &Schedule, seed: Option<
     let package = std::env::var("CARGO_PKG_NAME").map(|p| format!(" -p {p}")).unwrap_or_default();
     let template = match &config.replay_command {
         Some(t) => t.clone(),
-        // A command line people copy: a long random-strategy schedule replays by its seed.
-        None if in_test && long && seed.is_some() && config.strategy == crate::scheduler::Strategy::Random => {
+        // A command line people copy: a long random-strategy schedule replays by its seed,
+        // and so does a crash, which left no schedule (it ran first in a fresh process, so
+        // its seed replays it whatever the strategy).
+        None if in_test
+            && seed.is_some()
+            && (schedule.is_empty() || long && config.strategy == crate::scheduler::Strategy::Random) =>
+        {
             format!("PULSE_SEED={{seed}} PULSE_SCHEDULES=1 cargo test{package} -- {{test}} --exact")
         }
         None if in_test => format!("PULSE_REPLAY='{{schedule}}' cargo test{package} -- {{test}} --exact"),

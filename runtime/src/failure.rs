@@ -24,6 +24,12 @@ pub enum FailureKind {
     ShouldPanicNotPanicked,
     /// A replayed schedule no longer matches the program.
     ReplayDiverged,
+    /// The execution took its process down: a signal (invalid memory access, abort), a
+    /// non-unwinding panic, `process::exit`.
+    Crash,
+    /// pulse could not finish the run (an isolated execution that never answered): not a
+    /// verdict on the test.
+    ToolError,
 }
 
 impl FailureKind {
@@ -36,6 +42,8 @@ impl FailureKind {
             FailureKind::BlockedThread => "thread blocked outside pulse's control",
             FailureKind::ShouldPanicNotPanicked => "test did not panic as expected",
             FailureKind::ReplayDiverged => "replay diverged from the program",
+            FailureKind::Crash => "crash",
+            FailureKind::ToolError => "tool error",
         }
     }
 }
@@ -81,7 +89,10 @@ fn serialize_display<S: serde::Serializer, T: fmt::Display>(v: &T, s: S) -> Resu
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "pulse found a {} after {} schedule(s)", self.kind.title(), self.executions)?;
+        match self.kind {
+            FailureKind::ToolError => writeln!(f, "pulse could not finish the run (schedule {})", self.executions)?,
+            kind => writeln!(f, "pulse found a {} after {} schedule(s)", kind.title(), self.executions)?,
+        }
         let place = self.location.as_deref().map(|l| format!(" at {l}")).unwrap_or_default();
         if self.thread != "-" {
             writeln!(f, "  thread '{}'{place}:", self.thread)?;

@@ -1,165 +1,300 @@
-//! Executions in forked child processes, for tests that keep state in statics (a counter,
-//! a cache, a registry): run many times in one process, a later schedule sees what earlier
-//! ones left and fails for that reason alone.
+//! Executions in fresh processes, for tests that keep state in statics (a counter, a cache,
+//! a registry): run many times in one process, a later schedule sees what earlier ones left
+//! and fails for that reason alone.
 //!
-//! A *zygote* is forked when a run starts, before the test's code has run at all. It waits
-//! for requests; for each it forks a worker, which runs one execution from that pristine
-//! state and writes its outcome back (length-prefixed JSON) on a pipe. If the worker dies
-//! without answering, the zygote answers for it. Forking costs ~0.1 ms, so the run only
-//! pays it once it knows the test needs it.
+//! A fresh process is a re-run of the test binary itself, never a `fork`. Forking a
+//! multi-threaded process (libtest runs tests on several threads; users call `pulse::check`
+//! from them) copies every lock another thread held at that moment, held forever in the
+//! child: std's backtrace lock, stdout's, a user's `static` lock. A re-run is safe by
+//! construction and costs ~2 ms (`exec` plus libtest's start) instead of a fork's ~0.1 ms,
+//! paid only by tests that need isolation (ARCHITECTURE.md, decision 14).
+//!
+//! The re-run is told through `WORKER_ENV` which run should execute which job: the run
+//! started by the thread of the same name, the same number of runs into that thread's life
+//! (runs before it in the re-run go as usual, in process). That run executes the job, writes
+//! its outcome to the reply file, and ends the process. Every wait has a deadline: a re-run
+//! that takes longer is killed and reported, never waited for forever.
 
-use std::fs::File;
-use std::io::{Read, Write};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
-#[cfg(unix)]
-pub(crate) const SUPPORTED: bool = true;
-#[cfg(not(unix))]
-pub(crate) const SUPPORTED: bool = false;
+/// The order a re-run reads: which run serves which job, and where the answer goes.
+const WORKER_ENV: &str = "PULSE_ISOLATED_WORKER";
+/// What the parent's harness writes to; a worker must not touch it.
+const PARENT_ONLY_ENV: &[&str] = &["PULSE_PROGRESS", "PULSE_WARNINGS"];
+
+/// How long a worker may take on top of twice the run's blocking timeout (its own watchdog
+/// ends a stalled execution after one) before it is killed: starting the test binary and
+/// reaching the run.
+const STARTUP_GRACE: Duration = Duration::from_secs(5);
+/// The blocking timeout assumed when the run has none.
+const DEFAULT_BLOCKING_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Which run of the process this is: the thread that started it and how many runs that
+/// thread had started before it. The same program re-run names the same run the same way.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, Debug)]
+pub(crate) struct RunId {
+    thread: Option<String>,
+    ordinal: u64,
+}
+
+impl RunId {
+    /// Names the run the calling thread is starting (call once per run).
+    pub(crate) fn next() -> RunId {
+        thread_local! {
+            static RUNS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+        }
+        let ordinal = RUNS.with(|r| {
+            let n = r.get();
+            r.set(n + 1);
+            n
+        });
+        RunId { thread: std::thread::current().name().map(str::to_string), ordinal }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Order<J> {
+    run: RunId,
+    job: J,
+    reply: PathBuf,
+}
+
+/// What this process is asked to do for one run.
+pub(crate) enum Role<J> {
+    /// An ordinary process: search, isolating when needed.
+    Search,
+    /// A worker, and this is the run it was started for: execute `job`, then send the
+    /// outcome to `reply`.
+    Serve { job: J, reply: ReplyTo },
+    /// A worker, but not this run: run as usual, in process, without isolation.
+    Bystander,
+}
+
+/// Where a worker's answer goes.
+pub(crate) struct ReplyTo(PathBuf);
+
+/// This run's role, read from the environment.
+pub(crate) fn role<J: DeserializeOwned>(run: &RunId) -> Role<J> {
+    let Some(order) = std::env::var_os(WORKER_ENV) else { return Role::Search };
+    let order: Order<J> = match serde_json::from_str(&order.to_string_lossy()) {
+        Ok(order) => order,
+        Err(e) => panic!("pulse: {WORKER_ENV} is not an order pulse wrote ({e})"),
+    };
+    if order.run != *run {
+        return Role::Bystander;
+    }
+    // Tells the parent the run was reached (its report names the phase on a timeout).
+    let _ = std::fs::File::create(&order.reply);
+    Role::Serve { job: order.job, reply: ReplyTo(order.reply) }
+}
+
+impl ReplyTo {
+    /// Writes the outcome where the parent reads it and ends this process at once: nothing
+    /// else of the re-run (the test's other code, libtest's report) should run.
+    pub(crate) fn send<T: Serialize>(self, outcome: &T) -> ! {
+        let part = self.0.with_extension("part");
+        let written = serde_json::to_vec(outcome)
+            .map_err(std::io::Error::other)
+            .and_then(|bytes| std::fs::write(&part, bytes))
+            .and_then(|()| std::fs::rename(&part, &self.0));
+        if let Err(e) = &written {
+            eprintln!("pulse: an isolated execution could not write its outcome to {}: {e}", self.0.display());
+        }
+        exit_now(if written.is_ok() { 0 } else { 1 })
+    }
+}
+
+/// Ends the process without running exit handlers or flushing stdout (whose lock another
+/// thread of the test may hold; the parent does not read this process's stdout).
+fn exit_now(code: i32) -> ! {
+    #[cfg(unix)]
+    // SAFETY: _exit has no preconditions.
+    unsafe {
+        libc::_exit(code)
+    }
+    #[cfg(not(unix))]
+    std::process::exit(code)
+}
 
 /// A worker's answer.
-#[derive(Serialize, Deserialize)]
 pub(crate) enum Reply<T> {
     Done(T),
-    /// The worker died without answering: how, and whether its watchdog reported a blocked
-    /// thread (then it also wrote its own report).
-    Died { how: String, blocked: bool },
+    /// The execution ended its process (a crash, an abort, `process::exit`).
+    Died { how: String },
+    /// The worker's watchdog found a thread blocked outside pulse; it reported it itself.
+    Blocked,
+    /// The re-run ended without reaching this run: the test cannot be re-run this way.
+    Unreachable { how: String },
+    /// The worker did not finish in time and was killed.
+    TimedOut { phase: &'static str, after: Duration },
 }
 
-pub(crate) struct Zygote {
+/// Runs jobs of one run, each in a fresh re-run of this process.
+pub(crate) struct Isolator {
+    command: (PathBuf, Vec<OsString>),
+    run: RunId,
+    deadline: Duration,
+    /// Reply files are this with a counter appended.
+    reply_stem: PathBuf,
+    next_reply: u64,
+}
+
+impl Isolator {
+    /// How to re-run `run` of this process; `None` if this process cannot be re-run.
+    pub(crate) fn new(run: RunId, blocking_timeout: Option<Duration>) -> Option<Isolator> {
+        let exe = std::env::current_exe().ok()?;
+        let args = match &run.thread {
+            // libtest names each test's thread after the test: run that one alone (an
+            // ignored one too, if that is how it was started).
+            Some(test) if test != "main" => {
+                [test.as_str(), "--exact", "--test-threads=1", "--include-ignored"].map(OsString::from).to_vec()
+            }
+            // A program of its own: the same command line again.
+            _ => std::env::args_os().skip(1).collect(),
+        };
+        let reply_stem = std::env::temp_dir().join(format!("pulse-isolated-{}-{}", std::process::id(), unique()));
+        let deadline = STARTUP_GRACE + 2 * blocking_timeout.unwrap_or(DEFAULT_BLOCKING_TIMEOUT);
+        Some(Isolator { command: (exe, args), run, deadline, reply_stem, next_reply: 0 })
+    }
+
+    /// Runs `job` in a fresh process and waits (with a deadline) for its answer.
+    pub(crate) fn run<J: Serialize, T: DeserializeOwned>(&mut self, job: &J) -> Reply<T> {
+        let mut reply = self.reply_stem.clone().into_os_string();
+        reply.push(format!("-{}.json", self.next_reply));
+        let reply = PathBuf::from(reply);
+        self.next_reply += 1;
+        let order = Order { run: self.run.clone(), job, reply: reply.clone() };
+        let order = serde_json::to_string(&order).expect("an order serialises");
+        let mut child = match self.spawn(&order) {
+            Ok(child) => child,
+            Err(e) => return Reply::Unreachable { how: format!("could not start {}: {e}", self.command.0.display()) },
+        };
+        let status = match wait_until(&mut child, Instant::now() + self.deadline) {
+            Some(status) => status,
+            None => {
+                kill(&mut child);
+                let phase = if std::fs::remove_file(&reply).is_ok() {
+                    "was running the execution"
+                } else {
+                    "was starting and had not reached the test's pulse run"
+                };
+                return Reply::TimedOut { phase, after: self.deadline };
+            }
+        };
+        let answer = std::fs::read(&reply).ok();
+        let _ = std::fs::remove_file(&reply);
+        match answer {
+            Some(bytes) if !bytes.is_empty() => match serde_json::from_slice(&bytes) {
+                Ok(outcome) => Reply::Done(outcome),
+                Err(e) => Reply::Died { how: format!("its answer could not be read ({e})") },
+            },
+            // Reached, but no answer: the execution took the process down.
+            Some(_) if exited_with(status, crate::watchdog::BLOCKED_EXIT_CODE) => Reply::Blocked,
+            Some(_) => Reply::Died { how: describe(status) },
+            None => Reply::Unreachable { how: describe(status) },
+        }
+    }
+
+    fn spawn(&self, order: &str) -> std::io::Result<Child> {
+        let (exe, args) = &self.command;
+        let mut command = Command::new(exe);
+        command.args(args).env(WORKER_ENV, order).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit());
+        for name in PARENT_ONLY_ENV {
+            command.env_remove(name);
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            // Its own group, so a kill reaches whatever it started too.
+            command.process_group(0);
+            #[cfg(target_os = "linux")]
+            // SAFETY: prctl is async-signal-safe; it runs between fork and exec.
+            unsafe {
+                command.pre_exec(|| {
+                    // No worker outlives the thread waiting for it.
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    Ok(())
+                });
+            }
+        }
+        command.spawn()
+    }
+}
+
+/// Waits for `child` to exit until `deadline`; `None` if it is still running then.
+fn wait_until(child: &mut Child, deadline: Instant) -> Option<ExitStatus> {
+    // Short naps first: most workers answer within a few milliseconds.
+    let mut nap = Duration::from_micros(50);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) => {}
+            // Not ours to wait for any more (cannot happen for a child we spawned): treat
+            // as gone rather than loop.
+            Err(_) => return None,
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return None;
+        }
+        std::thread::sleep(nap.min(deadline - now));
+        nap = (nap * 2).min(Duration::from_millis(5));
+    }
+}
+
+fn kill(child: &mut Child) {
     #[cfg(unix)]
-    pid: libc::pid_t,
-    /// Closed on drop, which ends the zygote's loop.
-    requests: Option<File>,
-    replies: File,
-}
-
-fn write_message<T: Serialize>(out: &mut File, value: &T) -> bool {
-    let Ok(bytes) = serde_json::to_vec(value) else { return false };
-    out.write_all(&(bytes.len() as u64).to_le_bytes()).is_ok() && out.write_all(&bytes).is_ok() && out.flush().is_ok()
-}
-
-fn read_message<T: DeserializeOwned>(input: &mut File) -> Option<T> {
-    let mut len = [0u8; 8];
-    input.read_exact(&mut len).ok()?;
-    let mut bytes = vec![0u8; u64::from_le_bytes(len) as usize];
-    input.read_exact(&mut bytes).ok()?;
-    serde_json::from_slice(&bytes).ok()
-}
-
-#[cfg(unix)]
-impl Zygote {
-    /// Forks the zygote; each request it receives is served by `serve` in a fresh worker.
-    /// `None` if the OS refused.
-    pub(crate) fn start<Req, Res>(mut serve: impl FnMut(Req) -> Res) -> Option<Zygote>
-    where
-        Req: Serialize + DeserializeOwned,
-        Res: Serialize + DeserializeOwned,
-    {
-        use std::os::fd::FromRawFd;
-        let (mut req, mut rep) = ([0; 2], [0; 2]);
-        // No other zygote may be forked between our pipe() and the parent's close() of the
-        // ends it does not keep, or that zygote would hold them open. Close-on-exec keeps
-        // them out of processes the test spawns.
-        static FORKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _forking = FORKING.lock().unwrap_or_else(|e| e.into_inner());
-        // SAFETY: plain pipe/fork/waitpid/_exit; children never return into the caller.
-        unsafe {
-            if libc::pipe2(req.as_mut_ptr(), libc::O_CLOEXEC) != 0 || libc::pipe2(rep.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-                return None;
-            }
-            let pid = libc::fork();
-            if pid < 0 {
-                return None;
-            }
-            if pid == 0 {
-                die_with_parent();
-                libc::close(req[1]);
-                libc::close(rep[0]);
-                let mut requests = File::from_raw_fd(req[0]);
-                let mut replies = File::from_raw_fd(rep[1]);
-                while let Some(request) = read_message::<Req>(&mut requests) {
-                    let worker = libc::fork();
-                    if worker == 0 {
-                        die_with_parent();
-                        let answered = write_message(&mut replies, &Reply::Done(serve(request)));
-                        libc::_exit(if answered { 0 } else { 1 });
-                    }
-                    let mut status = 0;
-                    libc::waitpid(worker, &mut status, 0);
-                    if worker < 0 || !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-                        let died: Reply<Res> = Reply::Died { how: describe(worker, status), blocked: blocked(status) };
-                        write_message(&mut replies, &died);
-                    }
-                }
-                libc::_exit(0);
-            }
-            libc::close(req[0]);
-            libc::close(rep[1]);
-            Some(Zygote { pid, requests: Some(File::from_raw_fd(req[1])), replies: File::from_raw_fd(rep[0]) })
-        }
-    }
-
-    /// Serves one request in a fresh worker.
-    pub(crate) fn run<Req: Serialize, Res: DeserializeOwned>(&mut self, request: &Req) -> Reply<Res> {
-        let sent = self.requests.as_mut().is_some_and(|r| write_message(r, request));
-        if !sent {
-            return Reply::Died { how: "the isolation process is gone".into(), blocked: false };
-        }
-        read_message(&mut self.replies)
-            .unwrap_or(Reply::Died { how: "the isolation process did not answer".into(), blocked: false })
-    }
-}
-
-/// Ends this child when the thread that forked it goes (even if killed without running
-/// any destructor), so no zygote outlives its run.
-#[cfg(unix)]
-fn die_with_parent() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl with constant arguments.
+    // SAFETY: signals our own child's process group (it leads it: `process_group(0)`).
     unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
     }
+    let _ = child.kill();
+    // Reaped at once: SIGKILL cannot be caught, so this wait is short.
+    let _ = child.wait();
 }
 
-#[cfg(unix)]
-fn describe(worker: libc::pid_t, status: libc::c_int) -> String {
-    if worker < 0 {
-        format!("fork failed: {}", std::io::Error::last_os_error())
-    } else if libc::WIFSIGNALED(status) {
-        format!("the execution crashed its process (signal {})", libc::WTERMSIG(status))
-    } else {
-        format!("the execution's process exited with status {}", libc::WEXITSTATUS(status))
-    }
+fn exited_with(status: ExitStatus, code: i32) -> bool {
+    status.code() == Some(code)
 }
 
-#[cfg(unix)]
-fn blocked(status: libc::c_int) -> bool {
-    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == crate::watchdog::BLOCKED_EXIT_CODE
-}
-
-#[cfg(unix)]
-impl Drop for Zygote {
-    fn drop(&mut self) {
-        // Killed, not told: a zygote forked later by another thread may hold a copy of our
-        // request pipe, so closing it need not reach this one. It keeps no state worth saving.
-        self.requests.take();
-        let mut status = 0;
-        // SAFETY: our own child, idle between requests.
-        unsafe {
-            libc::kill(self.pid, libc::SIGKILL);
-            libc::waitpid(self.pid, &mut status, 0);
+fn describe(status: ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("the execution crashed its process ({})", signal_name(signal));
         }
     }
+    match status.code() {
+        Some(code) => format!("the execution ended its process with exit status {code}"),
+        None => "the execution's process ended abnormally".to_string(),
+    }
 }
 
-#[cfg(not(unix))]
-impl Zygote {
-    pub(crate) fn start<Req, Res>(_serve: impl FnMut(Req) -> Res) -> Option<Zygote> {
-        None
-    }
-    pub(crate) fn run<Req: Serialize, Res: DeserializeOwned>(&mut self, _request: &Req) -> Reply<Res> {
-        unreachable!("no zygote without unix")
-    }
+#[cfg(unix)]
+fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGABRT => "SIGABRT, an abort",
+        libc::SIGSEGV => "SIGSEGV, an invalid memory access",
+        libc::SIGBUS => "SIGBUS, an invalid memory access",
+        libc::SIGILL => "SIGILL, an illegal instruction",
+        libc::SIGFPE => "SIGFPE, an arithmetic fault",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        _ => return format!("signal {signal}"),
+    };
+    format!("signal {signal}: {name}")
 }
+
+/// A number no other isolator of this process has.
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+

@@ -1,6 +1,6 @@
 //! Which executions are running right now, process-wide, so an object can tell a stale
-//! owner (reset it) from a concurrent one (refuse). Lock-free, so a process forked while
-//! another thread was updating it (an isolated execution's worker) is never stuck on it.
+//! owner (reset it) from a concurrent one (refuse). Lock-free: one atomic slot per
+//! execution, no lock to contend on from concurrent test threads.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -41,11 +41,42 @@ struct Outcome {
     warnings: Vec<String>,
 }
 
+impl Outcome {
+    /// An execution whose process died or never answered: nothing to replay from it.
+    fn lost(kind: FailureKind, message: String) -> Outcome {
+        Outcome {
+            failed: true,
+            crashed: true,
+            schedule: Vec::new(),
+            steps: 0,
+            explanation: Some(Explanation {
+                kind,
+                message,
+                location: None,
+                thread: "-".to_string(),
+                details: Vec::new(),
+                trace: Vec::new(),
+                backtrace: None,
+            }),
+            warnings: Vec::new(),
+        }
+    }
+}
+
 /// One execution to run: a fresh one from a seed, or a replay of a schedule.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 enum Job {
     Seed(u64),
     Replay { schedule: Vec<u32>, tracing: bool },
+}
+
+impl std::fmt::Display for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Job::Seed(seed) => write!(f, "seed {seed}"),
+            Job::Replay { schedule, .. } => write!(f, "the replay of {}", Schedule::new(schedule.clone())),
+        }
+    }
 }
 
 /// Said when a test turns out to depend on state left by earlier schedules.
@@ -57,9 +88,9 @@ const STATE_CARRIED: &str = "a failure appeared after the first schedule that do
 struct Runner {
     /// The OS thread's name (libtest's test name), given to every main virtual thread.
     main_name: Option<Arc<str>>,
-    /// Each execution runs in a forked worker of `zygote` (`Isolation`).
+    /// Each execution runs in a fresh process started by `isolator` (`Isolation`).
     isolated: bool,
-    zygote: Option<isolate::Zygote>,
+    isolator: Option<isolate::Isolator>,
     cell: Box<ExecCell>,
     coroutines: Vec<Option<Co>>,
     /// The guard page of each thread's stack, `[start, end)`.
@@ -71,6 +102,8 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     panic_hook::install();
     crate::overflow::install();
     let started = Instant::now();
+    let run_id = isolate::RunId::next();
+    let role = isolate::role::<Job>(&run_id);
     let replaying = config.replay.is_some();
     let scheduler: Box<dyn Scheduler> = match &config.replay {
         Some(schedule) => Box::new(ReplayScheduler::new(schedule)),
@@ -93,28 +126,38 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         failure: None,
         warnings: Vec::new(),
     };
-    if config.isolation != Isolation::Off && isolate::SUPPORTED && !replaying {
-        runner.start_zygote(f);
+    match role {
+        isolate::Role::Serve { job, reply } => {
+            // This process was started to run one job of this run: run it and answer.
+            let mut outcome = runner.run_job(f, job);
+            outcome.warnings = std::mem::take(&mut runner.state().warnings);
+            reply.send(&outcome)
+        }
+        isolate::Role::Search if config.isolation != Isolation::Off && !replaying => {
+            runner.isolator = isolate::Isolator::new(run_id, config.blocking_timeout);
+        }
+        isolate::Role::Search | isolate::Role::Bystander => {}
     }
-    runner.isolated = config.isolation == Isolation::Always && runner.zygote.is_some();
+    runner.isolated = config.isolation == Isolation::Always && runner.isolator.is_some();
     let mut last_progress = Instant::now();
     let mut i = 0;
     while i < planned {
         // `run_job` prepares the scheduler for the seed, here or in an isolated worker.
         let seed = base_seed.wrapping_add(i);
         let mut outcome = runner.execute(f, Job::Seed(seed));
-        if outcome.failed && i > 0 && !runner.isolated && runner.zygote.is_some() && !outcome.crashed {
+        if outcome.failed && i > 0 && !runner.isolated && !outcome.crashed {
             // The same seed from a clean process (its schedule would not fit: from clean
             // state the program takes another path). If that passes, the failure came from
             // state earlier executions left behind.
-            let fresh = runner.execute_isolated(Job::Seed(seed));
-            runner.isolated = true;
-            if !fresh.failed {
-                runner.state().warn(STATE_CARRIED.to_string());
-                continue; // this schedule again, in its own process
+            if let Some(fresh) = runner.execute_isolated(&Job::Seed(seed)) {
+                runner.isolated = true;
+                if !fresh.failed {
+                    runner.state().warn(STATE_CARRIED.to_string());
+                    continue; // this schedule again, in its own process
+                }
+                // A real failure: report it as a clean process sees it, and replay it there.
+                outcome = fresh;
             }
-            // A real failure: report it as a clean process sees it, and replay it there.
-            outcome = fresh;
         }
         report.search_time = started.elapsed();
         report.executions += 1;
@@ -160,7 +203,7 @@ impl Runner {
         Runner {
             main_name: std::thread::current().name().map(Arc::from),
             isolated: false,
-            zygote: None,
+            isolator: None,
             cell: Box::new(ExecCell { id: Cell::new(0), state: RefCell::new(ExecState::new(config, scheduler)) }),
             coroutines: Vec::new(),
             stack_guards: Vec::new(),
@@ -218,38 +261,16 @@ impl Runner {
         }
     }
 
-    /// Forks the zygote before the test's code has run, so isolated executions start from
-    /// the state `cargo test` would give them.
-    fn start_zygote(&mut self, f: &dyn Fn()) {
-        let runner: *mut Runner = self;
-        let f: *const dyn Fn() = f;
-        // SAFETY: the pointers are only used in the zygote's workers, whose memory is a copy
-        // of this process at the fork, where both point at live values; each worker is
-        // single-threaded and runs one job.
-        self.zygote = isolate::Zygote::start(move |job: Job| unsafe {
-            let runner = &mut *runner;
-            let (heartbeat, timeout, on_blocked) = {
-                let st = runner.state();
-                (st.heartbeat.clone(), st.config.blocking_timeout, st.config.on_blocked.clone())
-            };
-            // The parent's watchdog thread did not come along: the worker needs its own.
-            let _watchdog = heartbeat.zip(timeout).map(|(hb, t)| {
-                hb.paused.store(false, std::sync::atomic::Ordering::Relaxed);
-                crate::watchdog::start(hb, t, on_blocked)
-            });
-            let mut outcome = runner.run_job(&*f, job);
-            outcome.warnings = std::mem::take(&mut runner.state().warnings);
-            outcome
-        });
-    }
-
-    /// Runs one execution, in this process or in a zygote worker (`isolated`).
+    /// Runs one execution, in a fresh process when `isolated` (and that can be done), else
+    /// in this one.
     fn execute(&mut self, f: &dyn Fn(), job: Job) -> Outcome {
         if self.isolated {
-            self.execute_isolated(job)
-        } else {
-            self.run_job(f, job)
+            if let Some(outcome) = self.execute_isolated(&job) {
+                return outcome;
+            }
+            self.isolated = false;
         }
+        self.run_job(f, job)
     }
 
     /// Runs `job` in this process: a seeded execution (the scheduler was prepared by the
@@ -271,18 +292,21 @@ impl Runner {
         }
     }
 
-    /// Runs `job` in a fresh worker of the zygote.
-    fn execute_isolated(&mut self, job: Job) -> Outcome {
+    /// Runs `job` in a fresh process; `None` if this run cannot be isolated (then it never
+    /// tries again, and says so).
+    fn execute_isolated(&mut self, job: &Job) -> Option<Outcome> {
         let heartbeat = self.state().heartbeat.clone();
         let pause = |on: bool| {
             if let Some(hb) = &heartbeat {
                 hb.paused.store(on, std::sync::atomic::Ordering::Relaxed);
             }
         };
+        // The worker has a watchdog of its own; the isolator's deadline bounds the wait.
         pause(true);
-        let reply = self.zygote.as_mut().expect("isolated runs have a zygote").run(&job);
+        let reply = self.isolator.as_mut()?.run(job);
         pause(false);
-        match reply {
+        let lost = |kind, message| Outcome::lost(kind, message);
+        Some(match reply {
             isolate::Reply::Done(outcome) => {
                 let outcome: Outcome = outcome;
                 for w in &outcome.warnings {
@@ -291,24 +315,24 @@ impl Runner {
                 outcome
             }
             // The worker's watchdog already reported and wrote its record.
-            isolate::Reply::Died { blocked: true, .. } => std::process::exit(crate::watchdog::BLOCKED_EXIT_CODE),
-            isolate::Reply::Died { how, .. } => Outcome {
-                failed: true,
-                crashed: true,
-                schedule: Vec::new(),
-                steps: 0,
-                explanation: Some(Explanation {
-                    kind: FailureKind::Panic,
-                    message: how,
-                    location: None,
-                    thread: "-".to_string(),
-                    details: Vec::new(),
-                    trace: Vec::new(),
-                    backtrace: None,
-                }),
-                warnings: Vec::new(),
-            },
-        }
+            isolate::Reply::Blocked => std::process::exit(crate::watchdog::BLOCKED_EXIT_CODE),
+            isolate::Reply::Died { how } => lost(FailureKind::Crash, how),
+            isolate::Reply::TimedOut { phase, after } => lost(
+                FailureKind::ToolError,
+                format!(
+                    "the isolated run of {job} did not finish within {}s: the test binary {phase}; it was killed",
+                    after.as_secs()
+                ),
+            ),
+            isolate::Reply::Unreachable { how } => {
+                self.isolator = None;
+                self.state().warn(format!(
+                    "executions could not run in fresh processes: a re-run of the test binary ended without \
+                     reaching this run ({how}); they ran in this process"
+                ));
+                return None;
+            }
+        })
     }
 
     /// Resumes threads until no decision names one.
@@ -437,8 +461,14 @@ impl Runner {
     fn explain(&mut self, config: &Config, f: &dyn Fn(), fast: Outcome, seed: Option<u64>, index: u64, executions: u64) -> Failure {
         let schedule = Schedule::new(fast.schedule.clone());
         let fast_expl = fast.explanation.expect("a stopped execution is explained");
-        // A crashed process left no schedule to replay.
-        let traced = (!fast.crashed).then(|| self.execute(f, Job::Replay { schedule: fast.schedule.clone(), tracing: true }));
+        // A crashed process left no schedule: its seed, run again in a fresh process, says
+        // whether the crash reproduces. A worker that never answered is not tried again.
+        let again = match (fast.crashed, seed) {
+            (false, _) => Some(Job::Replay { schedule: fast.schedule.clone(), tracing: true }),
+            (true, Some(seed)) if fast_expl.kind == FailureKind::Crash => Some(Job::Seed(seed)),
+            (true, _) => None,
+        };
+        let traced = again.map(|job| self.execute(f, job));
         let traced_expl = traced.and_then(|t| t.explanation);
         let reproduced = traced_expl.as_ref().is_some_and(|e| e.kind == fast_expl.kind && e.message == fast_expl.message);
         let expl = match traced_expl {

@@ -52,8 +52,62 @@ fn a_real_race_is_still_found_when_every_schedule_is_isolated() {
 }
 
 #[test]
-fn an_execution_that_crashes_its_process_is_reported() {
+fn an_execution_that_crashes_its_process_is_reported_with_its_seed() {
     let report = Builder::new().schedules(5).seed(3).isolation(Isolation::Always).run(|| std::process::abort());
     let f = report.failure.expect("crash reported");
-    assert!(f.message.contains("crashed its process"), "{f}");
+    assert_eq!(f.kind, FailureKind::Crash);
+    assert!(f.message.contains("crashed its process (signal 6: SIGABRT"), "{f}");
+    assert_eq!(f.seed, Some(3));
+    assert!(f.reproduced, "the seed crashes a second fresh process too: {f}");
+    assert!(f.replay_command.contains("PULSE_SEED=3 PULSE_SCHEDULES=1"), "{}", f.replay_command);
+}
+
+#[test]
+fn an_execution_that_exits_its_process_is_a_crash() {
+    let report = Builder::new().schedules(5).seed(3).isolation(Isolation::Always).run(|| std::process::exit(7));
+    let f = report.failure.expect("exit reported");
+    assert_eq!(f.kind, FailureKind::Crash);
+    assert!(f.message.contains("ended its process with exit status 7"), "{f}");
+}
+
+#[test]
+fn a_worker_that_never_answers_is_killed_at_its_deadline() {
+    // A process started to serve an isolated run has this set: here, it hangs before it
+    // gets to the run.
+    if std::env::var_os("PULSE_ISOLATED_WORKER").is_some() {
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+    }
+    let started = std::time::Instant::now();
+    let report = Builder::new()
+        .schedules(5)
+        .seed(4)
+        .isolation(Isolation::Always)
+        .blocking_timeout(std::time::Duration::from_millis(100))
+        .run(|| {});
+    let f = report.failure.expect("reported as a tool error, not waited for");
+    assert_eq!(f.kind, FailureKind::ToolError);
+    assert!(f.message.contains("seed 4") && f.message.contains("had not reached"), "{f}");
+    assert!(f.to_string().starts_with("pulse could not finish the run"), "{f}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
+}
+
+#[test]
+fn a_run_the_test_binary_cannot_reach_again_runs_in_process_and_says_so() {
+    // Not a libtest test thread: a re-run of the binary never gets to this run.
+    let report = std::thread::Builder::new()
+        .name("not-a-test".into())
+        .spawn(|| {
+            Builder::new().schedules(20).seed(5).isolation(Isolation::Always).run(|| {
+                let t = thread::spawn(|| 1);
+                assert_eq!(t.join().unwrap(), 1);
+            })
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(report.passed(), "{}", report.failure.unwrap());
+    assert_eq!(report.executions, 20);
+    assert!(report.warnings.iter().any(|w| w.contains("could not run in fresh processes")), "{:?}", report.warnings);
 }
