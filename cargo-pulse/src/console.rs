@@ -206,7 +206,11 @@ impl Console {
             ));
             let timeline = file.with_extension("html");
             if timeline.is_file() {
-                out.push_str(&format!("  {} {}\n", self.dim("timeline:"), timeline.display()));
+                out.push_str(&format!(
+                    "  {} {}\n",
+                    self.dim("timeline:"),
+                    timeline.display()
+                ));
             }
         }
         if !f.report.contains("replay:") || f.report.contains("--replay ''") {

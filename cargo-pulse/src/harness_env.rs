@@ -25,7 +25,10 @@ impl HarnessEnv<'_> {
             .env("PULSE_SEED", self.seeds.from.to_string())
             .env("PULSE_FAILURE_DIR", self.failure_dir)
             .env("PULSE_REPLAY_COMMAND", self.replay_command)
-            .env("PULSE_BLOCKING_TIMEOUT_MS", self.blocking_timeout.as_millis().to_string());
+            .env(
+                "PULSE_BLOCKING_TIMEOUT_MS",
+                self.blocking_timeout.as_millis().to_string(),
+            );
         let optional = [
             ("PULSE_MAX_STEPS", self.max_steps.map(|n| n.to_string())),
             ("PULSE_STRATEGY", self.strategy.map(str::to_string)),

@@ -15,9 +15,9 @@ use anyhow::{Context, Result};
 
 use crate::console::Console;
 use crate::exit_code;
+use crate::harness_env::HarnessEnv;
 use crate::list::TestCase;
 use crate::outcome::{Failure, FailureRecord, Outcome, TestResult};
-use crate::harness_env::HarnessEnv;
 use crate::path_map::PathMap;
 use crate::process::{libtest_counts, read_progress, TestProcess};
 use crate::seeds::SeedRange;

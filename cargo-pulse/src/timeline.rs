@@ -52,9 +52,19 @@ fn render(record: &FailureRecord) -> String {
                 html.push_str("<td></td>");
                 continue;
             }
-            let hue = step.object.as_deref().and_then(|o| objects.iter().position(|x| *x == o)).map(|i| (i * 137) % 360);
-            let style = hue.map(|h| format!(" style=\"background:hsl({h},70%,88%)\"")).unwrap_or_default();
-            let blocks = if step.op.contains("(blocks)") { " blocks" } else { "" };
+            let hue = step
+                .object
+                .as_deref()
+                .and_then(|o| objects.iter().position(|x| *x == o))
+                .map(|i| (i * 137) % 360);
+            let style = hue
+                .map(|h| format!(" style=\"background:hsl({h},70%,88%)\""))
+                .unwrap_or_default();
+            let blocks = if step.op.contains("(blocks)") {
+                " blocks"
+            } else {
+                ""
+            };
             let _ = write!(
                 html,
                 "<td class=\"op{blocks}\"{style}><b>{}</b> {}<br><span class=\"loc\">{}</span></td>",
@@ -90,7 +100,10 @@ fn details(record: &FailureRecord) -> String {
     if lines.is_empty() {
         return String::new();
     }
-    let items: String = lines.iter().map(|l| format!("<li>{}</li>", escape(l))).collect();
+    let items: String = lines
+        .iter()
+        .map(|l| format!("<li>{}</li>", escape(l)))
+        .collect();
     format!("<ul>{items}</ul>")
 }
 
@@ -100,7 +113,10 @@ td.n{color:#888;text-align:right}td.op{min-width:14em}td.blocks{border:2px solid
 .loc{color:#666;font-size:12px}.msg{color:#a00;font-weight:600}code{word-break:break-all}";
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 #[cfg(test)]
@@ -109,7 +125,13 @@ mod tests {
     use crate::outcome::TraceStep;
 
     fn step(n: u64, thread: &str, op: &str, object: Option<&str>) -> TraceStep {
-        TraceStep { step: n, thread: thread.into(), op: op.into(), object: object.map(Into::into), location: Some("src/lib.rs:3:5".into()) }
+        TraceStep {
+            step: n,
+            thread: thread.into(),
+            op: op.into(),
+            object: object.map(Into::into),
+            location: Some("src/lib.rs:3:5".into()),
+        }
     }
 
     #[test]
@@ -118,14 +140,23 @@ mod tests {
             test: "t<1>".into(),
             kind: "deadlock".into(),
             message: "a & b".into(),
-            extra: serde_json::json!({"details": ["thread 'x' blocked in Mutex::lock"]}).as_object().unwrap().clone(),
-            trace: vec![step(0, "main", "thread::spawn", Some("Thread#1")), step(1, "thread-1", "Mutex::lock (blocks)", Some("Mutex#0"))],
+            extra: serde_json::json!({"details": ["thread 'x' blocked in Mutex::lock"]})
+                .as_object()
+                .unwrap()
+                .clone(),
+            trace: vec![
+                step(0, "main", "thread::spawn", Some("Thread#1")),
+                step(1, "thread-1", "Mutex::lock (blocks)", Some("Mutex#0")),
+            ],
             ..Default::default()
         };
         let html = render(&record);
         assert!(html.contains("<th>main</th><th>thread-1</th>"));
         assert!(html.contains("t&lt;1&gt;") && html.contains("deadlock: a &amp; b"));
-        assert!(html.contains("<li>thread &#39;x&#39; blocked") || html.contains("<li>thread 'x' blocked"));
+        assert!(
+            html.contains("<li>thread &#39;x&#39; blocked")
+                || html.contains("<li>thread 'x' blocked")
+        );
         // Step 1 sits in thread-1's column (after main's empty cell) and is marked blocking.
         assert!(html.contains("<tr><td class=\"n\">1</td><td></td><td class=\"op blocks\""));
     }

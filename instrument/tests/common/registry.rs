@@ -16,11 +16,16 @@ pub const CRATES: &[&str] = &[
 
 /// The unpacked source directory of a registry package, at the version Cargo.lock pins.
 pub fn source_dir(name: &str) -> Option<PathBuf> {
-    let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock")).ok()?;
+    let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock"))
+        .ok()?;
     let mut lines = lock.lines();
     let version = loop {
         if lines.next()? == format!("name = \"{name}\"") {
-            break lines.next()?.strip_prefix("version = \"")?.trim_end_matches('"').to_owned();
+            break lines
+                .next()?
+                .strip_prefix("version = \"")?
+                .trim_end_matches('"')
+                .to_owned();
         }
     };
     let home = std::env::var_os("CARGO_HOME")
@@ -38,11 +43,17 @@ pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
         .into_iter()
         .filter_entry(|e| {
-            e.depth() == 0 || !(e.file_type().is_dir() && (e.file_name() == "target" || e.file_name().to_string_lossy().starts_with('.')))
+            e.depth() == 0
+                || !(e.file_type().is_dir()
+                    && (e.file_name() == "target"
+                        || e.file_name().to_string_lossy().starts_with('.')))
         })
         .filter_map(|e| e.ok())
         .map(|e| e.into_path())
-        .filter(|p| p.extension().is_some_and(|x| x == "rs") && p.file_name().is_some_and(|n| n != "build.rs"))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "rs")
+                && p.file_name().is_some_and(|n| n != "build.rs")
+        })
         .collect();
     files.sort();
     files
