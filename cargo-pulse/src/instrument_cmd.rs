@@ -17,7 +17,7 @@ use crate::workspace::UserWorkspace;
 
 pub fn run(args: InstrumentArgs) -> Result<i32> {
     let user = UserWorkspace::discover(args.manifest_path.as_deref())?;
-    let (src, build_scripts, inherits_from) =
+    let (src, build_scripts, facade_roots, inherits_from) =
         match user.packages.iter().find(|p| p.name == args.krate) {
             Some(p) if p.proc_macro => bail!(
                 "`{}` is a proc-macro crate: it runs in the compiler and is not instrumented",
@@ -29,7 +29,12 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
                 } else {
                     p.inherits_from.clone()
                 };
-                (p.dir.clone(), p.build_scripts.clone(), ws)
+                (
+                    p.dir.clone(),
+                    p.build_scripts.clone(),
+                    p.facade_roots.clone(),
+                    ws,
+                )
             }
             None => {
                 // A registry dependency: resolve the graph in the mirror, never in the user's tree.
@@ -49,7 +54,7 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
                     .into_iter()
                     .next()
                     .expect("resolve_deps returns the crate or fails");
-                (d.src, d.build_scripts, None)
+                (d.src, d.build_scripts, d.facade_roots, None)
             }
         };
     let out = std::path::absolute(&args.out)
@@ -104,8 +109,13 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
         .filter_map(|b| b.strip_prefix(&src).ok())
         .map(|r| out.join(r))
         .collect();
+    let roots: Vec<PathBuf> = facade_roots
+        .iter()
+        .filter_map(|r| r.strip_prefix(&src).ok())
+        .map(|r| out.join(r))
+        .collect();
     let opts = instrumenting::options(&user.atomic_paths);
-    let report = pulse_instrument::instrument_tree(&out, &skip, &opts)
+    let report = pulse_instrument::instrument_tree(&out, &skip, &roots, &opts)
         .with_context(|| format!("instrumenting {}", out.display()))?;
     let mut stdout = std::io::stdout().lock();
     if args.json {

@@ -17,6 +17,7 @@ pub fn options(atomic_paths: &[String]) -> Options {
         shim_root: "::pulse::std".to_string(),
         wrap_tests: true,
         atomic_paths: atomic_paths.to_vec(),
+        declare_facade: false,
     }
 }
 
@@ -31,9 +32,25 @@ pub fn options_key(opts: &Options) -> String {
 }
 
 /// Instruments one file; `user_path` is where the user sees it (named in the report).
-pub fn instrument_file(user_path: &Path, bytes: Vec<u8>, opts: &Options) -> Transformed {
+/// `crate_root_2015`: the file is the crate root of an edition-2015 target.
+pub fn instrument_file(
+    user_path: &Path,
+    bytes: Vec<u8>,
+    opts: &Options,
+    crate_root_2015: bool,
+) -> Transformed {
     let Ok(text) = String::from_utf8(bytes.clone()) else {
         return Transformed { bytes, note: None };
+    };
+    let root_opts;
+    let opts = if crate_root_2015 {
+        root_opts = Options {
+            declare_facade: true,
+            ..opts.clone()
+        };
+        &root_opts
+    } else {
+        opts
     };
     match instrument_source(&text, opts) {
         Ok(out) => {

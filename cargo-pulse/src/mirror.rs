@@ -36,6 +36,9 @@ pub struct DepSource {
     /// Its source in cargo's registry cache.
     pub src: PathBuf,
     pub build_scripts: Vec<PathBuf>,
+    /// Its library's crate root when that target is edition 2015 (see `UserPackage`).
+    #[serde(default)]
+    pub facade_roots: Vec<PathBuf>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -146,11 +149,19 @@ impl Mirror {
         wanted.dedup();
 
         let opts_i = instrumenting::options(&user.atomic_paths);
+        // Which files are edition-2015 crate roots changes their text without changing them.
+        let facade_roots: Vec<String> = user
+            .packages
+            .iter()
+            .flat_map(|p| &p.facade_roots)
+            .map(|r| r.display().to_string())
+            .collect();
         let key = format!(
-            "{}|{}|{}",
+            "{}|{}|{}|{:016x}",
             tool_fingerprint(),
             Support::hash(),
-            instrumenting::options_key(&opts_i)
+            instrumenting::options_key(&opts_i),
+            fnv(facade_roots.join("|").as_bytes())
         );
         let jobs: Vec<TreeJob> = roots
             .iter()
@@ -341,7 +352,12 @@ fn mirror_transform(
         });
     }
     if user.should_instrument(src) {
-        return Ok(instrumenting::instrument_file(src, bytes, opts));
+        return Ok(instrumenting::instrument_file(
+            src,
+            bytes,
+            opts,
+            user.is_facade_root(src),
+        ));
     }
     Ok(Transformed { bytes, note: None })
 }
@@ -373,7 +389,8 @@ fn dep_transform(
         && src.extension().is_some_and(|e| e == "rs")
         && !dep.build_scripts.iter().any(|b| b == src)
     {
-        return Ok(instrumenting::instrument_file(src, bytes, opts));
+        let root_2015 = dep.facade_roots.iter().any(|r| r == src);
+        return Ok(instrumenting::instrument_file(src, bytes, opts, root_2015));
     }
     Ok(Transformed { bytes, note: None })
 }
@@ -427,11 +444,23 @@ pub fn resolve_deps(
                 .filter(|t| t.kind.contains(&cargo_metadata::TargetKind::CustomBuild))
                 .map(|t| t.src_path.clone().into_std_path_buf())
                 .collect();
+            // Only the library is built from a dependency.
+            let facade_roots = workspace::facade_roots(p, |t| {
+                t.kind.iter().any(|k| {
+                    matches!(
+                        k,
+                        cargo_metadata::TargetKind::Lib
+                            | cargo_metadata::TargetKind::RLib
+                            | cargo_metadata::TargetKind::DyLib
+                    )
+                })
+            });
             out.push(DepSource {
                 name: name.clone(),
                 version: p.version.to_string(),
                 src,
                 build_scripts,
+                facade_roots,
             });
         }
     }

@@ -24,6 +24,9 @@ pub struct UserPackage {
     pub proc_macro: bool,
     /// Build scripts run at build time: never instrumented.
     pub build_scripts: Vec<PathBuf>,
+    /// Crate roots of the package's edition-2015 targets (lib, bins, tests, benches,
+    /// examples): `::pulse` resolves from the crate root there, so each declares the facade.
+    pub facade_roots: Vec<PathBuf>,
     /// Workspace root of an outside path dependency that inherits fields from it.
     pub inherits_from: Option<PathBuf>,
 }
@@ -129,6 +132,13 @@ impl UserWorkspace {
             .max_by_key(|p| p.dir.components().count())
     }
 
+    /// Whether the file at `path` (in the user's tree) is the crate root of an edition-2015
+    /// target.
+    pub fn is_facade_root(&self, path: &Path) -> bool {
+        self.package_of(path)
+            .is_some_and(|p| p.facade_roots.iter().any(|r| r == path))
+    }
+
     /// Whether the file at `path` (in the user's tree) is Rust code that runs under the
     /// scheduler and so gets instrumented.
     pub fn should_instrument(&self, path: &Path) -> bool {
@@ -167,8 +177,23 @@ fn user_package(
             .filter(|t| t.kind.contains(&TargetKind::CustomBuild))
             .map(|t| t.src_path.clone().into_std_path_buf())
             .collect(),
+        facade_roots: facade_roots(pkg, |_| true),
         inherits_from,
     }
+}
+
+/// Crate roots of `pkg`'s edition-2015 targets chosen by `want` (never build scripts: they
+/// are not instrumented).
+pub fn facade_roots(
+    pkg: &cargo_metadata::Package,
+    want: impl Fn(&cargo_metadata::Target) -> bool,
+) -> Vec<PathBuf> {
+    pkg.targets
+        .iter()
+        .filter(|t| t.edition == cargo_metadata::Edition::E2015)
+        .filter(|t| !t.kind.contains(&TargetKind::CustomBuild) && want(t))
+        .map(|t| normalize(t.src_path.as_std_path()))
+        .collect()
 }
 
 /// Path dependencies of `pkg` whose directory is not inside the workspace root.

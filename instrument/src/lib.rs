@@ -62,6 +62,12 @@ pub struct Options {
     pub wrap_tests: bool,
     /// Call paths to run as one atomic step (`std::fs::*`, `mydb::Client::query`).
     pub atomic_paths: Vec<String>,
+    /// The file is the root of an edition-2015 crate (lib, bin, test, bench or example). There
+    /// a leading `::name` and a `use name::..` resolve from the crate root, not from the extern
+    /// prelude, so the facade must be declared: ` #[allow(unused_extern_crates)] extern crate
+    /// pulse;` is appended after the file's last item, on that item's line, so no line or
+    /// earlier column moves. [`instrument_tree`] sets it for the roots it is given.
+    pub declare_facade: bool,
 }
 
 impl Default for Options {
@@ -70,6 +76,7 @@ impl Default for Options {
             shim_root: "::pulse::std".to_owned(),
             wrap_tests: false,
             atomic_paths: Vec::new(),
+            declare_facade: false,
         }
     }
 }
@@ -131,6 +138,9 @@ pub(crate) fn instrument(
         Ok(file) => {
             visit::declarations(&mut plan, file);
             visit::main(&mut plan, visit::Tree::File(file));
+            if opts.declare_facade {
+                visit::declare_facade(&mut plan, file);
+            }
         }
         Err(expr) => visit::main(&mut plan, visit::Tree::Expr(expr)),
     }
@@ -189,6 +199,32 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.line, 2, "{e}");
         assert!(e.to_string().starts_with("2:"));
+    }
+
+    #[test]
+    fn an_edition_2015_root_declares_the_facade_without_moving_lines() {
+        let opts = Options {
+            declare_facade: true,
+            ..Options::default()
+        };
+        let src = "#![allow(dead_code)]\n//! doc\nuse std::sync::Mutex;\nfn f() {}\n// trailing\n";
+        let out = instrument_source(src, &opts).unwrap();
+        assert_eq!(
+            out.text,
+            "#![allow(dead_code)]\n//! doc\nuse ::pulse::std::sync::Mutex;\nfn f() {} #[allow(unused_extern_crates)] extern crate pulse;\n// trailing\n"
+        );
+        assert!(out
+            .report
+            .rewrites
+            .iter()
+            .any(|r| r.kind == RewriteKind::ExternCrate && r.line == 4));
+        // Declared already, or nothing to declare it after: left alone.
+        for src in ["extern crate pulse;\nfn f() {}\n", "//! only docs\n"] {
+            assert_eq!(instrument_source(src, &opts).unwrap().text, src);
+        }
+        // Not a 2015 root: nothing added.
+        let out = instrument_source("fn f() {}\n", &Options::default()).unwrap();
+        assert_eq!(out.text, "fn f() {}\n");
     }
 
     #[test]

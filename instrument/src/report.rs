@@ -42,6 +42,8 @@ pub enum RewriteKind {
     AtomicCall,
     /// A method call whose name matches the last segment of an `atomic` `Type::method` entry.
     AtomicMethod,
+    /// `extern crate pulse;` appended to the root of an edition-2015 crate.
+    ExternCrate,
 }
 
 /// Why a site that may synchronise was left alone.

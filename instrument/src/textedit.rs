@@ -42,6 +42,7 @@ pub(crate) mod order {
     pub(crate) const ATOMIC_CLOSE: u8 = 80;
     pub(crate) const SEMICOLON: u8 = 85;
     pub(crate) const TEST_CLOSE: u8 = 90;
+    pub(crate) const EXTERN_CRATE: u8 = 95;
 }
 
 /// Which changes (by index) were dropped because an edit overlapped an earlier change.

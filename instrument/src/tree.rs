@@ -12,20 +12,27 @@ use std::path::{Path, PathBuf};
 
 /// Rewrites in place every .rs file under `crate_dir`, skipping `target/` directories, hidden
 /// directories, `build.rs` next to a `Cargo.toml`, and the files in `skip` (absolute, or
-/// relative to `crate_dir`). Returns the report of every file that was rewritten or has
+/// relative to `crate_dir`). The files in `facade_roots` (same forms) are the crate roots of
+/// edition-2015 targets: their copy declares the facade (see `Options::declare_facade`).
+/// Returns the report of every file that was rewritten or has
 /// findings or a parse error (`FileReport::path` relative to `crate_dir`); files that do not
 /// parse are left untouched.
 pub fn instrument_tree(
     crate_dir: &Path,
     skip: &[PathBuf],
+    facade_roots: &[PathBuf],
     opts: &Options,
 ) -> io::Result<TreeReport> {
     let skip: Vec<PathBuf> = skip.iter().map(|p| normalize(&crate_dir.join(p))).collect();
     let files = rust_files(crate_dir, &skip)?;
+    let roots: Vec<PathBuf> = facade_roots
+        .iter()
+        .map(|p| normalize(&crate_dir.join(p)))
+        .collect();
     // proc-macro2 keeps every parsed file's text in a thread-local table; a private thread
     // lets it be cleared between files without invalidating the caller's spans.
     std::thread::scope(|s| {
-        s.spawn(|| instrument_files(crate_dir, &files, opts))
+        s.spawn(|| instrument_files(crate_dir, &files, &roots, opts))
             .join()
             .unwrap_or_else(|_| {
                 Err(io::Error::other(
@@ -35,7 +42,16 @@ pub fn instrument_tree(
     })
 }
 
-fn instrument_files(crate_dir: &Path, files: &[PathBuf], opts: &Options) -> io::Result<TreeReport> {
+fn instrument_files(
+    crate_dir: &Path,
+    files: &[PathBuf],
+    facade_roots: &[PathBuf],
+    opts: &Options,
+) -> io::Result<TreeReport> {
+    let root_opts = Options {
+        declare_facade: true,
+        ..opts.clone()
+    };
     let mut sources = Vec::with_capacity(files.len());
     let mut cx = Context::default();
     for path in files {
@@ -64,7 +80,12 @@ fn instrument_files(crate_dir: &Path, files: &[PathBuf], opts: &Options) -> io::
             });
             continue;
         };
-        let outcome = instrument(&src, opts, &cx);
+        let file_opts = if facade_roots.contains(&normalize(path)) {
+            &root_opts
+        } else {
+            opts
+        };
+        let outcome = instrument(&src, file_opts, &cx);
         proc_macro2::extra::invalidate_current_thread_spans();
         let mut file_report = match outcome {
             Ok((instrumented, external)) => {
@@ -225,6 +246,7 @@ mod tests {
         let report = instrument_tree(
             &dir,
             &[PathBuf::from("gen/custom_build.rs")],
+            &[],
             &Options::default(),
         )
         .unwrap();
@@ -281,11 +303,38 @@ mod tests {
             "src/lib.rs",
             "#[path = \"../../elsewhere.rs\"] mod a;\n#[path = \"inside.rs\"] mod b;\n",
         );
-        let report = instrument_tree(&dir, &[], &Options::default()).unwrap();
+        let report = instrument_tree(&dir, &[], &[], &Options::default()).unwrap();
         let findings: Vec<_> = report.files.iter().flat_map(|f| &f.findings).collect();
         assert_eq!(findings.len(), 1, "{report}");
         assert_eq!(findings[0].kind, FindingKind::ExternalSource);
         assert_eq!(findings[0].line, 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn only_the_given_roots_declare_the_facade() {
+        let dir = tempdir("facade");
+        let src = "use std::sync::Arc;\npub fn f() {} // the end\n";
+        for f in ["src/lib.rs", "src/m.rs", "tests/t.rs"] {
+            write(&dir, f, src);
+        }
+        let roots = [dir.join("src/lib.rs"), PathBuf::from("tests/t.rs")];
+        instrument_tree(&dir, &[], &roots, &Options::default()).unwrap();
+        let declared = "use ::pulse::std::sync::Arc;\npub fn f() {} #[allow(unused_extern_crates)] extern crate pulse; // the end\n";
+        for (f, expected) in [
+            ("src/lib.rs", declared),
+            ("tests/t.rs", declared),
+            (
+                "src/m.rs",
+                "use ::pulse::std::sync::Arc;\npub fn f() {} // the end\n",
+            ),
+        ] {
+            assert_eq!(
+                std::fs::read_to_string(dir.join(f)).unwrap(),
+                expected,
+                "{f}"
+            );
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -732,10 +732,48 @@ pub(crate) fn finalize(plan: &mut Plan) {
     }
 }
 
+/// Declares the facade crate in an edition-2015 crate root (see `Options::declare_facade`):
+/// appended after the last item's last token, so it lands on that item's line, after any code
+/// and before any trailing comment. A file that declares the facade already, or has no items
+/// (nothing in it can name the facade), is left alone.
+pub(crate) fn declare_facade(plan: &mut Plan, file: &syn::File) {
+    use quote::ToTokens;
+    let name = plan
+        .pulse
+        .trim_start_matches("::")
+        .split("::")
+        .next()
+        .unwrap_or("pulse")
+        .to_owned();
+    let declared = file
+        .items
+        .iter()
+        .any(|i| matches!(i, syn::Item::ExternCrate(e) if e.rename.is_none() && e.ident == name));
+    let Some(last) = file.items.last() else {
+        return;
+    };
+    if declared {
+        return;
+    }
+    let Some(token) = last.to_token_stream().into_iter().last() else {
+        return;
+    };
+    let at = plan.index.end(token.span());
+    let text = format!(" #[allow(unused_extern_crates)] extern crate {name};");
+    plan.change(
+        at,
+        RewriteKind::ExternCrate,
+        String::new(),
+        text.trim_start().to_owned(),
+        vec![Edit::insert(at, text, order::EXTERN_CRATE)],
+    );
+}
+
 fn is_path_kind(kind: RewriteKind) -> bool {
     !matches!(
         kind,
-        RewriteKind::TestWrapped
+        RewriteKind::ExternCrate
+            | RewriteKind::TestWrapped
             | RewriteKind::Atomic
             | RewriteKind::AtomicCall
             | RewriteKind::AtomicMethod

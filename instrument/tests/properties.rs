@@ -120,6 +120,7 @@ fn options(rng: &mut Rng) -> Options {
         } else {
             vec![]
         },
+        declare_facade: rng.chance(30),
         ..Options::default()
     }
 }

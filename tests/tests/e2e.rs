@@ -125,6 +125,66 @@ fn every_import_idiom_is_instrumented_and_correct_code_passes() {
 }
 
 #[test]
+fn every_edition_builds_instrumented_and_the_race_is_found() {
+    // One crate, built as each edition: lib, bin, integration test and example roots, every
+    // import idiom. In 2015 `::pulse::..` resolves from the crate root, so each root must
+    // declare the facade; a crate written before editions has no `edition` key at all.
+    for edition in ["2015", "2018", "2021", "2024"] {
+        let dir = fixture("editions", &format!("edition-{edition}"));
+        let manifest = dir.join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let line = "edition = \"2021\"\n";
+        assert!(text.contains(line));
+        let with = if edition == "2015" {
+            String::new()
+        } else {
+            format!("edition = \"{edition}\"\n")
+        };
+        std::fs::write(&manifest, text.replace(line, &with)).unwrap();
+
+        let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+        assert_eq!(
+            run.code, 101,
+            "edition {edition}: builds and finds the race"
+        );
+        let events = run.test_events();
+        assert_eq!(events.len(), 6, "edition {edition}: {events:?}");
+        for (name, event) in &events {
+            let expected = if name == "tests::racy_hits_are_all_counted" {
+                "failed"
+            } else {
+                "ok"
+            };
+            assert_eq!(event, expected, "edition {edition}: {name}");
+        }
+        assert!(
+            run.stderr.contains("lost a hit") && run.stderr.contains("src/lib.rs:"),
+            "edition {edition}: message and user location"
+        );
+        for root in [
+            "src/lib.rs",
+            "src/main.rs",
+            "tests/it.rs",
+            "examples/demo.rs",
+        ] {
+            let user = std::fs::read_to_string(dir.join(root)).unwrap();
+            let mirrored =
+                std::fs::read_to_string(dir.join("target/pulse/mirror").join(root)).unwrap();
+            assert_eq!(
+                mirrored.contains("extern crate pulse;"),
+                edition == "2015",
+                "edition {edition}: {root} declares the facade only in 2015"
+            );
+            assert_eq!(
+                user.lines().count(),
+                mirrored.lines().count(),
+                "edition {edition}: {root} keeps its lines"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_compile_error_exits_2_and_names_the_users_file() {
     let dir = fixture("compile-error", "compile-error");
     let run = cargo_pulse(&dir, &args(&["test"]));

@@ -15,11 +15,13 @@ pub fn scratch() -> PathBuf {
 
 /// Where fixtures are copied and run: outside any cargo workspace (the repository's own
 /// target dir is inside its workspace, and a fixture's path dependency without a
-/// `[workspace]` table would be taken for a member of it). One per checkout.
+/// `[workspace]` table would be taken for a member of it). One per checkout and target dir,
+/// so two people testing one checkout with their own `CARGO_TARGET_DIR` never share a fixture.
 pub fn work_dir() -> PathBuf {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     repo().hash(&mut h);
+    scratch().hash(&mut h);
     std::env::temp_dir().join(format!("pulse-e2e-work-{:x}", h.finish()))
 }
 
