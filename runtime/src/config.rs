@@ -1,11 +1,9 @@
-//! How a run is configured: number of schedules, seed, strategy, bounds. `Builder` is the
-//! public face; `Builder::from_env` reads the `PULSE_*` variables so a plain `pulse::check`
-//! in a test can be replayed or widened from the command line.
+//! How a run is configured: number of schedules, seed, strategy, bounds. `Builder`
+//! (builder.rs) is the public face.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::failure::Report;
 use crate::schedule::Schedule;
 use crate::scheduler::{ChoiceOdds, Strategy};
 
@@ -61,6 +59,10 @@ pub enum Cleanup {
     Unwind,
 }
 
+/// Called with the watchdog's report before it ends the process (e.g. to write a failure
+/// record).
+pub type BlockedFn = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// Called with (executions done, executions planned) about ten times a second.
 pub type ProgressFn = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
@@ -91,7 +93,7 @@ pub struct Config {
     /// How long a virtual thread may run without reaching a pulse operation before the
     /// watchdog reports it as blocked outside pulse's control and ends the process.
     pub blocking_timeout: Option<Duration>,
-    pub on_blocked: Option<crate::watchdog::BlockedFn>,
+    pub on_blocked: Option<BlockedFn>,
 }
 
 impl Default for Config {
@@ -136,213 +138,7 @@ impl std::fmt::Debug for Config {
     }
 }
 
-/// Configures and runs a pulse search.
-///
-/// ```ignore
-/// let report = pulse::Builder::new().schedules(10_000).seed(42).run(|| { /* test */ });
-/// ```
-#[derive(Clone, Debug, Default)]
-pub struct Builder {
-    pub config: Config,
-}
-
-/// An environment variable pulse understands had a value it cannot use.
-#[derive(Debug, Clone)]
-pub struct EnvError(pub String);
-
-impl std::fmt::Display for EnvError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for EnvError {}
-
-impl Builder {
-    pub fn new() -> Self {
-        Builder::default()
-    }
-
-    /// Defaults overridden by `PULSE_SCHEDULES`, `PULSE_SEED`, `PULSE_MAX_STEPS`,
-    /// `PULSE_STRATEGY`, `PULSE_REPLAY`, `PULSE_REPLAY_COMMAND`, `PULSE_STACK_SIZE`.
-    pub fn try_from_env() -> Result<Self, EnvError> {
-        fn var(name: &str) -> Option<String> {
-            std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-        }
-        fn num(name: &str) -> Result<Option<u64>, EnvError> {
-            var(name)
-                .map(|v| v.trim().parse::<u64>().map_err(|_| EnvError(format!("{name}={v} is not a whole number"))))
-                .transpose()
-        }
-        let mut b = Builder::new();
-        if let Some(n) = num("PULSE_SCHEDULES")? {
-            b = b.schedules(n);
-        }
-        if let Some(s) = num("PULSE_SEED")? {
-            b = b.seed(s);
-        }
-        if let Some(n) = num("PULSE_MAX_STEPS")? {
-            b = b.max_steps(n);
-        }
-        if let Some(n) = num("PULSE_STACK_SIZE")? {
-            b = b.stack_size(n as usize);
-        }
-        if let Some(s) = var("PULSE_STRATEGY") {
-            b = b.strategy(s.parse().map_err(|e| EnvError(format!("PULSE_STRATEGY: {e}")))?);
-        }
-        if let Some(s) = var("PULSE_REPLAY") {
-            b = b.replay(&s).map_err(|e| EnvError(format!("PULSE_REPLAY: {e}")))?;
-        }
-        if let Some(c) = var("PULSE_CLEANUP") {
-            b = b.cleanup(match c.trim() {
-                "leak" => Cleanup::Leak,
-                "unwind" => Cleanup::Unwind,
-                other => return Err(EnvError(format!("PULSE_CLEANUP={other}: expected `leak` or `unwind`"))),
-            });
-        }
-        if let Some(i) = var("PULSE_ISOLATION") {
-            b = b.isolation(match i.trim() {
-                "auto" => Isolation::Auto,
-                "off" => Isolation::Off,
-                "always" => Isolation::Always,
-                other => return Err(EnvError(format!("PULSE_ISOLATION={other}: expected `auto`, `off` or `always`"))),
-            });
-        }
-        if let Some(t) = var("PULSE_TIME") {
-            b = b.time(t.parse().map_err(|e| EnvError(format!("PULSE_TIME: {e}")))?);
-        }
-        if let Some(ms) = num("PULSE_BLOCKING_TIMEOUT_MS")? {
-            b = b.blocking_timeout(Duration::from_millis(ms));
-        }
-        if let Some(t) = var("PULSE_REPLAY_COMMAND") {
-            b.config.replay_command = Some(t);
-        }
-        Ok(b)
-    }
-
-    /// As `try_from_env`, panicking with the reason on a bad value.
-    pub fn from_env() -> Self {
-        Self::try_from_env().unwrap_or_else(|e| panic!("pulse: {e}"))
-    }
-
-    /// How many executions (schedules) to try.
-    pub fn schedules(mut self, n: u64) -> Self {
-        self.config.schedules = n;
-        self
-    }
-
-    /// The first execution's seed; execution i uses `seed + i`. Random by default.
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.config.seed = Some(seed);
-        self
-    }
-
-    /// Scheduling points one execution may pass before it is reported as a livelock.
-    pub fn max_steps(mut self, n: u64) -> Self {
-        self.config.max_steps = n;
-        self
-    }
-
-    pub fn strategy(mut self, strategy: Strategy) -> Self {
-        self.config.strategy = strategy;
-        self
-    }
-
-    /// Stack size of virtual threads that don't ask for one (bytes).
-    pub fn stack_size(mut self, bytes: usize) -> Self {
-        self.config.stack_size = bytes;
-        self
-    }
-
-    /// How often (1 in N) a wait may wake spuriously and a weak CAS fail; 0 disables.
-    pub fn spurious_odds(mut self, wakeup_one_in: u32, weak_cas_one_in: u32) -> Self {
-        self.config.odds = ChoiceOdds { spurious_wakeup: wakeup_one_in, weak_cas_failure: weak_cas_one_in, ..self.config.odds };
-        self
-    }
-
-    /// Replays exactly this schedule (the `p1:...` text a failure prints).
-    pub fn replay(mut self, schedule: &str) -> Result<Self, crate::schedule::ParseScheduleError> {
-        self.config.replay = Some(schedule.parse()?);
-        Ok(self)
-    }
-
-    /// Virtual time that passes at each scheduling point.
-    pub fn step_time(mut self, d: Duration) -> Self {
-        self.config.step_nanos = crate::ctx::duration_nanos(d);
-        self
-    }
-
-    /// When timed waits expire (see `TimeMode`).
-    pub fn time(mut self, mode: TimeMode) -> Self {
-        self.config.time = mode;
-        self
-    }
-
-    pub fn replay_command(mut self, template: impl Into<String>) -> Self {
-        self.config.replay_command = Some(template.into());
-        self
-    }
-
-    /// Whether executions run in process or in fresh processes (see `Isolation`).
-    pub fn isolation(mut self, isolation: Isolation) -> Self {
-        self.config.isolation = isolation;
-        self
-    }
-
-    /// What happens to threads a failing execution leaves behind (see `Cleanup`).
-    pub fn cleanup(mut self, cleanup: Cleanup) -> Self {
-        self.config.cleanup = cleanup;
-        self
-    }
-
-    pub fn fail_on_unjoined_panic(mut self, yes: bool) -> Self {
-        self.config.fail_on_unjoined_panic = yes;
-        self
-    }
-
-    pub fn progress(mut self, f: impl Fn(u64, u64) + Send + Sync + 'static) -> Self {
-        self.config.progress = Some(Arc::new(f));
-        self
-    }
-
-    /// Enables the watchdog: a thread that runs this long without reaching a pulse
-    /// operation is reported (which thread, its last pulse operation) and the process
-    /// exits with status 3 instead of hanging.
-    pub fn blocking_timeout(mut self, timeout: Duration) -> Self {
-        self.config.blocking_timeout = Some(timeout);
-        self
-    }
-
-    /// Called with the watchdog's report before it ends the process.
-    pub fn on_blocked(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
-        self.config.on_blocked = Some(Arc::new(f));
-        self
-    }
-
-    pub fn trace_tail(mut self, steps: usize) -> Self {
-        self.config.trace_tail = steps;
-        self
-    }
-
-    /// Runs the search and returns what it found.
-    pub fn run<F: Fn()>(&self, f: F) -> Report {
-        crate::runner::run(&self.config, &f)
-    }
-
-    /// Runs the search for at most `budget` of wall-clock time (and at most `schedules`
-    /// executions).
-    pub fn run_for<F: Fn()>(&self, budget: Duration, f: F) -> Report {
-        let mut config = self.config.clone();
-        config.time_budget = Some(budget);
-        crate::runner::run(&config, &f)
-    }
-
-    /// Runs the search and panics with the failure report if a schedule fails.
-    #[track_caller]
-    pub fn check<F: Fn()>(&self, f: F) {
-        let report = self.run(f);
-        if let Some(failure) = report.failure {
-            panic!("{failure}");
-        }
-    }
+/// A duration in nanoseconds, saturating (the virtual clock's unit).
+pub(crate) fn duration_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }

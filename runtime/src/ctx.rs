@@ -11,8 +11,9 @@ use std::ptr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::config::duration_nanos;
 use crate::execution::{Blocked, ExecState, WakeReason};
-use crate::object::ObjRef;
+use crate::obj_ref::ObjRef;
 use crate::scheduler::ChoiceKind;
 
 /// An execution's state, pinned for its duration. The id lives outside the `RefCell` so
@@ -459,9 +460,6 @@ impl Ctx {
 /// How many `PulseAbort`s a thread may catch during teardown before it is abandoned.
 const MAX_TEARDOWN_ABORTS: u32 = 100;
 
-pub(crate) fn duration_nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
 
 impl Ctx {
     /// Called by the panic hook: stores what it saw on the running thread. Returns false

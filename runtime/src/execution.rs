@@ -9,9 +9,9 @@ use std::sync::Arc;
 use corosensei::Yielder;
 
 use crate::config::Config;
-use crate::object::ObjRef;
+use crate::obj_ref::ObjRef;
 use crate::scheduler::{ChoiceKind, Scheduler};
-use crate::trace::{Event, EventKind};
+use crate::report::trace::{Event, EventKind};
 
 pub(crate) type Tid = u32;
 
@@ -140,7 +140,7 @@ pub(crate) struct ExecState {
     pub capture_backtraces: bool,
     /// Objects named by address (atomics), numbered in first-use order while tracing.
     pub addr_objects: Vec<(usize, ObjRef)>,
-    pub heartbeat: Option<Arc<crate::watchdog::Heartbeat>>,
+    pub heartbeat: Option<Arc<crate::process::watchdog::Heartbeat>>,
 }
 
 impl ExecState {
@@ -181,7 +181,7 @@ impl ExecState {
         self.next_object = 0;
         self.trace = if tracing { Some(Vec::new()) } else { None };
         // Symbolising a backtrace costs ~100 ms: only when it will be shown.
-        self.capture_backtraces = tracing && crate::explain::backtrace_wanted();
+        self.capture_backtraces = tracing && crate::report::backtrace::backtrace_wanted();
         self.stop = None;
         self.teardown = false;
         self.pending_spawns.clear();

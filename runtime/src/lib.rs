@@ -6,32 +6,33 @@
 //! user-level scheduler that decides who runs next from a seed, so any schedule can be
 //! replayed exactly.
 
-mod config;
-mod ctx;
-mod execution;
-mod explain;
-mod failure;
-mod isolate;
-mod object;
-mod overflow;
-mod panic_hook;
-mod registry;
-mod runner;
+// Roughly bottom-up; no module imports one that imports it back (tests/module_graph.rs).
 mod schedule;
 pub mod scheduler;
-mod trace;
-mod watchdog;
+mod config;
+mod obj_ref;
+mod report;
+mod registry;
+mod process;
+mod execution;
+mod ctx;
+mod object;
+mod executor;
+mod search;
+mod builder;
 
-pub use config::{Builder, Cleanup, Config, EnvError, Isolation, ProgressFn, TimeMode};
+pub use builder::{Builder, EnvError};
+pub use config::{BlockedFn, Cleanup, Config, Isolation, ProgressFn, TimeMode};
 pub use ctx::{current, Ctx, PulseAbort};
 pub use execution::WakeReason;
-pub use failure::{Failure, FailureKind, Report};
-pub use object::{ObjRef, ObjectCell, ObjectState};
-pub use panic_hook::payload_message;
+pub use obj_ref::ObjRef;
+pub use object::{ObjectCell, ObjectState};
+pub use process::panic_hook::payload_message;
+pub use process::watchdog::BLOCKED_EXIT_CODE;
+pub use report::failure::{Failure, FailureKind, Report};
+pub use report::trace::{format_table, TraceEvent};
 pub use schedule::{ParseScheduleError, Schedule};
 pub use scheduler::{ChoiceKind, Strategy};
-pub use trace::{format_table, TraceEvent};
-pub use watchdog::{BlockedFn, BLOCKED_EXIT_CODE};
 
 /// Whether the execution with this id (`Ctx::execution_id`) is still running somewhere in
 /// the process: shims use it to tell work cut short by an ended execution from work in

@@ -10,51 +10,8 @@ use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::ctx::Ctx;
+use crate::obj_ref::ObjRef;
 use crate::registry;
-
-/// Names one object within an execution, for traces and deadlock reports.
-#[derive(Clone, Copy, Debug)]
-pub struct ObjRef {
-    pub kind: &'static str,
-    pub id: u32,
-}
-
-/// Compared on every waiter scan: ids first, then the kind by address before content
-/// (a kind is almost always the same `&'static str`).
-impl PartialEq for ObjRef {
-    #[inline]
-    fn eq(&self, other: &Self) -> bool {
-        self.id == other.id && (std::ptr::eq(self.kind, other.kind) || self.kind == other.kind)
-    }
-}
-
-impl Eq for ObjRef {}
-
-/// Consistent with `eq`: equal refs have equal ids and equal kind text.
-impl std::hash::Hash for ObjRef {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.id.hash(state);
-        self.kind.hash(state);
-    }
-}
-
-impl ObjRef {
-    /// A thread as something to wait for (`join`).
-    pub fn thread(tid: u32) -> ObjRef {
-        ObjRef { kind: "Thread", id: tid }
-    }
-
-    /// A thread's park token.
-    pub fn park(tid: u32) -> ObjRef {
-        ObjRef { kind: "Park", id: tid }
-    }
-}
-
-impl std::fmt::Display for ObjRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}#{}", self.kind, self.id)
-    }
-}
 
 /// The per-execution state of one kind of object. `Default` is its state when an
 /// execution first touches it.

@@ -194,7 +194,7 @@ impl Isolator {
                 Err(e) => Reply::Died { how: format!("its answer could not be read ({e})") },
             },
             // Reached, but no answer: the execution took the process down.
-            Some(_) if exited_with(status, crate::watchdog::BLOCKED_EXIT_CODE) => Reply::Blocked,
+            Some(_) if exited_with(status, crate::process::watchdog::BLOCKED_EXIT_CODE) => Reply::Blocked,
             Some(_) => Reply::Died { how: describe(status) },
             None => Reply::Unreachable { how: describe(status) },
         }

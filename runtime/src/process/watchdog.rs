@@ -10,8 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Called with the report before the process exits (e.g. to write a failure record).
-pub type BlockedFn = Arc<dyn Fn(&str) + Send + Sync>;
+use crate::config::BlockedFn;
 
 /// Exit status of a process the watchdog ends.
 pub const BLOCKED_EXIT_CODE: i32 = 3;
@@ -75,7 +74,7 @@ pub(crate) fn start(heartbeat: Arc<Heartbeat>, timeout: Duration, on_blocked: Op
                 #[cfg(unix)]
                 if let Some(bt) = hb.os_thread.get().and_then(|t| stack::capture(*t)) {
                     report.push_str("\n  where it is blocked (innermost first):\n");
-                    for line in crate::panic_hook::user_frames_of(&bt, stack::HANDLER_FRAMES).lines() {
+                    for line in crate::report::backtrace::user_frames_of(&bt, stack::HANDLER_FRAMES).lines() {
                         report.push_str("    ");
                         report.push_str(line);
                         report.push('\n');
@@ -100,7 +99,7 @@ fn describe(hb: &Heartbeat, stalled: Duration) -> String {
     let name = hb.names.lock().ok().and_then(|n| n.get(tid as usize).cloned()).unwrap_or_else(|| format!("thread-{tid}"));
     let loc = hb.location.load(Ordering::Relaxed);
     // SAFETY: only ever set from `&'static Location`.
-    let last = (!loc.is_null()).then(|| crate::trace::location_string(unsafe { &*loc }));
+    let last = (!loc.is_null()).then(|| crate::report::trace::location_string(unsafe { &*loc }));
     format!(
         "pulse found a thread blocked outside pulse's control\n  \
          thread '{name}' has run for {:.1}s without reaching a pulse operation{}.\n  \

@@ -3,10 +3,10 @@
 
 use crate::config::Config;
 use crate::execution::{ExecState, Status, Stop, Tid};
-use crate::failure::FailureKind;
-use crate::object::ObjRef;
+use crate::report::failure::FailureKind;
+use crate::obj_ref::ObjRef;
 use crate::schedule::Schedule;
-use crate::trace::{location_string, TraceEvent};
+use crate::report::trace::{location_string, TraceEvent};
 
 /// What went wrong in one execution, before it becomes a `Failure`.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -20,12 +20,9 @@ pub(crate) struct Explanation {
     pub backtrace: Option<String>,
 }
 
-pub(crate) fn backtrace_wanted() -> bool {
-    std::env::var("RUST_BACKTRACE").is_ok_and(|v| v != "0")
-}
 
 pub(crate) fn replay_command(config: &Config, schedule: &Schedule, seed: Option<u64>, test: &str) -> String {
-    let long = schedule.to_string().len() > crate::failure::LONG_SCHEDULE;
+    let long = schedule.to_string().len() > crate::report::failure::LONG_SCHEDULE;
     let in_test = !test.is_empty() && test != "main";
     let package = std::env::var("CARGO_PKG_NAME").map(|p| format!(" -p {p}")).unwrap_or_default();
     let template = match &config.replay_command {

@@ -5,7 +5,7 @@ use serde::Serialize;
 use std::fmt;
 
 use crate::schedule::Schedule;
-use crate::trace::{format_table, TraceEvent};
+use crate::report::trace::{format_table, TraceEvent};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use std::panic::Location;
 
-use crate::object::ObjRef;
+use crate::obj_ref::ObjRef;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum EventKind {

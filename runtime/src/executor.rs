@@ -1,0 +1,296 @@
+//! One execution: gives each virtual thread a coroutine on a pooled stack, resumes
+//! whichever thread the last decision picked until none is left, reads off what went wrong,
+//! and cleans up leftover threads. It runs exactly one execution; `search.rs` decides which.
+
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+
+use corosensei::stack::{DefaultStack, Stack};
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+use crate::config::{Cleanup, Config};
+use crate::ctx::{set_current, ExecCell, PulseAbort};
+use crate::execution::{ExecState, Stop, Tid};
+use crate::registry;
+use crate::report::explain::{explain_stop, Explanation};
+use crate::report::failure::FailureKind;
+use crate::scheduler::Scheduler;
+
+type Co = Coroutine<(), (), (), DefaultStack>;
+
+/// Resumes a thread that is being cleaned up at most this often before giving up on it.
+const TEARDOWN_RESUMES: usize = 1000;
+
+/// What one execution did (sent back from a child process when isolated).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Outcome {
+    pub failed: bool,
+    /// The process running it died (isolated executions only): nothing to replay.
+    pub crashed: bool,
+    pub schedule: Vec<u32>,
+    pub steps: u64,
+    /// Filled in when the execution failed: read off the state before cleanup.
+    pub explanation: Option<Explanation>,
+    /// Warnings raised in a child process, for the parent's report.
+    pub warnings: Vec<String>,
+}
+
+impl Outcome {
+    /// An execution whose process died or never answered: nothing to replay from it.
+    pub(crate) fn lost(kind: FailureKind, message: String) -> Outcome {
+        Outcome {
+            failed: true,
+            crashed: true,
+            schedule: Vec::new(),
+            steps: 0,
+            explanation: Some(Explanation {
+                kind,
+                message,
+                location: None,
+                thread: "-".to_string(),
+                details: Vec::new(),
+                trace: Vec::new(),
+                backtrace: None,
+            }),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Runs executions one at a time on this OS thread, reusing coroutine stacks.
+pub(crate) struct Executor {
+    /// The OS thread's name (libtest's test name), given to every main virtual thread.
+    main_name: Option<Arc<str>>,
+    cell: Box<ExecCell>,
+    coroutines: Vec<Option<Co>>,
+    /// The guard page of each thread's stack, `[start, end)`.
+    stack_guards: Vec<(usize, usize)>,
+    stacks: Vec<DefaultStack>,
+}
+
+impl Executor {
+    pub(crate) fn new(config: Config, scheduler: Box<dyn Scheduler>) -> Self {
+        Executor {
+            main_name: std::thread::current().name().map(Arc::from),
+            cell: Box::new(ExecCell { id: Cell::new(0), state: RefCell::new(ExecState::new(config, scheduler)) }),
+            coroutines: Vec::new(),
+            stack_guards: Vec::new(),
+            stacks: Vec::new(),
+        }
+    }
+
+    pub(crate) fn state(&self) -> std::cell::RefMut<'_, ExecState> {
+        self.cell.state.borrow_mut()
+    }
+
+    /// Runs one execution of `f` to its end, cleans up, and says how it went.
+    pub(crate) fn run(&mut self, f: &dyn Fn(), tracing: bool) -> Outcome {
+        assert!(
+            crate::ctx::current().is_none(),
+            "pulse: `pulse::check` cannot run inside another pulse execution"
+        );
+        let id = registry::begin();
+        self.cell.id.set(id);
+        set_current(&*self.cell);
+        let main_name = self.main_name.clone();
+        {
+            let mut st = self.state();
+            st.reset(tracing);
+            // SAFETY: before this function returns, the main thread's coroutine has
+            // finished, been unwound, or been leaked never to run again (`Cleanup`), so
+            // borrowing `f` is fine.
+            let body: Box<dyn FnOnce() + '_> = Box::new(f);
+            let body: Box<dyn FnOnce()> = unsafe { std::mem::transmute(body) };
+            let stack = st.config.stack_size;
+            st.add_thread(main_name, body, stack);
+            st.next = Some(0);
+        }
+        self.drive();
+        let explanation = {
+            let mut st = self.state();
+            if st.stop.is_none() && st.config.fail_on_unjoined_panic {
+                if let Some(t) = st.threads.iter().position(|t| t.panic_payload.is_some()) {
+                    st.stop = Some(Stop::Panic { thread: t as Tid });
+                }
+            }
+            st.stop.as_ref().map(|stop| explain_stop(&st, stop))
+        };
+        self.teardown();
+        set_current(std::ptr::null());
+        registry::end(id);
+        let mut st = self.state();
+        Outcome {
+            failed: st.stop.take().is_some(),
+            crashed: false,
+            schedule: std::mem::take(&mut st.schedule),
+            steps: st.steps,
+            explanation,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Resumes threads until no decision names one.
+    fn drive(&mut self) {
+        loop {
+            self.materialize_spawns();
+            let next = {
+                let mut st = self.state();
+                match st.next {
+                    Some(t) => {
+                        st.current = t;
+                        if let Some(hb) = &st.heartbeat {
+                            hb.beat(t, None);
+                        }
+                        t
+                    }
+                    None => return,
+                }
+            };
+            self.resume(next);
+        }
+    }
+
+    fn resume(&mut self, tid: Tid) {
+        let co = self.coroutines[tid as usize].as_mut().expect("a runnable thread has a coroutine");
+        crate::process::overflow::set_running(self.stack_guards[tid as usize]);
+        let result = co.resume(());
+        crate::process::overflow::set_running((0, 0));
+        if let CoroutineResult::Return(()) = result {
+            let co = self.coroutines[tid as usize].take().expect("just resumed");
+            self.stacks.push(co.into_stack());
+        }
+    }
+
+    /// Gives every newly spawned thread a coroutine.
+    fn materialize_spawns(&mut self) {
+        loop {
+            let pending = {
+                let mut st = self.state();
+                if st.pending_spawns.is_empty() {
+                    return;
+                }
+                std::mem::take(&mut st.pending_spawns)
+            };
+            for p in pending {
+                let stack = self.take_stack(p.stack_size);
+                let guard = crate::process::overflow::guard_of(stack.limit().get());
+                let cell: &'static ExecCell = unsafe { &*(&*self.cell as *const ExecCell) };
+                let tid = p.tid;
+                let body = p.body;
+                // SAFETY: the coroutine is run to completion or cleaned up (`teardown`)
+                // before the execution, and so `cell` and anything `body` borrows, ends.
+                let co = unsafe { Co::with_stack_unchecked(stack, move |y: &Yielder<(), ()>, ()| thread_main(cell, tid, body, y)) };
+                let slot = tid as usize;
+                if self.coroutines.len() <= slot {
+                    self.coroutines.resize_with(slot + 1, || None);
+                    self.stack_guards.resize(slot + 1, (0, 0));
+                }
+                self.coroutines[slot] = Some(co);
+                self.stack_guards[slot] = guard;
+            }
+        }
+    }
+
+    fn take_stack(&mut self, size: usize) -> DefaultStack {
+        if let Some(i) = self.stacks.iter().rposition(|s| s.base().get() - s.limit().get() >= size) {
+            return self.stacks.swap_remove(i);
+        }
+        DefaultStack::new(size).unwrap_or_else(|e| panic!("pulse: cannot allocate a {size}-byte thread stack: {e}"))
+    }
+
+    /// Deals with every thread that has not finished (only failing executions have any):
+    /// leaks them, or unwinds them so their resources are released (`Cleanup`).
+    fn teardown(&mut self) {
+        self.state().teardown = true;
+        if self.state().config.cleanup == Cleanup::Leak {
+            let pending = std::mem::take(&mut self.state().pending_spawns);
+            std::mem::forget(pending);
+            for co in self.coroutines.drain(..).flatten() {
+                if co.done() {
+                    self.stacks.push(co.into_stack());
+                } else {
+                    // Never resumed again: nothing on its stack is touched.
+                    std::mem::forget(co);
+                }
+            }
+            self.stack_guards.clear();
+            return;
+        }
+        // Threads spawned but never started: their closures are dropped here.
+        let pending = std::mem::take(&mut self.state().pending_spawns);
+        drop(pending);
+        // Newest first: a thread's children (scoped threads borrowing its stack among them)
+        // always have higher indices, so they unwind while what they borrow is alive.
+        for tid in (0..self.coroutines.len()).rev() {
+            let Some(co) = self.coroutines[tid].as_mut() else { continue };
+            self.cell.state.borrow_mut().current = tid as Tid;
+            if !co.started() {
+                let co = self.coroutines[tid].take().expect("present");
+                drop(co);
+                continue;
+            }
+            let mut finished = false;
+            for _ in 0..TEARDOWN_RESUMES {
+                if let CoroutineResult::Return(()) = co.resume(()) {
+                    finished = true;
+                    break;
+                }
+            }
+            let co = self.coroutines[tid].take().expect("present");
+            if finished {
+                self.stacks.push(co.into_stack());
+            } else {
+                // It keeps blocking while unwinding: leak its stack rather than risk
+                // aborting the process by forcing a second unwind through its frames.
+                self.state().warn(format!("thread #{tid} could not be cleaned up; its stack was leaked"));
+                std::mem::forget(co);
+            }
+        }
+        self.coroutines.clear();
+        self.stack_guards.clear();
+    }
+}
+
+/// The body of every virtual thread's coroutine.
+fn thread_main(cell: &'static ExecCell, tid: Tid, body: Box<dyn FnOnce()>, yielder: &Yielder<(), ()>) {
+    cell.state.borrow_mut().threads[tid as usize].yielder = yielder;
+    let result = panic::catch_unwind(AssertUnwindSafe(body));
+    // Thread-locals die with the thread, newest first, one at a time: a destructor may use
+    // shims and the keys not destroyed yet (as in std). A panicking destructor fails the
+    // thread like a panic in its body (std aborts the process instead).
+    let mut result = result;
+    loop {
+        let local = {
+            let mut st = cell.state.borrow_mut();
+            let t = &mut st.threads[tid as usize];
+            let local = t.locals.pop();
+            if let Some((key, _)) = &local {
+                t.destroyed_locals.push(*key);
+            }
+            local
+        };
+        let Some(local) = local else { break };
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(local))) {
+            if result.is_ok() {
+                result = Err(payload);
+            }
+        }
+    }
+    let mut st = cell.state.borrow_mut();
+    st.threads[tid as usize].in_panic = false;
+    match result {
+        Ok(()) => st.threads[tid as usize].panic = None,
+        Err(payload) if payload.is::<PulseAbort>() => {}
+        Err(payload) => {
+            if tid == 0 {
+                st.stop.get_or_insert(Stop::Panic { thread: 0 });
+            }
+            st.threads[tid as usize].panic_payload = Some(payload);
+        }
+    }
+    st.finish_current();
+    if !st.teardown {
+        st.decide(false);
+    }
+}

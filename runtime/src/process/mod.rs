@@ -1,0 +1,7 @@
+//! Guards of the process running the search: the panic hook, stack overflow reporting, the
+//! watchdog for threads blocked outside pulse, and fresh processes for isolated executions.
+
+pub(crate) mod isolate;
+pub(crate) mod overflow;
+pub(crate) mod panic_hook;
+pub(crate) mod watchdog;

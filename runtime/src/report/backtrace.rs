@@ -1,0 +1,64 @@
+//! Backtraces as people want to read them: only the user's frames, and only when
+//! `RUST_BACKTRACE` asks for one (symbolising costs ~75 ms).
+
+/// Whether the user asked for backtraces.
+pub(crate) fn backtrace_wanted() -> bool {
+    std::env::var("RUST_BACKTRACE").is_ok_and(|v| v != "0")
+}
+
+/// The frames of a backtrace that belong to the user: those after std's panic machinery
+/// (and this hook) and before pulse's runtime, which called the user's code.
+pub(crate) fn user_frames(backtrace: &str) -> String {
+    user_frames_of(backtrace, &[])
+}
+
+/// As `user_frames`, also skipping leading frames whose symbol contains one of `machinery`
+/// (e.g. a signal handler's).
+pub(crate) fn user_frames_of(backtrace: &str, extra_machinery: &[&str]) -> String {
+    // Split into frames: a frame starts with `  N: symbol` and owns the `at ...` lines after it.
+    let mut frames: Vec<(String, Vec<&str>)> = Vec::new();
+    for line in backtrace.lines() {
+        let trimmed = line.trim_start();
+        match trimmed.split_once(": ") {
+            Some((n, symbol)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => {
+                frames.push((symbol.to_string(), Vec::new()));
+            }
+            _ => {
+                if let Some(frame) = frames.last_mut() {
+                    frame.1.push(trimmed);
+                }
+            }
+        }
+    }
+    let machinery = |s: &str| {
+        s.contains("panicking") || s.contains("begin_unwind") || s.contains("panic_hook") || s.contains("short_backtrace")
+            || s.starts_with("pulse_runtime::ctx::Ctx::record_panic") || s.starts_with("core::bool")
+            || s.starts_with("<alloc::boxed::Box<dyn for<")
+            || s.contains("backtrace::Backtrace")
+            || extra_machinery.iter().any(|m| s.contains(m))
+    };
+    // Only the leading run: std's own catch_unwind frames deep in the stack look alike.
+    let start = frames.iter().position(|(s, _)| !machinery(s)).unwrap_or(frames.len());
+    let end = frames[start..]
+        .iter()
+        .position(|(s, _)| s.starts_with("pulse::harness") || s.starts_with("pulse_runtime::") || s.starts_with("pulse_shim_std::thread::spawn_virtual"))
+        .map_or(frames.len(), |i| start + i);
+    let mut out = String::new();
+    for (i, (symbol, at)) in frames[start..end].iter().enumerate() {
+        out.push_str(&format!("{i:>3}: {symbol}\n"));
+        for a in at {
+            out.push_str(&format!("         {a}\n"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn keeps_only_the_users_frames() {
+        let bt = "   0: pulse_runtime::panic_hook::record\n             at runtime/src/panic_hook.rs:30:46\n   1: std::panicking::panic_with_hook\n   2: core::panicking::assert_failed\n             at core/src/panicking.rs:394:5\n   3: bank_account::scenario\n             at ./src/lib.rs:134:5\n   4: bank_account::test::{{closure}}\n             at ./tests/t.rs:3:5\n   5: pulse::harness::run_test::{{closure}}\n   6: std::panicking::catch_unwind\n   7: std::rt::lang_start\n";
+        let kept = super::user_frames(bt);
+        assert_eq!(kept, "  0: bank_account::scenario\n         at ./src/lib.rs:134:5\n  1: bank_account::test::{{closure}}\n         at ./tests/t.rs:3:5\n");
+    }
+}

@@ -1,0 +1,259 @@
+//! The search: runs executions one seed after another until one fails or the budget is
+//! spent, decides where each runs (this process, or a fresh one for tests that keep state
+//! in statics), and turns a failing one into a report by replaying it with tracing on.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::config::{Config, Isolation};
+use crate::executor::{Executor, Outcome};
+use crate::process::{isolate, overflow, panic_hook, watchdog};
+use crate::report::backtrace::backtrace_wanted;
+use crate::report::explain::replay_command;
+use crate::report::failure::{Failure, FailureKind, Report};
+use crate::schedule::Schedule;
+use crate::scheduler::{for_strategy, ReplayScheduler, Scheduler};
+
+/// One execution to run: a fresh one from a seed, or a replay of a schedule.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+enum Job {
+    Seed(u64),
+    Replay { schedule: Vec<u32>, tracing: bool },
+}
+
+impl std::fmt::Display for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Job::Seed(seed) => write!(f, "seed {seed}"),
+            Job::Replay { schedule, .. } => write!(f, "the replay of {}", Schedule::new(schedule.clone())),
+        }
+    }
+}
+
+/// Said when a test turns out to depend on state left by earlier schedules.
+const STATE_CARRIED: &str = "a failure appeared after the first schedule that does not reproduce in a fresh \
+     process: the test keeps state across runs (a `static` counter, cache or registry), which \
+     running it many times in one process would report as a bug. Each schedule now runs in its \
+     own process (slower); `PULSE_ISOLATION=always` starts that way, `off` never does";
+
+struct Search {
+    executor: Executor,
+    /// Each execution runs in a fresh process started by `isolator` (`Isolation`).
+    isolated: bool,
+    isolator: Option<isolate::Isolator>,
+}
+
+pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
+    panic_hook::install();
+    overflow::install();
+    let started = Instant::now();
+    let run_id = isolate::RunId::next();
+    let role = isolate::role::<Job>(&run_id);
+    let replaying = config.replay.is_some();
+    let scheduler: Box<dyn Scheduler> = match &config.replay {
+        Some(schedule) => Box::new(ReplayScheduler::new(schedule)),
+        None => for_strategy(&config.strategy, config.odds),
+    };
+    let base_seed = config.seed.unwrap_or_else(random_seed);
+    let planned = if replaying { 1 } else { config.schedules };
+    let mut search = Search { executor: Executor::new(config.clone(), scheduler), isolated: false, isolator: None };
+    let _watchdog = config.blocking_timeout.map(|timeout| {
+        let hb = Arc::new(watchdog::Heartbeat::default());
+        search.executor.state().heartbeat = Some(hb.clone());
+        watchdog::start(hb, timeout, config.on_blocked.clone())
+    });
+    let mut report = Report {
+        executions: 0,
+        decisions: 0,
+        choices: 0,
+        elapsed: Default::default(),
+        search_time: Default::default(),
+        failure: None,
+        warnings: Vec::new(),
+    };
+    match role {
+        isolate::Role::Serve { job, reply } => {
+            // This process was started to run one job of this run: run it and answer.
+            let mut outcome = search.run_job(f, job);
+            outcome.warnings = std::mem::take(&mut search.executor.state().warnings);
+            reply.send(&outcome)
+        }
+        isolate::Role::Search if config.isolation != Isolation::Off && !replaying => {
+            search.isolator = isolate::Isolator::new(run_id, config.blocking_timeout);
+        }
+        isolate::Role::Search | isolate::Role::Bystander => {}
+    }
+    search.isolated = config.isolation == Isolation::Always && search.isolator.is_some();
+    let mut last_progress = Instant::now();
+    let mut i = 0;
+    while i < planned {
+        // `run_job` prepares the scheduler for the seed, here or in an isolated worker.
+        let seed = base_seed.wrapping_add(i);
+        let mut outcome = search.execute(f, Job::Seed(seed));
+        if outcome.failed && i > 0 && !search.isolated && !outcome.crashed {
+            // The same seed from a clean process (its schedule would not fit: from clean
+            // state the program takes another path). If that passes, the failure came from
+            // state earlier executions left behind.
+            if let Some(fresh) = search.execute_isolated(&Job::Seed(seed)) {
+                search.isolated = true;
+                if !fresh.failed {
+                    search.executor.state().warn(STATE_CARRIED.to_string());
+                    continue; // this schedule again, in its own process
+                }
+                // A real failure: report it as a clean process sees it, and replay it there.
+                outcome = fresh;
+            }
+        }
+        report.search_time = started.elapsed();
+        report.executions += 1;
+        report.decisions += outcome.steps;
+        report.choices += outcome.schedule.len() as u64;
+        if outcome.failed {
+            let seed = (!replaying).then_some(seed);
+            report.failure = Some(search.explain(config, f, outcome, seed, i, report.executions));
+            break;
+        }
+        if i % 64 == 63 && config.time_budget.is_some_and(|b| started.elapsed() >= b) {
+            break;
+        }
+        if let Some(progress) = &config.progress {
+            if (i % 64 == 0 || search.isolated) && last_progress.elapsed().as_millis() >= 100 {
+                progress(report.executions, planned);
+                last_progress = Instant::now();
+            }
+        }
+        i += 1;
+    }
+    if let Some(progress) = &config.progress {
+        progress(report.executions, planned);
+    }
+    report.warnings = std::mem::take(&mut search.executor.state().warnings);
+    if let Some(failure) = &mut report.failure {
+        failure.warnings = report.warnings.clone();
+    }
+    report.elapsed = started.elapsed();
+    report
+}
+
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    // Keep seeds short enough to type.
+    h.finish() % 1_000_000_000_000
+}
+
+impl Search {
+    /// Runs one execution, in a fresh process when `isolated` (and that can be done), else
+    /// in this one.
+    fn execute(&mut self, f: &dyn Fn(), job: Job) -> Outcome {
+        if self.isolated {
+            if let Some(outcome) = self.execute_isolated(&job) {
+                return outcome;
+            }
+            self.isolated = false;
+        }
+        self.run_job(f, job)
+    }
+
+    /// Runs `job` in this process: a seeded execution (the scheduler was prepared by the
+    /// caller) or a replay.
+    fn run_job(&mut self, f: &dyn Fn(), job: Job) -> Outcome {
+        match job {
+            Job::Seed(seed) => {
+                self.executor.state().scheduler.new_execution(seed);
+                self.executor.run(f, false)
+            }
+            Job::Replay { schedule, tracing } => {
+                let replay = Box::new(ReplayScheduler::new(&Schedule::new(schedule)));
+                let original = std::mem::replace(&mut self.executor.state().scheduler, replay);
+                self.executor.state().scheduler.new_execution(0);
+                let outcome = self.executor.run(f, tracing);
+                self.executor.state().scheduler = original;
+                outcome
+            }
+        }
+    }
+
+    /// Runs `job` in a fresh process; `None` if this run cannot be isolated (then it never
+    /// tries again, and says so).
+    fn execute_isolated(&mut self, job: &Job) -> Option<Outcome> {
+        let heartbeat = self.executor.state().heartbeat.clone();
+        let pause = |on: bool| {
+            if let Some(hb) = &heartbeat {
+                hb.paused.store(on, std::sync::atomic::Ordering::Relaxed);
+            }
+        };
+        // The worker has a watchdog of its own; the isolator's deadline bounds the wait.
+        pause(true);
+        let reply = self.isolator.as_mut()?.run(job);
+        pause(false);
+        let lost = |kind, message| Outcome::lost(kind, message);
+        Some(match reply {
+            isolate::Reply::Done(outcome) => {
+                let outcome: Outcome = outcome;
+                for w in &outcome.warnings {
+                    self.executor.state().warn(w.clone());
+                }
+                outcome
+            }
+            // The worker's watchdog already reported and wrote its record.
+            isolate::Reply::Blocked => std::process::exit(watchdog::BLOCKED_EXIT_CODE),
+            isolate::Reply::Died { how } => lost(FailureKind::Crash, how),
+            isolate::Reply::TimedOut { phase, after } => lost(
+                FailureKind::ToolError,
+                format!(
+                    "the isolated run of {job} did not finish within {}s: the test binary {phase}; it was killed",
+                    after.as_secs()
+                ),
+            ),
+            isolate::Reply::Unreachable { how } => {
+                self.isolator = None;
+                self.executor.state().warn(format!(
+                    "executions could not run in fresh processes: a re-run of the test binary ended without \
+                     reaching this run ({how}); they ran in this process"
+                ));
+                return None;
+            }
+        })
+    }
+
+    /// Builds the failure report: replays the failing schedule with tracing on to get the
+    /// trace, and checks that the replay fails the same way.
+    fn explain(&mut self, config: &Config, f: &dyn Fn(), fast: Outcome, seed: Option<u64>, index: u64, executions: u64) -> Failure {
+        let schedule = Schedule::new(fast.schedule.clone());
+        let fast_expl = fast.explanation.expect("a stopped execution is explained");
+        // A crashed process left no schedule: its seed, run again in a fresh process, says
+        // whether the crash reproduces. A worker that never answered is not tried again.
+        let again = match (fast.crashed, seed) {
+            (false, _) => Some(Job::Replay { schedule: fast.schedule.clone(), tracing: true }),
+            (true, Some(seed)) if fast_expl.kind == FailureKind::Crash => Some(Job::Seed(seed)),
+            (true, _) => None,
+        };
+        let traced = again.map(|job| self.execute(f, job));
+        let traced_expl = traced.and_then(|t| t.explanation);
+        let reproduced = traced_expl.as_ref().is_some_and(|e| e.kind == fast_expl.kind && e.message == fast_expl.message);
+        let expl = match traced_expl {
+            Some(e) if reproduced => e,
+            _ => fast_expl,
+        };
+        let test = std::thread::current().name().unwrap_or("").to_string();
+        Failure {
+            kind: expl.kind,
+            message: expl.message,
+            location: expl.location,
+            thread: expl.thread,
+            details: expl.details,
+            seed,
+            replay_command: replay_command(config, &schedule, seed, &test),
+            schedule,
+            execution: index,
+            executions,
+            trace: expl.trace,
+            reproduced,
+            backtrace: expl.backtrace.filter(|_| backtrace_wanted()),
+            warnings: Vec::new(),
+            trace_tail: config.trace_tail,
+        }
+    }
+}
