@@ -6,7 +6,7 @@
 //! target (unit tests of lib and bins, `tests/*.rs`) is found the way cargo finds it.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
@@ -27,9 +27,31 @@ pub struct TestBinary {
     pub executable: PathBuf,
     /// The package's directory in the mirror: tests run there, as cargo runs them in theirs.
     pub mirror_dir: PathBuf,
+    /// Directories the dynamic loader must search (see [`toolchain_lib_dirs`]).
+    pub lib_dirs: Vec<PathBuf>,
 }
 
 impl TestBinary {
+    /// A command starting this binary as `cargo test` would: with the toolchain's and the
+    /// build's library directories on the loader's path (a proc-macro crate's test binary
+    /// links std dynamically and does not start without them).
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.executable);
+        let mut dirs: Vec<PathBuf> = self
+            .executable
+            .parent()
+            .into_iter()
+            .map(Into::into)
+            .collect();
+        dirs.extend(self.lib_dirs.iter().cloned());
+        let var = dylib_path_var();
+        dirs.extend(std::env::var_os(var).iter().flat_map(std::env::split_paths));
+        if let Ok(joined) = std::env::join_paths(dirs) {
+            cmd.env(var, joined);
+        }
+        cmd
+    }
+
     /// The cargo flags that select exactly this binary (for replay lines).
     pub fn selector(&self) -> String {
         let target = match self.kind.as_str() {
@@ -199,6 +221,7 @@ pub fn build(
         }
     });
 
+    let lib_dirs = toolchain_lib_dirs(&mirror.root);
     let mut binaries = Vec::new();
     let mut errors = 0usize;
     let mut support_errors = 0usize;
@@ -227,6 +250,7 @@ pub fn build(
                         .unwrap()
                         .to_path_buf()
                         .into_std_path_buf(),
+                    lib_dirs: lib_dirs.clone(),
                 });
             }
             Message::CompilerMessage(m) => {
@@ -283,6 +307,39 @@ pub fn build(
         .sort_by(|a, b| (&a.package, &a.kind, &a.target).cmp(&(&b.package, &b.kind, &b.target)));
     binaries.dedup_by(|a, b| a.executable == b.executable);
     Ok(Some(binaries))
+}
+
+/// The variable the platform's dynamic loader searches, as cargo sets it when it runs tests.
+fn dylib_path_var() -> &'static str {
+    if cfg!(windows) {
+        "PATH"
+    } else if cfg!(target_os = "macos") {
+        "DYLD_FALLBACK_LIBRARY_PATH"
+    } else {
+        "LD_LIBRARY_PATH"
+    }
+}
+
+/// The toolchain's library directories (`<sysroot>/lib` and the host target's lib dir), asked
+/// of the rustc cargo uses in `dir` (so a rustup override there applies). Empty if rustc
+/// cannot be asked: binaries that need no dynamic std still run.
+pub fn toolchain_lib_dirs(dir: &Path) -> Vec<PathBuf> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let ask = |what: &str| -> Option<PathBuf> {
+        let out = Command::new(&rustc)
+            .args(["--print", what])
+            .current_dir(dir)
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        let text = String::from_utf8(out.stdout).ok()?;
+        let line = text.lines().next()?.trim();
+        (out.status.success() && !line.is_empty()).then(|| PathBuf::from(line))
+    };
+    let mut dirs = Vec::new();
+    dirs.extend(ask("target-libdir"));
+    dirs.extend(ask("sysroot").map(|s| s.join("lib")));
+    dirs
 }
 
 fn kind_name(k: &TargetKind) -> String {

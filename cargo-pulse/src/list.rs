@@ -2,7 +2,6 @@
 //! filters the way libtest does (by handing them to libtest), and marks `#[ignore]`d ones.
 
 use std::collections::BTreeSet;
-use std::process::Command;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
@@ -64,7 +63,7 @@ pub fn list(binary: &Arc<TestBinary>, filters: &Filters) -> Result<Vec<TestCase>
 }
 
 fn list_names(binary: &TestBinary, filters: &Filters, ignored_only: bool) -> Result<Vec<String>> {
-    let mut cmd = Command::new(&binary.executable);
+    let mut cmd = binary.command();
     cmd.args(["--list", "--format", "terse"])
         .args(filters.args())
         .current_dir(&binary.mirror_dir);

@@ -7,7 +7,6 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -166,7 +165,7 @@ fn run_one(index: usize, case: &TestCase, plan: &RunPlan, console: &Console) -> 
     let planned = plan.planned();
     let replay_template = plan.replay_template(case);
 
-    let mut cmd = Command::new(&case.binary.executable);
+    let mut cmd = case.binary.command();
     cmd.arg(&case.name).args(["--exact", "--test-threads", "1"]);
     if case.ignored {
         cmd.arg("--include-ignored");

@@ -76,6 +76,27 @@ fn workspace_members_and_an_outside_path_dependency() {
 }
 
 #[test]
+fn a_workspace_with_a_proc_macro_member_runs() {
+    // A proc-macro crate's test binary links std dynamically: started without the toolchain's
+    // library path it dies before listing its tests, and the whole run with it.
+    let dir = fixture("proc-macro-ws", "proc-macro-ws");
+    let run = cargo_pulse(
+        &dir,
+        &args(&["test", "--workspace", "--message-format", "json"]),
+    );
+    assert_eq!(run.code, 101, "the race in the other member is found");
+    assert_eq!(
+        run.event_of("tests::racy_hits_are_all_counted").as_deref(),
+        Some("failed")
+    );
+    assert_eq!(
+        run.event_of("tests::finds_the_type_name").as_deref(),
+        Some("ok"),
+        "the proc-macro member's own test ran"
+    );
+}
+
+#[test]
 fn a_bug_only_an_integration_test_shows() {
     let dir = fixture("integration-bug", "integration-bug");
     let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
