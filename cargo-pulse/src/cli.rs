@@ -164,11 +164,12 @@ pub struct TestArgs {
     #[arg(long, value_name = "N", help_heading = "Test selection")]
     pub test_threads: Option<usize>,
 
-    /// Schedules (executions) per test.
+    /// Schedules (executions) per test (at least 1).
     #[arg(
         long,
         value_name = "N",
         default_value_t = 1000,
+        value_parser = clap::value_parser!(u64).range(1..),
         help_heading = "Search"
     )]
     pub schedules: u64,
@@ -306,6 +307,10 @@ pub struct InstrumentArgs {
     /// Run without accessing the network.
     #[arg(long)]
     pub offline: bool,
+    /// Write into DIR even if it holds files pulse did not put there (never into the crate
+    /// being instrumented).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Parses `std::env::args`, dropping the `pulse` that cargo inserts when it runs us as
@@ -379,6 +384,13 @@ mod tests {
         assert_eq!(t.targets.tests_named, vec!["it"]);
         assert_eq!(t.seeds.unwrap(), SeedRange { from: 10, to: 20 });
         assert_eq!(t.filters, vec!["foo"]);
+    }
+
+    #[test]
+    fn zero_schedules_are_refused() {
+        let err = Cli::try_parse_from(["cargo-pulse", "test", "--schedules", "0"]).unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{err}");
+        assert_eq!(test_args(&["test", "--schedules", "1"]).schedules, 1);
     }
 
     #[test]

@@ -65,6 +65,7 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
             out.display()
         );
     }
+    check_out_dir(&out, &user, args.force)?;
     let support = Support::ensure(&user.target_dir.join("pulse").join("support"))?;
 
     // Copy, with the manifest made standalone.
@@ -117,6 +118,9 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
     let opts = instrumenting::options(&user.atomic_paths);
     let report = pulse_instrument::instrument_tree(&out, &skip, &roots, &opts)
         .with_context(|| format!("instrumenting {}", out.display()))?;
+    let marker = out.join(MARKER);
+    std::fs::write(&marker, "written by `cargo pulse instrument`\n")
+        .with_context(|| format!("writing {}", marker.display()))?;
     let mut stdout = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut stdout, &report)?;
@@ -132,4 +136,95 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
         )?;
     }
     Ok(crate::exit_code::SUCCESS)
+}
+
+/// Left in every `--out` directory: a later run may write there again.
+const MARKER: &str = ".cargo-pulse-instrument";
+
+/// `--out` never overwrites what pulse did not write: the workspace root, a package's
+/// directory (or a directory holding one), and any non-empty directory without [`MARKER`] are
+/// refused unless `force`.
+fn check_out_dir(out: &Path, user: &UserWorkspace, force: bool) -> Result<()> {
+    if force {
+        return Ok(());
+    }
+    let hint = "choose a new or empty directory, or pass --force";
+    if out == user.root || user.root.starts_with(out) {
+        bail!(
+            "--out {} would write over the workspace at {}: {hint}",
+            out.display(),
+            user.root.display()
+        );
+    }
+    if let Some(p) = user.packages.iter().find(|p| p.dir.starts_with(out)) {
+        bail!(
+            "--out {} would write over the package `{}` at {}: {hint}",
+            out.display(),
+            p.name,
+            p.dir.display()
+        );
+    }
+    let non_empty = match std::fs::read_dir(out) {
+        Ok(mut entries) => entries.next().is_some(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(e).with_context(|| format!("reading {}", out.display())),
+    };
+    if non_empty && !out.join(MARKER).is_file() {
+        bail!(
+            "--out {} is not empty and was not written by `cargo pulse instrument`: {hint}",
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::UserPackage;
+
+    fn user(root: &Path) -> UserWorkspace {
+        UserWorkspace {
+            root: root.to_path_buf(),
+            target_dir: root.join("target"),
+            manifest: root.join("Cargo.toml"),
+            packages: vec![UserPackage {
+                name: "member".into(),
+                dir: root.join("crates/member"),
+                member: true,
+                proc_macro: false,
+                build_scripts: vec![],
+                facade_roots: vec![],
+                inherits_from: None,
+            }],
+            metadata_instrument_deps: vec![],
+            atomic_paths: vec![],
+        }
+    }
+
+    #[test]
+    fn out_never_overwrites_what_pulse_did_not_write() {
+        let tmp = std::env::temp_dir().join(format!("cargo-pulse-out-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let ws = tmp.join("ws");
+        let u = user(&ws);
+        let refused = |out: &Path| check_out_dir(out, &u, false).is_err();
+        // The workspace, a member, a directory holding them.
+        assert!(refused(&ws));
+        assert!(refused(&ws.join("crates/member")));
+        assert!(refused(&ws.join("crates")));
+        assert!(refused(&tmp));
+        // New or empty: fine.
+        assert!(!refused(&tmp.join("new")));
+        let other = tmp.join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        assert!(!refused(&other));
+        // Someone else's files: refused, unless forced; ours: fine.
+        std::fs::write(other.join("notes.txt"), "mine").unwrap();
+        assert!(refused(&other));
+        assert!(check_out_dir(&other, &u, true).is_ok());
+        std::fs::write(other.join(MARKER), "").unwrap();
+        assert!(!refused(&other));
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
 }

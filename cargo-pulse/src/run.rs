@@ -70,6 +70,15 @@ impl RunPlan {
     }
 }
 
+/// Suffix of a replay's failure file stem, so it never overwrites the search's.
+pub const REPLAY_SUFFIX: &str = ".replay";
+
+/// `<package>.<kind>-<target>.<test>.json`, or `...<test>.replay.json` for a replay.
+pub fn failure_file_name(slug: &str, test: &str, replay: bool) -> String {
+    let suffix = if replay { REPLAY_SUFFIX } else { "" };
+    format!("{slug}.{test}{suffix}.json")
+}
+
 /// Quotes a word for a POSIX shell when it needs it.
 fn shell_word(s: &str) -> String {
     if !s.is_empty()
@@ -272,10 +281,13 @@ fn run_one(index: usize, case: &TestCase, plan: &RunPlan, console: &Console) -> 
         });
     }
 
-    // A failure: the harness's record if it wrote one, else what we know.
-    let failure_file = plan
-        .failures_dir
-        .join(format!("{}.{}.json", case.binary.slug(), case.name));
+    // A failure: the harness's record if it wrote one, else what we know. A replay's record
+    // has no seed: it goes beside the search's, never over it.
+    let failure_file = plan.failures_dir.join(failure_file_name(
+        &case.binary.slug(),
+        &case.name,
+        plan.replay.is_some(),
+    ));
     let record = read_record(&failure_dir);
     let output = plan.paths.map_text(&format!("{stdout}{stderr}"));
     if let Some(record) = record {

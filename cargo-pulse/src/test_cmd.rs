@@ -241,17 +241,25 @@ fn resolve_replay_file(args: &mut TestArgs) -> Result<()> {
     let record: FailureRecord = serde_json::from_slice(&bytes)
         .with_context(|| format!("parsing the failure file {}", path.display()))?;
     if args.filters.is_empty() && !record.test.is_empty() {
-        // The file is named `<binary>.<test>.json`; its record's name may carry a crate prefix.
-        let from_name = path.file_stem().and_then(|s| s.to_str()).and_then(|s| {
-            s.split_once('.')
-                .and_then(|(_, rest)| rest.split_once('.'))
-                .map(|(_, t)| t.to_string())
-        });
+        // The record's name may carry a crate prefix; the file's name is the test's.
+        let from_name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .and_then(test_of_failure_file);
         args.filters.push(from_name.unwrap_or(record.test.clone()));
         args.exact = true;
     }
     args.replay = Some(record.schedule);
     Ok(())
+}
+
+/// The test named by a failure file's stem: `<package>.<kind>-<target>.<test>`, with
+/// `.replay` after it for a replay's record (see `run::failure_file_name`).
+fn test_of_failure_file(stem: &str) -> Option<String> {
+    let stem = stem.strip_suffix(run::REPLAY_SUFFIX).unwrap_or(stem);
+    let (_, rest) = stem.split_once('.')?;
+    let (_, test) = rest.split_once('.')?;
+    Some(test.to_string())
 }
 
 /// The flags a replay line must repeat to build the same thing.
@@ -268,4 +276,23 @@ fn replay_flags(args: &TestArgs) -> Vec<String> {
         f.extend(["--max-steps".to_string(), n.to_string()]);
     }
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_files_name_their_test_and_a_replay_has_its_own() {
+        let search = run::failure_file_name("app.lib-app", "tests::racy", false);
+        let replay = run::failure_file_name("app.lib-app", "tests::racy", true);
+        assert_ne!(
+            search, replay,
+            "a replay never overwrites the search's record"
+        );
+        for name in [search, replay] {
+            let stem = name.strip_suffix(".json").unwrap();
+            assert_eq!(test_of_failure_file(stem).as_deref(), Some("tests::racy"));
+        }
+    }
 }

@@ -226,6 +226,10 @@ fn bad_flags_exit_2() {
     let dir = fixture("failing", "bad-flags");
     assert_eq!(cargo_pulse(&dir, &["test", "--no-such-flag"]).code, 2);
     assert_eq!(cargo_pulse(&dir, &["test", "--seeds", "9..3"]).code, 2);
+    let run = cargo_pulse(&dir, &["test", "--schedules", "0"]);
+    assert_eq!(run.code, 2, "zero schedules would test nothing");
+    assert!(run.stderr.contains("--schedules"), "{}", run.stderr);
+    assert!(!dir.join("target").exists(), "refused before building");
 }
 
 #[test]
@@ -307,6 +311,18 @@ fn a_failing_test_exits_101_and_its_replay_line_reproduces_it() {
     }
     assert_eq!(seen[0], seen[1], "the replay is deterministic");
     assert!(seen[0].0.as_str().unwrap_or("").contains("lost a hit"));
+    // The replays wrote their own record; the search's still knows its seed.
+    let after: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(failures[0].path()).unwrap()).unwrap();
+    assert_eq!(
+        after["seed"], record["seed"],
+        "the search's failure file is kept"
+    );
+    assert!(record["seed"].is_u64(), "{record}");
+    assert!(
+        failures[0].path().with_extension("replay.json").is_file(),
+        "the replay's record is beside it"
+    );
 
     // A failure file replays too.
     let r = cargo_pulse(
@@ -513,6 +529,47 @@ fn instrument_subcommand_writes_a_buildable_crate_and_a_report() {
         2,
         "the fixture itself is untouched (Cargo.toml and src/lib.rs only)"
     );
+
+    // --out never overwrites what cargo pulse did not write there.
+    let before = snapshot(&dir);
+    let foreign = support::work_dir().join("out-foreign");
+    let _ = std::fs::remove_dir_all(&foreign);
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("Cargo.toml"), "not ours").unwrap();
+    for out in [&dir, &foreign] {
+        let run = cargo_pulse(
+            &dir,
+            &[
+                "instrument",
+                "--crate",
+                "once_cell",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(run.code, 2, "{}: refused", out.display());
+        assert!(run.stderr.contains("--force"), "{}", run.stderr);
+    }
+    assert_eq!(before, snapshot(&dir), "the workspace is untouched");
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("Cargo.toml")).unwrap(),
+        "not ours"
+    );
+    // Its own earlier output may be written again; --force writes anyway.
+    let own = support::work_dir().join("out-dep");
+    for out in [&own, &foreign] {
+        let mut argv = vec![
+            "instrument",
+            "--crate",
+            "once_cell",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if out == &foreign {
+            argv.push("--force");
+        }
+        assert_eq!(cargo_pulse(&dir, &argv).code, 0, "{}", out.display());
+    }
 }
 
 #[test]
