@@ -18,7 +18,7 @@ mod embedded {
 
 /// The crates, by directory in the support tree (as `build.rs` embeds them).
 #[cfg(test)]
-const CRATES: &[&str] = &["runtime", "shim-std", "pulse-macros", "pulse"];
+const CRATES: &[&str] = &["protocol", "runtime", "shim-std", "pulse-macros", "pulse"];
 
 /// An unpacked support tree.
 #[derive(Debug, Clone)]

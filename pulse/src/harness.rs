@@ -9,7 +9,8 @@ use ::std::fs;
 use ::std::panic::{self, AssertUnwindSafe};
 use ::std::path::PathBuf;
 
-use pulse_runtime::{Builder, Failure, FailureKind};
+use pulse_protocol::{env, FailureKind, FailureRecord, FORMAT_VERSION};
+use pulse_runtime::Builder;
 
 /// What the instrumenter knows about a test fn.
 #[derive(Clone, Copy, Debug)]
@@ -63,7 +64,7 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
     if let Some(template) = &builder.config.replay_command {
         builder.config.replay_command = Some(template.replace("{test}", &test));
     }
-    if let Some(path) = env_path("PULSE_PROGRESS") {
+    if let Some(path) = env_path(env::PROGRESS) {
         builder = builder.progress(move |done, total| {
             // Progress is best effort: a failed write must not fail the test.
             let _ = fs::write(&path, format!("{done} {total}\n"));
@@ -73,12 +74,14 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
         let test = test.clone();
         builder = builder.on_blocked(move |report| {
             let first_line = report.lines().nth(1).unwrap_or(report).trim().to_string();
-            write_record(&test, serde_json::json!({
-                "test": test,
-                "kind": "blocked_thread",
-                "message": first_line,
-                "report": report,
-            }));
+            write_record(&FailureRecord {
+                version: FORMAT_VERSION,
+                test: test.clone(),
+                kind: FailureKind::BlockedThread,
+                message: first_line,
+                report: report.to_string(),
+                ..FailureRecord::default()
+            });
         });
     }
     // For #[should_panic]: the first schedule's panic, re-raised at the end so libtest
@@ -96,7 +99,7 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
             panic!("{why}");
         }
     });
-    if let Some(path) = env_path("PULSE_WARNINGS") {
+    if let Some(path) = env_path(env::WARNINGS) {
         if !report.warnings.is_empty() {
             // Best effort, like progress: the test's outcome does not depend on it.
             let _ = fs::write(&path, report.warnings.join("\n") + "\n");
@@ -106,7 +109,7 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
         if failure.message == DID_NOT_PANIC {
             failure.kind = FailureKind::ShouldPanicNotPanicked;
         }
-        write_failure_record(&test, &failure);
+        write_record(&failure.record(&test));
         panic!("{failure}");
     }
     if let Some(payload) = expected_panic.into_inner() {
@@ -119,31 +122,13 @@ fn env_path(name: &str) -> Option<PathBuf> {
     ::std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
-/// Writes `PULSE_FAILURE_DIR/<test>.json` for cargo-pulse (see ARCHITECTURE.md).
-fn write_failure_record(test: &str, failure: &Failure) {
-    write_record(test, serde_json::json!({
-        "test": test,
-        "kind": failure.kind,
-        "message": failure.message,
-        "location": failure.location,
-        "thread": failure.thread,
-        "details": failure.details,
-        "seed": failure.seed,
-        "schedule": failure.schedule.to_string(),
-        "execution": failure.execution,
-        "executions": failure.executions,
-        "reproduced": failure.reproduced,
-        "trace": failure.trace,
-        "warnings": failure.warnings,
-        "replay_command": failure.replay_command,
-        "report": failure.to_string(),
-    }));
-}
-
-fn write_record(test: &str, record: serde_json::Value) {
-    let Some(dir) = env_path("PULSE_FAILURE_DIR") else { return };
-    let file = dir.join(format!("{}.json", test.replace("::", "__")));
-    let written = fs::create_dir_all(&dir).and_then(|_| fs::write(&file, record.to_string()));
+/// Writes `<failure dir>/<test>.json` for cargo-pulse (`pulse_protocol::FailureRecord`).
+fn write_record(record: &FailureRecord) {
+    let Some(dir) = env_path(env::FAILURE_DIR) else { return };
+    let file = dir.join(format!("{}.json", record.test.replace("::", "__")));
+    let written = serde_json::to_string(record)
+        .map_err(::std::io::Error::other)
+        .and_then(|json| fs::create_dir_all(&dir).and_then(|_| fs::write(&file, json)));
     if let Err(e) = written {
         eprintln!("pulse: could not write the failure record {}: {e}", file.display());
     }

@@ -5,6 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::str::FromStr;
+
+use pulse_protocol::env;
+
 use crate::config::{duration_nanos, Cleanup, Config, Isolation, TimeMode};
 use crate::report::failure::Report;
 use crate::scheduler::{ChoiceOdds, Strategy};
@@ -36,60 +40,31 @@ impl Builder {
         Builder::default()
     }
 
-    /// Defaults overridden by `PULSE_SCHEDULES`, `PULSE_SEED`, `PULSE_MAX_STEPS`,
-    /// `PULSE_STRATEGY`, `PULSE_REPLAY`, `PULSE_REPLAY_COMMAND`, `PULSE_STACK_SIZE`.
+    /// Defaults overridden by the `PULSE_*` variables a test process reads
+    /// (`pulse_protocol::env`); an empty one counts as unset.
     pub fn try_from_env() -> Result<Self, EnvError> {
         fn var(name: &str) -> Option<String> {
-            std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+            std::env::var(name).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
         }
-        fn num(name: &str) -> Result<Option<u64>, EnvError> {
-            var(name)
-                .map(|v| v.trim().parse::<u64>().map_err(|_| EnvError(format!("{name}={v} is not a whole number"))))
-                .transpose()
+        fn parsed<T: FromStr>(name: &str) -> Result<Option<T>, EnvError>
+        where
+            T::Err: std::fmt::Display,
+        {
+            var(name).map(|v| v.parse::<T>().map_err(|e| EnvError(format!("{name}={v}: {e}")))).transpose()
         }
         let mut b = Builder::new();
-        if let Some(n) = num("PULSE_SCHEDULES")? {
-            b = b.schedules(n);
-        }
-        if let Some(s) = num("PULSE_SEED")? {
-            b = b.seed(s);
-        }
-        if let Some(n) = num("PULSE_MAX_STEPS")? {
-            b = b.max_steps(n);
-        }
-        if let Some(n) = num("PULSE_STACK_SIZE")? {
-            b = b.stack_size(n as usize);
-        }
-        if let Some(s) = var("PULSE_STRATEGY") {
-            b = b.strategy(s.parse().map_err(|e| EnvError(format!("PULSE_STRATEGY: {e}")))?);
-        }
-        if let Some(s) = var("PULSE_REPLAY") {
-            b = b.replay(&s).map_err(|e| EnvError(format!("PULSE_REPLAY: {e}")))?;
-        }
-        if let Some(c) = var("PULSE_CLEANUP") {
-            b = b.cleanup(match c.trim() {
-                "leak" => Cleanup::Leak,
-                "unwind" => Cleanup::Unwind,
-                other => return Err(EnvError(format!("PULSE_CLEANUP={other}: expected `leak` or `unwind`"))),
-            });
-        }
-        if let Some(i) = var("PULSE_ISOLATION") {
-            b = b.isolation(match i.trim() {
-                "auto" => Isolation::Auto,
-                "off" => Isolation::Off,
-                "always" => Isolation::Always,
-                other => return Err(EnvError(format!("PULSE_ISOLATION={other}: expected `auto`, `off` or `always`"))),
-            });
-        }
-        if let Some(t) = var("PULSE_TIME") {
-            b = b.time(t.parse().map_err(|e| EnvError(format!("PULSE_TIME: {e}")))?);
-        }
-        if let Some(ms) = num("PULSE_BLOCKING_TIMEOUT_MS")? {
-            b = b.blocking_timeout(Duration::from_millis(ms));
-        }
-        if let Some(t) = var("PULSE_REPLAY_COMMAND") {
-            b.config.replay_command = Some(t);
-        }
+        let c = &mut b.config;
+        c.schedules = parsed(env::SCHEDULES)?.unwrap_or(c.schedules);
+        c.seed = parsed(env::SEED)?.or(c.seed);
+        c.max_steps = parsed(env::MAX_STEPS)?.unwrap_or(c.max_steps);
+        c.stack_size = parsed(env::STACK_SIZE)?.unwrap_or(c.stack_size);
+        c.strategy = parsed(env::STRATEGY)?.unwrap_or(c.strategy);
+        c.replay = parsed(env::REPLAY)?.or(c.replay.take());
+        c.cleanup = parsed(env::CLEANUP)?.unwrap_or(c.cleanup);
+        c.isolation = parsed(env::ISOLATION)?.unwrap_or(c.isolation);
+        c.time = parsed(env::TIME)?.unwrap_or(c.time);
+        c.blocking_timeout = parsed(env::BLOCKING_TIMEOUT_MS)?.map(Duration::from_millis).or(c.blocking_timeout);
+        c.replay_command = var(env::REPLAY_COMMAND).or(c.replay_command.take());
         Ok(b)
     }
 
@@ -134,7 +109,7 @@ impl Builder {
     }
 
     /// Replays exactly this schedule (the `p1:...` text a failure prints).
-    pub fn replay(mut self, schedule: &str) -> Result<Self, crate::schedule::ParseScheduleError> {
+    pub fn replay(mut self, schedule: &str) -> Result<Self, pulse_protocol::ParseScheduleError> {
         self.config.replay = Some(schedule.parse()?);
         Ok(self)
     }

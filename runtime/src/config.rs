@@ -4,60 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::schedule::Schedule;
+use pulse_protocol::Schedule;
 use crate::scheduler::{ChoiceOdds, Strategy};
 
-/// When timed waits (sleep, `wait_timeout`, `recv_timeout`, `park_timeout`) expire, after
-/// pulse_time (`pulse-time-stress-testing-time.txt`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum TimeMode {
-    /// An infinitely fast machine: the clock jumps to the earliest deadline only when no
-    /// thread can run. Deterministic and free of false alarms on generous timeouts.
-    #[default]
-    Idle,
-    /// A timed wait may expire at any scheduling point (a scheduler choice), even while
-    /// other threads could run: finds code that uses sleeps or timeouts to order events.
-    Random,
-}
-
-impl std::str::FromStr for TimeMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim() {
-            "idle" => Ok(TimeMode::Idle),
-            "random" => Ok(TimeMode::Random),
-            other => Err(format!("unknown time mode `{other}` (expected `idle` or `random`)")),
-        }
-    }
-}
-
-/// Whether executions run in the test's process or each in a fresh one (a re-run of the test
-/// binary that executes just that schedule).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Isolation {
-    /// In process (fast); if a failure appears after the first schedule but not when its
-    /// schedule is replayed in a fresh child, the test keeps state in statics: warn, and
-    /// run the rest of the search one child process per schedule.
-    #[default]
-    Auto,
-    /// Always in process.
-    Off,
-    /// Every schedule in its own process (~6 ms each; for tests known to keep state).
-    Always,
-}
-
-/// What happens to threads still alive when a (failing) execution ends.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Cleanup {
-    /// They are never resumed again: their stacks and what they hold are leaked. Only
-    /// failing executions leave threads behind (at most two per run: the search's and its
-    /// replay's), so the leak is small, and it can never abort the process, which unwinding
-    /// through library code that asserts invariants in `Drop` can (crossbeam-channel does).
-    #[default]
-    Leak,
-    /// They are unwound (newest first) so their destructors run and resources are freed.
-    Unwind,
-}
+pub use pulse_protocol::{Cleanup, Isolation, TimeMode};
 
 /// Called with the watchdog's report before it ends the process (e.g. to write a failure
 /// record).

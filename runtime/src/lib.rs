@@ -7,7 +7,6 @@
 //! replayed exactly.
 
 // Roughly bottom-up; no module imports one that imports it back (tests/module_graph.rs).
-mod schedule;
 pub mod scheduler;
 mod config;
 mod obj_ref;
@@ -31,7 +30,7 @@ pub use process::panic_hook::payload_message;
 pub use process::watchdog::BLOCKED_EXIT_CODE;
 pub use report::failure::{Failure, FailureKind, Report};
 pub use report::trace::{format_table, TraceEvent};
-pub use schedule::{ParseScheduleError, Schedule};
+pub use pulse_protocol::{ParseScheduleError, Schedule};
 pub use scheduler::{ChoiceKind, Strategy};
 
 /// Whether the execution with this id (`Ctx::execution_id`) is still running somewhere in

@@ -11,7 +11,7 @@ use crate::process::{isolate, overflow, panic_hook, watchdog};
 use crate::report::backtrace::backtrace_wanted;
 use crate::report::explain::replay_command;
 use crate::report::failure::{Failure, FailureKind, Report};
-use crate::schedule::Schedule;
+use pulse_protocol::Schedule;
 use crate::scheduler::{for_strategy, ReplayScheduler, Scheduler};
 
 /// One execution to run: a fresh one from a seed, or a replay of a schedule.

@@ -74,7 +74,7 @@ fn an_execution_that_exits_its_process_is_a_crash() {
 fn a_worker_that_never_answers_is_killed_at_its_deadline() {
     // A process started to serve an isolated run has this set: here, it hangs before it
     // gets to the run.
-    if std::env::var_os("PULSE_ISOLATED_WORKER").is_some() {
+    if std::env::var_os(pulse_protocol::env::ISOLATED_WORKER).is_some() {
         loop {
             std::thread::sleep(std::time::Duration::from_secs(1));
         }

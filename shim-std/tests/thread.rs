@@ -158,14 +158,14 @@ fn stacks_are_as_deep_as_std_and_configurable() {
 
 #[test]
 fn a_stack_overflow_in_a_virtual_thread_is_reported_like_std() {
-    if std::env::var_os("PULSE_TEST_OVERFLOW").is_some() {
+    if std::env::var_os("SHIM_STD_TEST_OVERFLOW_CHILD").is_some() {
         Builder::new().schedules(1).check(|| drop(thread::spawn(|| depth(u64::MAX)).join()));
         return;
     }
     // The overflow aborts the process, so it happens in a child: this test, re-run.
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["a_stack_overflow_in_a_virtual_thread_is_reported_like_std", "--exact", "--nocapture"])
-        .env("PULSE_TEST_OVERFLOW", "1")
+        .env("SHIM_STD_TEST_OVERFLOW_CHILD", "1")
         .output()
         .unwrap();
     assert!(!out.status.success());

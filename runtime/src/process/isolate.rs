@@ -20,12 +20,13 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use pulse_protocol::env;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// The order a re-run reads: which run serves which job, and where the answer goes.
-const WORKER_ENV: &str = "PULSE_ISOLATED_WORKER";
+const WORKER_ENV: &str = env::ISOLATED_WORKER;
 /// What the parent's harness writes to; a worker must not touch it.
-const PARENT_ONLY_ENV: &[&str] = &["PULSE_PROGRESS", "PULSE_WARNINGS"];
+const PARENT_ONLY_ENV: &[&str] = &[env::PROGRESS, env::WARNINGS];
 
 /// How long a worker may take on top of twice the run's blocking timeout (its own watchdog
 /// ends a stalled execution after one) before it is killed: starting the test binary and

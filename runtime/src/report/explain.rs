@@ -1,11 +1,13 @@
 //! Explaining a stopped execution: what failed, where, who held what, the trace, and the
 //! line that replays it — read off the execution's state before cleanup changes it.
 
+use pulse_protocol::env;
+
 use crate::config::Config;
 use crate::execution::{ExecState, Status, Stop, Tid};
 use crate::report::failure::FailureKind;
 use crate::obj_ref::ObjRef;
-use crate::schedule::Schedule;
+use pulse_protocol::Schedule;
 use crate::report::trace::{location_string, TraceEvent};
 
 /// What went wrong in one execution, before it becomes a `Failure`.
@@ -34,9 +36,9 @@ pub(crate) fn replay_command(config: &Config, schedule: &Schedule, seed: Option<
             && seed.is_some()
             && (schedule.is_empty() || long && config.strategy == crate::scheduler::Strategy::Random) =>
         {
-            format!("PULSE_SEED={{seed}} PULSE_SCHEDULES=1 cargo test{package} -- {{test}} --exact")
+            format!("{}={{seed}} {}=1 cargo test{package} -- {{test}} --exact", env::SEED, env::SCHEDULES)
         }
-        None if in_test => format!("PULSE_REPLAY='{{schedule}}' cargo test{package} -- {{test}} --exact"),
+        None if in_test => format!("{}='{{schedule}}' cargo test{package} -- {{test}} --exact", env::REPLAY),
         None => "pulse::Builder::new().replay(\"{schedule}\").unwrap().check(..)".to_string(),
     };
     template

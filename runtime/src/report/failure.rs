@@ -4,49 +4,11 @@
 use serde::Serialize;
 use std::fmt;
 
-use crate::schedule::Schedule;
+use pulse_protocol::Schedule;
 use crate::report::trace::{format_table, TraceEvent};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FailureKind {
-    /// A thread panicked (the main thread, or a spawned one nobody joined).
-    Panic,
-    /// Every live thread is blocked and no timer can wake one.
-    Deadlock,
-    /// The execution ran past the step bound: a livelock or a runaway loop.
-    StepLimit,
-    /// The test's main thread returned but other threads stayed blocked forever.
-    LeakedThread,
-    /// A thread stopped reaching pulse operations: it blocks outside pulse's control.
-    BlockedThread,
-    /// A `#[should_panic]` test completed a schedule without panicking.
-    ShouldPanicNotPanicked,
-    /// A replayed schedule no longer matches the program.
-    ReplayDiverged,
-    /// The execution took its process down: a signal (invalid memory access, abort), a
-    /// non-unwinding panic, `process::exit`.
-    Crash,
-    /// pulse could not finish the run (an isolated execution that never answered): not a
-    /// verdict on the test.
-    ToolError,
-}
-
-impl FailureKind {
-    pub fn title(self) -> &'static str {
-        match self {
-            FailureKind::Panic => "panic",
-            FailureKind::Deadlock => "deadlock",
-            FailureKind::StepLimit => "step limit exceeded (livelock or runaway loop)",
-            FailureKind::LeakedThread => "thread left blocked at the end of the test",
-            FailureKind::BlockedThread => "thread blocked outside pulse's control",
-            FailureKind::ShouldPanicNotPanicked => "test did not panic as expected",
-            FailureKind::ReplayDiverged => "replay diverged from the program",
-            FailureKind::Crash => "crash",
-            FailureKind::ToolError => "tool error",
-        }
-    }
-}
+pub use pulse_protocol::FailureKind;
+use pulse_protocol::{FailureRecord, FORMAT_VERSION};
 
 /// Schedules longer than this (characters) are abbreviated on screen.
 pub(crate) const LONG_SCHEDULE: usize = 300;
@@ -85,6 +47,30 @@ pub struct Failure {
 
 fn serialize_display<S: serde::Serializer, T: fmt::Display>(v: &T, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(v)
+}
+
+impl Failure {
+    /// The record cargo-pulse reads, for the test named `test`.
+    pub fn record(&self, test: &str) -> FailureRecord {
+        FailureRecord {
+            version: FORMAT_VERSION,
+            test: test.to_string(),
+            kind: self.kind,
+            message: self.message.clone(),
+            location: self.location.clone(),
+            thread: self.thread.clone(),
+            details: self.details.clone(),
+            seed: self.seed,
+            schedule: self.schedule.to_string(),
+            execution: self.execution,
+            executions: self.executions,
+            reproduced: self.reproduced,
+            trace: self.trace.clone(),
+            warnings: self.warnings.clone(),
+            replay_command: self.replay_command.clone(),
+            report: self.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for Failure {

@@ -2,7 +2,6 @@
 //! operation, the object and the user's source location. Recorded only when a failing
 //! schedule is replayed for its report, so the search itself pays nothing for it.
 
-use serde::Serialize;
 use std::panic::Location;
 
 use crate::obj_ref::ObjRef;
@@ -37,15 +36,7 @@ impl Event {
     }
 }
 
-/// One step of a trace, resolved for people and JSON.
-#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
-pub struct TraceEvent {
-    pub step: u64,
-    pub thread: String,
-    pub op: String,
-    pub object: Option<String>,
-    pub location: Option<String>,
-}
+pub use pulse_protocol::TraceEvent;
 
 pub(crate) fn location_string(loc: &Location<'_>) -> String {
     format!("{}:{}:{}", loc.file(), loc.line(), loc.column())

@@ -40,40 +40,7 @@ pub trait Scheduler {
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool>;
 }
 
-/// Which strategy a run uses; the user-facing name of a `Scheduler`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Strategy {
-    /// PULSE's: at every point, pick uniformly among runnable threads.
-    #[default]
-    Random,
-    /// Probabilistic concurrency testing (Burckhardt et al., ASPLOS'10) with bug depth `depth`.
-    Pct { depth: usize },
-}
-
-impl std::str::FromStr for Strategy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim() {
-            "random" => Ok(Strategy::Random),
-            "pct" => Ok(Strategy::Pct { depth: 3 }),
-            other => match other.strip_prefix("pct:").map(str::parse::<usize>) {
-                Some(Ok(depth)) if depth >= 1 => Ok(Strategy::Pct { depth }),
-                _ => Err(format!(
-                    "unknown strategy `{other}` (expected `random`, `pct` or `pct:DEPTH`)"
-                )),
-            },
-        }
-    }
-}
-
-impl std::fmt::Display for Strategy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Strategy::Random => f.write_str("random"),
-            Strategy::Pct { depth } => write!(f, "pct:{depth}"),
-        }
-    }
-}
+pub use pulse_protocol::Strategy;
 
 /// Probabilities the randomised strategies use for yes/no choices, as "1 in N".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! matches it.
 
 use super::{ChoiceKind, Scheduler};
-use crate::schedule::Schedule;
+use pulse_protocol::Schedule;
 
 pub struct ReplayScheduler {
     choices: Vec<u32>,

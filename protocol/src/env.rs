@@ -1,0 +1,54 @@
+//! The environment variables a test process reads (set by cargo-pulse, or by a user running
+//! `cargo test` on a test that calls `pulse::check`). ARCHITECTURE.md's table describes each;
+//! a test keeps the two in step.
+
+/// Executions per test (default 1000).
+pub const SCHEDULES: &str = "PULSE_SCHEDULES";
+/// The first seed; execution i uses seed + i (default: random).
+pub const SEED: &str = "PULSE_SEED";
+/// Scheduling points one execution may pass before it counts as a livelock.
+pub const MAX_STEPS: &str = "PULSE_MAX_STEPS";
+/// Stack bytes for virtual threads that do not ask for a size.
+pub const STACK_SIZE: &str = "PULSE_STACK_SIZE";
+/// The search strategy (`Strategy`).
+pub const STRATEGY: &str = "PULSE_STRATEGY";
+/// Run exactly this schedule (`Schedule` text) once.
+pub const REPLAY: &str = "PULSE_REPLAY";
+/// When timed waits expire (`TimeMode`).
+pub const TIME: &str = "PULSE_TIME";
+/// Executions in process or in fresh processes (`Isolation`).
+pub const ISOLATION: &str = "PULSE_ISOLATION";
+/// What happens to threads a failing execution leaves behind (`Cleanup`).
+pub const CLEANUP: &str = "PULSE_CLEANUP";
+/// The watchdog: a thread running this long (ms) without a pulse operation is reported.
+pub const BLOCKING_TIMEOUT_MS: &str = "PULSE_BLOCKING_TIMEOUT_MS";
+/// The replay line's template: `{test}`, `{schedule}` and `{seed}` are substituted.
+pub const REPLAY_COMMAND: &str = "PULSE_REPLAY_COMMAND";
+/// Where the harness writes `<test>.json` (`FailureRecord`) for a failing test.
+pub const FAILURE_DIR: &str = "PULSE_FAILURE_DIR";
+/// A file rewritten about ten times a second with `done total`.
+pub const PROGRESS: &str = "PULSE_PROGRESS";
+/// A file the harness writes the run's warnings to, one per line.
+pub const WARNINGS: &str = "PULSE_WARNINGS";
+/// Internal: set by the runtime on a re-run of the test binary that serves one isolated
+/// execution.
+pub const ISOLATED_WORKER: &str = "PULSE_ISOLATED_WORKER";
+
+/// Every variable, for documentation checks.
+pub const ALL: &[&str] = &[
+    SCHEDULES,
+    SEED,
+    MAX_STEPS,
+    STACK_SIZE,
+    STRATEGY,
+    REPLAY,
+    TIME,
+    ISOLATION,
+    CLEANUP,
+    BLOCKING_TIMEOUT_MS,
+    REPLAY_COMMAND,
+    FAILURE_DIR,
+    PROGRESS,
+    WARNINGS,
+    ISOLATED_WORKER,
+];

@@ -1,0 +1,15 @@
+//! The contract between cargo-pulse, which starts test processes and reads what they leave
+//! behind, and the test processes (pulse's harness and runtime), which read their
+//! configuration from the environment and write failure records. Defined once, here:
+//! the variable names ([`env`]), the typed options with their parsers and `Display`, the
+//! schedule text, and the failure record with its trace. serde only, so it costs the
+//! user's build nothing.
+
+pub mod env;
+mod options;
+mod record;
+mod schedule;
+
+pub use options::{Cleanup, Isolation, ParseOptionError, Strategy, TimeMode};
+pub use record::{FailureKind, FailureRecord, TraceEvent, FORMAT_VERSION};
+pub use schedule::{ParseScheduleError, Schedule};

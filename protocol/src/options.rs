@@ -1,0 +1,164 @@
+//! The options a run is configured with, as cargo-pulse's flags and the `PULSE_*` variables
+//! spell them: one parser and one `Display` each, so a value cargo-pulse accepts is one the
+//! test process understands, and a bad one is refused before anything is built.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A value an option does not take, and the values it does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseOptionError {
+    pub option: &'static str,
+    pub value: String,
+    pub expected: &'static [&'static str],
+}
+
+impl fmt::Display for ParseOptionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let expected: Vec<String> = self.expected.iter().map(|v| format!("`{v}`")).collect();
+        write!(f, "unknown {} `{}` (expected one of {})", self.option, self.value, expected.join(", "))
+    }
+}
+
+impl std::error::Error for ParseOptionError {}
+
+/// Which strategy picks the next thread at each scheduling point.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Strategy {
+    /// PULSE's: at every point, pick uniformly among runnable threads.
+    #[default]
+    Random,
+    /// Probabilistic concurrency testing (Burckhardt et al., ASPLOS'10) with bug depth `depth`.
+    Pct { depth: usize },
+}
+
+impl Strategy {
+    pub const VALUES: &'static [&'static str] = &["random", "pct", "pct:DEPTH"];
+}
+
+impl FromStr for Strategy {
+    type Err = ParseOptionError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "random" => Ok(Strategy::Random),
+            "pct" => Ok(Strategy::Pct { depth: 3 }),
+            other => match other.strip_prefix("pct:").map(str::parse::<usize>) {
+                Some(Ok(depth)) if depth >= 1 => Ok(Strategy::Pct { depth }),
+                _ => Err(ParseOptionError { option: "strategy", value: other.to_string(), expected: Self::VALUES }),
+            },
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Strategy::Random => f.write_str("random"),
+            Strategy::Pct { depth } => write!(f, "pct:{depth}"),
+        }
+    }
+}
+
+/// An enum whose values are plain words: `VALUES`, `FromStr` and `Display` from one list.
+macro_rules! word_option {
+    ($ty:ident, $option:literal, $($variant:ident = $word:literal),+ $(,)?) => {
+        impl $ty {
+            pub const VALUES: &'static [&'static str] = &[$($word),+];
+        }
+
+        impl FromStr for $ty {
+            type Err = ParseOptionError;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s.trim() {
+                    $($word => Ok($ty::$variant),)+
+                    other => Err(ParseOptionError { option: $option, value: other.to_string(), expected: Self::VALUES }),
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(match self {
+                    $($ty::$variant => $word,)+
+                })
+            }
+        }
+    };
+}
+
+/// When timed waits (sleep, `wait_timeout`, `recv_timeout`, `park_timeout`) expire, after
+/// pulse_time (`pulse-time-stress-testing-time.txt`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimeMode {
+    /// An infinitely fast machine: the clock jumps to the earliest deadline only when no
+    /// thread can run. Deterministic and free of false alarms on generous timeouts.
+    #[default]
+    Idle,
+    /// A timed wait may expire at any scheduling point (a scheduler choice), even while
+    /// other threads could run: finds code that uses sleeps or timeouts to order events.
+    Random,
+}
+
+word_option!(TimeMode, "time mode", Idle = "idle", Random = "random");
+
+/// Whether executions run in the test's process or each in a fresh one (a re-run of the test
+/// binary that executes just that schedule).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Isolation {
+    /// In process (fast); if a failure appears after the first schedule but not when its
+    /// seed runs in a fresh process, the test keeps state in statics: warn, and run the rest
+    /// of the search one process per schedule.
+    #[default]
+    Auto,
+    /// Always in process.
+    Off,
+    /// Every schedule in its own process (~6 ms each; for tests known to keep state).
+    Always,
+}
+
+word_option!(Isolation, "isolation", Auto = "auto", Off = "off", Always = "always");
+
+/// What happens to threads still alive when a (failing) execution ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Cleanup {
+    /// They are never resumed again: their stacks and what they hold are leaked. Only
+    /// failing executions leave threads behind (at most two per run: the search's and its
+    /// replay's), so the leak is small, and it can never abort the process, which unwinding
+    /// through library code that asserts invariants in `Drop` can (crossbeam-channel does).
+    #[default]
+    Leak,
+    /// They are unwound (newest first) so their destructors run and resources are freed.
+    Unwind,
+}
+
+word_option!(Cleanup, "cleanup", Leak = "leak", Unwind = "unwind");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trips<T: FromStr<Err = ParseOptionError> + fmt::Display + PartialEq + fmt::Debug>(values: &[&str]) {
+        for v in values.iter().filter(|v| !v.contains("DEPTH")) {
+            let parsed: T = v.parse().unwrap();
+            assert_eq!(parsed.to_string().parse::<T>().unwrap(), parsed, "{v}");
+        }
+    }
+
+    #[test]
+    fn every_listed_value_parses_and_prints_back() {
+        round_trips::<Strategy>(Strategy::VALUES);
+        round_trips::<TimeMode>(TimeMode::VALUES);
+        round_trips::<Isolation>(Isolation::VALUES);
+        round_trips::<Cleanup>(Cleanup::VALUES);
+        assert_eq!("pct:5".parse::<Strategy>().unwrap(), Strategy::Pct { depth: 5 });
+    }
+
+    #[test]
+    fn a_bad_value_is_refused_with_the_valid_ones() {
+        let e = "nosuch".parse::<Strategy>().unwrap_err();
+        assert_eq!(e.to_string(), "unknown strategy `nosuch` (expected one of `random`, `pct`, `pct:DEPTH`)");
+        assert!("pct:0".parse::<Strategy>().is_err());
+        let e = "sometimes".parse::<Isolation>().unwrap_err();
+        assert_eq!(e.to_string(), "unknown isolation `sometimes` (expected one of `auto`, `off`, `always`)");
+    }
+}
