@@ -1,6 +1,6 @@
 //! Builds the mirror's test binaries with `cargo test --no-run --message-format json`, passing
-//! the user's cargo flags through, and shows the compiler's messages with paths mapped back to
-//! the user's files.
+//! the user's cargo flags through, and shows the compiler's messages with paths, columns and
+//! source text mapped back to the user's files ([`crate::diagnostic_map`]).
 //!
 //! The list of test executables comes from cargo's own artifact messages, so every kind of test
 //! target (unit tests of lib and bins, `tests/*.rs`) is found the way cargo finds it.
@@ -14,6 +14,7 @@ use cargo_metadata::{Message, TargetKind};
 
 use crate::cli::{CargoArgs, TargetArgs};
 use crate::console::Console;
+use crate::diagnostic_map::DiagnosticMap;
 use crate::mirror::Mirror;
 
 /// One test executable of the instrumented build.
@@ -222,6 +223,8 @@ pub fn build(
     });
 
     let lib_dirs = toolchain_lib_dirs(&mirror.root);
+    let to_user = |p: &Path| PathBuf::from(mirror.paths.map_text(&p.display().to_string()));
+    let mut diagnostics = DiagnosticMap::new(&mirror.root, &to_user);
     let mut binaries = Vec::new();
     let mut errors = 0usize;
     let mut support_errors = 0usize;
@@ -270,7 +273,8 @@ pub fn build(
                 if is_error || console.verbose() {
                     if let Some(rendered) = &m.message.rendered {
                         if shown.insert(rendered.clone()) {
-                            console.eprint(&mirror.paths.map_text(rendered));
+                            let rendered = diagnostics.map(rendered);
+                            console.eprint(&mirror.paths.map_text(&rendered));
                         }
                     }
                 }

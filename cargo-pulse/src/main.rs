@@ -9,6 +9,7 @@ mod cli;
 mod compile;
 mod console;
 mod copy_tree;
+mod diagnostic_map;
 mod exit_code;
 mod harness_env;
 mod instrument_cmd;

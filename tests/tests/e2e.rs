@@ -219,6 +219,21 @@ fn a_compile_error_exits_2_and_names_the_users_file() {
         !run.stderr.contains("target/pulse/mirror/"),
         "no mirror paths leak into the report"
     );
+    // An error on a line the instrumenter rewrote: the user's column and the user's own text.
+    assert!(run.stderr.contains("src/lib.rs:10:58"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "10 |     let m: std::sync::Mutex<u32> = std::sync::Mutex::new(\"not a number\");"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("::pulse::"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("failed with 2 error(s)"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
