@@ -92,6 +92,10 @@ pub struct CargoArgs {
     /// Build with the given profile.
     #[arg(long, value_name = "NAME", help_heading = "Compilation options")]
     pub profile: Option<String>,
+    /// Directory for all generated artifacts: the mirror, failure files and the instrumented
+    /// build go under DIR/pulse [env: CARGO_TARGET_DIR].
+    #[arg(long, value_name = "DIR", help_heading = "Compilation options")]
+    pub target_dir: Option<PathBuf>,
     /// Number of parallel build jobs.
     #[arg(
         short = 'j',
@@ -163,6 +167,13 @@ pub struct TestArgs {
     /// How many test processes run at once (default: number of CPUs).
     #[arg(long, value_name = "N", help_heading = "Test selection")]
     pub test_threads: Option<usize>,
+    /// Instrument and compile, but don't run the tests (prints the test executables).
+    #[arg(long, help_heading = "Test selection")]
+    pub no_run: bool,
+    /// Run every test even after one fails. This is what pulse always does (each test's
+    /// search is its own process); accepted so `cargo test` habits carry over.
+    #[arg(long, help_heading = "Test selection")]
+    pub no_fail_fast: bool,
 
     /// Schedules (executions) per test (at least 1).
     #[arg(
@@ -384,6 +395,35 @@ mod tests {
         assert_eq!(t.targets.tests_named, vec!["it"]);
         assert_eq!(t.seeds.unwrap(), SeedRange { from: 10, to: 20 });
         assert_eq!(t.filters, vec!["foo"]);
+    }
+
+    #[test]
+    fn cargo_test_habits_parse() {
+        let t = test_args(&[
+            "test",
+            "--no-run",
+            "--no-fail-fast",
+            "--lib",
+            "--bins",
+            "--tests",
+            "--test",
+            "it",
+            "--all-features",
+            "--no-default-features",
+            "--target-dir",
+            "elsewhere",
+            "-j",
+            "3",
+        ]);
+        assert!(t.no_run && t.no_fail_fast);
+        assert!(t.targets.lib && t.targets.bins && t.targets.tests);
+        assert_eq!(t.targets.tests_named, ["it"]);
+        assert!(t.cargo.all_features && t.cargo.no_default_features);
+        assert_eq!(
+            t.cargo.target_dir.as_deref(),
+            Some(std::path::Path::new("elsewhere"))
+        );
+        assert_eq!(t.cargo.jobs, Some(3));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::support::Support;
 use crate::workspace::UserWorkspace;
 
 pub fn run(args: InstrumentArgs) -> Result<i32> {
-    let user = UserWorkspace::discover(args.manifest_path.as_deref())?;
+    let user = UserWorkspace::discover(args.manifest_path.as_deref(), None)?;
     let (src, build_scripts, facade_roots, inherits_from) =
         match user.packages.iter().find(|p| p.name == args.krate) {
             Some(p) if p.proc_macro => bail!(

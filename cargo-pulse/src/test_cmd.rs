@@ -34,11 +34,14 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
     resolve_replay_file(&mut args)?;
 
     let started = Instant::now();
-    let user = UserWorkspace::discover(args.cargo.manifest_path.as_deref())?;
+    let user = UserWorkspace::discover(
+        args.cargo.manifest_path.as_deref(),
+        args.cargo.target_dir.as_deref(),
+    )?;
     let mirror = prepare_mirror(user, &args, &console)?;
 
     let seeds = seeds::resolve(args.seed, args.seeds, args.schedules);
-    if args.runner == Runner::Nextest {
+    if args.runner == Runner::Nextest && !args.no_run {
         return crate::nextest::run(&mirror, &args, seeds, &console);
     }
 
@@ -46,6 +49,16 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         json.build_failed();
         return Ok(exit_code::TOOL_ERROR);
     };
+    if args.no_run {
+        // As `cargo test --no-run`: what was built, where, and nothing run.
+        for b in &binaries {
+            console.status(
+                "Executable",
+                &format!("{} ({})", b.display(), b.executable.display()),
+            );
+        }
+        return Ok(exit_code::SUCCESS);
+    }
 
     let filters = Filters {
         names: args.filters.clone(),
@@ -267,6 +280,9 @@ fn replay_flags(args: &TestArgs) -> Vec<String> {
     let mut f = Vec::new();
     if let Some(m) = &args.cargo.manifest_path {
         f.extend(["--manifest-path".to_string(), m.display().to_string()]);
+    }
+    if let Some(d) = &args.cargo.target_dir {
+        f.extend(["--target-dir".to_string(), d.display().to_string()]);
     }
     f.extend(compile::profile_and_feature_args(&args.cargo));
     for d in &args.cargo.instrument_deps {

@@ -46,8 +46,12 @@ pub struct UserWorkspace {
 }
 
 impl UserWorkspace {
-    /// Discovers the workspace around `manifest_path` (or the current directory).
-    pub fn discover(manifest_path: Option<&Path>) -> Result<UserWorkspace> {
+    /// Discovers the workspace around `manifest_path` (or the current directory); its target
+    /// dir is `target_dir` when given (`--target-dir`), else cargo's.
+    pub fn discover(
+        manifest_path: Option<&Path>,
+        target_dir: Option<&Path>,
+    ) -> Result<UserWorkspace> {
         let manifest = match manifest_path {
             Some(p) => {
                 std::path::absolute(p).with_context(|| format!("resolving {}", p.display()))?
@@ -56,7 +60,12 @@ impl UserWorkspace {
         };
         let meta = metadata_no_deps(&manifest)?;
         let root = meta.workspace_root.clone().into_std_path_buf();
-        let target_dir = meta.target_directory.clone().into_std_path_buf();
+        let target_dir = match target_dir {
+            Some(d) => normalize(
+                &std::path::absolute(d).with_context(|| format!("resolving {}", d.display()))?,
+            ),
+            None => meta.target_directory.clone().into_std_path_buf(),
+        };
 
         let mut packages = Vec::new();
         let mut metadata_instrument_deps = Vec::new();

@@ -588,6 +588,51 @@ fn instrument_subcommand_writes_a_buildable_crate_and_a_report() {
 }
 
 #[test]
+fn cargo_test_habits_select_build_and_place_as_cargo_test_does() {
+    let dir = fixture("integration-bug", "habits");
+    let out = "elsewhere";
+    // --no-run: instrumented and built, nothing run; --target-dir holds pulse's files.
+    let run = cargo_pulse(
+        &dir,
+        &args(&["test", "--no-run", "--target-dir", out, "-j", "1"]),
+    );
+    assert_eq!(run.code, 0);
+    assert!(run.stderr.contains("Executable"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("Running"),
+        "nothing ran: {}",
+        run.stderr
+    );
+    assert!(dir.join(out).join("pulse/mirror/src/lib.rs").is_file());
+    assert!(
+        !dir.join("target").exists(),
+        "nothing in the default target dir"
+    );
+
+    // Target selection, with feature flags and --no-fail-fast accepted.
+    let events = |extra: &[&str]| {
+        let mut argv = vec!["test", "--target-dir", out, "--message-format", "json"];
+        argv.extend(extra);
+        let run = cargo_pulse(&dir, &args(&argv));
+        let mut names: Vec<String> = run.test_events().into_iter().map(|(n, _)| n).collect();
+        names.sort();
+        (run.code, names)
+    };
+    let unit = "tests::a_name_is_registered_once".to_string();
+    let integration = "only_one_of_two_racing_registrations_wins".to_string();
+    assert_eq!(
+        events(&["--lib", "--no-fail-fast", "--no-default-features"]),
+        (0, vec![unit.clone()])
+    );
+    assert_eq!(
+        events(&["--test", "concurrent", "--all-features"]),
+        (101, vec![integration.clone()])
+    );
+    assert_eq!(events(&["--tests"]), (101, vec![integration, unit]));
+    assert!(!dir.join("target").exists());
+}
+
+#[test]
 fn a_rerun_without_edits_rebuilds_nothing_and_an_edit_rebuilds_one_crate() {
     let dir = fixture("integration-bug", "rerun");
     let first = cargo_pulse(&dir, &args(&["test"]));
