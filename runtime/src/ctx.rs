@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::duration_nanos;
-use crate::execution::{Blocked, ExecState, WakeReason};
+use crate::execution::{Blocked, ExecState, PanicRecord, WakeReason};
 use crate::obj_ref::ObjRef;
 use crate::scheduler::ChoiceKind;
 
@@ -457,24 +457,39 @@ impl Ctx {
     }
 }
 
+/// A panic `record_panic` stored, and on which thread.
+pub(crate) struct Recorded {
+    pub thread: String,
+    pub record: PanicRecord,
+}
+
 /// How many `PulseAbort`s a thread may catch during teardown before it is abandoned.
 const MAX_TEARDOWN_ABORTS: u32 = 100;
 
 
 impl Ctx {
-    /// Called by the panic hook: stores what it saw on the running thread. Returns false
-    /// if the state is busy (a panic inside the runtime itself), so the default hook runs.
-    pub(crate) fn record_panic(self, make: impl FnOnce(bool) -> crate::execution::PanicRecord) -> bool {
-        let Ok(mut st) = self.cell.state.try_borrow_mut() else { return false };
+    /// Called by the panic hook: stores what it saw on the running thread. `None` if the
+    /// state is busy (a panic inside the runtime itself) or cleanup runs user code, so the
+    /// default hook prints it. A panic while the thread unwinds from another (a destructor's)
+    /// keeps that one as its `earlier`.
+    pub(crate) fn record_panic(self, make: impl FnOnce(bool) -> PanicRecord) -> Option<Recorded> {
+        let Ok(mut st) = self.cell.state.try_borrow_mut() else { return None };
         if st.teardown {
             // Cleanup's own aborts never reach the hook: this is a real panic in user code
             // run during cleanup, worth printing.
-            return false;
+            return None;
         }
         let capture = st.capture_backtraces;
-        let me = st.current as usize;
-        st.threads[me].panic = Some(make(capture));
-        st.threads[me].in_panic = true;
-        true
+        let me = st.current;
+        let thread = st.thread_name(me);
+        let t = &mut st.threads[me as usize];
+        let mut record = make(capture);
+        if t.in_panic {
+            record.earlier = t.panic.take().map(Box::new);
+        }
+        let recorded = Recorded { thread, record: record.clone() };
+        t.panic = Some(record);
+        t.in_panic = true;
+        Some(recorded)
     }
 }

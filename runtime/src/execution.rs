@@ -48,6 +48,8 @@ pub(crate) struct PanicRecord {
     pub message: String,
     pub location: Option<String>,
     pub backtrace: Option<String>,
+    /// The panic this thread was unwinding from when this one happened (in a destructor).
+    pub earlier: Option<Box<PanicRecord>>,
 }
 
 pub(crate) struct VThread {

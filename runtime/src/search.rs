@@ -199,12 +199,15 @@ impl Search {
             }
             // The worker's watchdog already reported and wrote its record.
             isolate::Reply::Blocked => std::process::exit(watchdog::BLOCKED_EXIT_CODE),
-            isolate::Reply::Died { how } => lost(FailureKind::Crash, how),
-            isolate::Reply::TimedOut { phase, after } => lost(
+            isolate::Reply::Died { how, stderr } => lost(FailureKind::Crash, with_tail(how, &stderr)),
+            isolate::Reply::TimedOut { phase, after, stderr } => lost(
                 FailureKind::ToolError,
-                format!(
-                    "the isolated run of {job} did not finish within {}s: the test binary {phase}; it was killed",
-                    after.as_secs()
+                with_tail(
+                    format!(
+                        "the isolated run of {job} did not finish within {}s: the test binary {phase}; it was killed",
+                        after.as_secs()
+                    ),
+                    &stderr,
                 ),
             ),
             isolate::Reply::Unreachable { how } => {
@@ -256,4 +259,15 @@ impl Search {
             trace_tail: config.trace_tail,
         }
     }
+}
+
+/// `message`, then the last lines a dead worker wrote to stderr (its panic messages).
+fn with_tail(message: String, stderr: &str) -> String {
+    const LINES: usize = 20;
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return message;
+    }
+    let tail = &lines[lines.len().saturating_sub(LINES)..];
+    format!("{message}; its last words on stderr:\n{}", tail.join("\n"))
 }

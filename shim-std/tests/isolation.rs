@@ -111,3 +111,36 @@ fn a_run_the_test_binary_cannot_reach_again_runs_in_process_and_says_so() {
     assert_eq!(report.executions, 20);
     assert!(report.warnings.iter().any(|w| w.contains("could not run in fresh processes")), "{:?}", report.warnings);
 }
+
+#[test]
+fn a_panic_in_drop_during_unwinding_is_a_crash_reported_with_both_panics() {
+    struct Bomb;
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            panic!("the destructor's panic");
+        }
+    }
+    let report = Builder::new().schedules(3).seed(6).isolation(Isolation::Always).run(|| {
+        let _bomb = Bomb;
+        panic!("the first panic");
+    });
+    let f = report.failure.expect("the abort is reported");
+    assert_eq!(f.kind, FailureKind::Crash, "{f}");
+    for said in ["SIGABRT", "the first panic", "then, while unwinding, panicked", "the destructor's panic", "isolation.rs:"] {
+        assert!(f.message.contains(said), "{said:?} missing from {f}");
+    }
+    let first = f.message.find("the first panic").unwrap();
+    assert!(first < f.message.find("the destructor's panic").unwrap(), "root cause first: {f}");
+}
+
+#[test]
+#[cfg(debug_assertions)]
+fn an_unsafe_precondition_abort_is_a_crash_with_its_message() {
+    let report = Builder::new().schedules(3).seed(7).isolation(Isolation::Always).run(|| {
+        let t = thread::spawn(|| unsafe { std::hint::assert_unchecked(std::hint::black_box(false)) });
+        t.join().unwrap();
+    });
+    let f = report.failure.expect("the abort is reported");
+    assert_eq!(f.kind, FailureKind::Crash, "{f}");
+    assert!(f.message.contains("unsafe precondition(s) violated") && f.message.contains("cannot unwind"), "{f}");
+}

@@ -178,3 +178,37 @@ fn available_parallelism_is_fixed_inside() {
     check(|| assert_eq!(thread::available_parallelism().unwrap().get(), 4));
     assert!(thread::available_parallelism().unwrap().get() >= 1);
 }
+
+#[test]
+fn a_joined_threads_panic_leads_the_report_not_the_unwrap_it_caused() {
+    let report = Builder::new().schedules(10).seed(1).run(|| {
+        let t = thread::Builder::new()
+            .name("indexer".into())
+            .spawn(|| {
+                let empty: Vec<u32> = Vec::new();
+                empty[std::hint::black_box(0)]
+            })
+            .unwrap();
+        t.join().unwrap();
+    });
+    let f = report.failure.expect("the panic propagates through join().unwrap()");
+    assert_eq!(f.kind, FailureKind::Panic);
+    assert_eq!(f.thread, "indexer", "{f}");
+    assert!(f.message.contains("index out of bounds"), "{f}");
+    assert!(f.location.as_deref().is_some_and(|l| l.contains("thread.rs")), "{f}");
+    assert!(
+        f.details.iter().any(|d| d.contains("which made thread 'main' panic") && d.contains("Any { .. }")),
+        "{f}"
+    );
+}
+
+#[test]
+fn a_main_thread_panic_of_its_own_is_not_blamed_on_a_joined_thread() {
+    let report = Builder::new().schedules(10).seed(1).run(|| {
+        let t = thread::spawn(|| panic!("handled"));
+        assert!(t.join().is_err());
+        panic!("the test's own assertion");
+    });
+    let f = report.failure.unwrap();
+    assert_eq!((f.thread.as_str(), f.message.as_str()), ("main", "the test's own assertion"));
+}

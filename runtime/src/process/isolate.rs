@@ -125,14 +125,15 @@ fn exit_now(code: i32) -> ! {
 /// A worker's answer.
 pub(crate) enum Reply<T> {
     Done(T),
-    /// The execution ended its process (a crash, an abort, `process::exit`).
-    Died { how: String },
+    /// The execution ended its process (a crash, an abort, `process::exit`); what it wrote
+    /// to stderr.
+    Died { how: String, stderr: String },
     /// The worker's watchdog found a thread blocked outside pulse; it reported it itself.
     Blocked,
     /// The re-run ended without reaching this run: the test cannot be re-run this way.
     Unreachable { how: String },
-    /// The worker did not finish in time and was killed.
-    TimedOut { phase: &'static str, after: Duration },
+    /// The worker did not finish in time and was killed; what it wrote to stderr.
+    TimedOut { phase: &'static str, after: Duration, stderr: String },
 }
 
 /// Runs jobs of one run, each in a fresh re-run of this process.
@@ -165,15 +166,28 @@ impl Isolator {
 
     /// Runs `job` in a fresh process and waits (with a deadline) for its answer.
     pub(crate) fn run<J: Serialize, T: DeserializeOwned>(&mut self, job: &J) -> Reply<T> {
-        let mut reply = self.reply_stem.clone().into_os_string();
-        reply.push(format!("-{}.json", self.next_reply));
-        let reply = PathBuf::from(reply);
+        let file = |ext: &str| {
+            let mut name = self.reply_stem.clone().into_os_string();
+            name.push(format!("-{}.{ext}", self.next_reply));
+            PathBuf::from(name)
+        };
+        let (reply, stderr) = (file("json"), file("stderr"));
         self.next_reply += 1;
         let order = Order { run: self.run.clone(), job, reply: reply.clone() };
         let order = serde_json::to_string(&order).expect("an order serialises");
-        let mut child = match self.spawn(&order) {
+        let spawned = std::fs::File::create(&stderr).and_then(|err| self.spawn(&order, err));
+        // What the worker said on stderr: part of the report when it died, else passed on.
+        let said = || {
+            let text = std::fs::read_to_string(&stderr).unwrap_or_default();
+            let _ = std::fs::remove_file(&stderr);
+            text
+        };
+        let mut child = match spawned {
             Ok(child) => child,
-            Err(e) => return Reply::Unreachable { how: format!("could not start {}: {e}", self.command.0.display()) },
+            Err(e) => {
+                said();
+                return Reply::Unreachable { how: format!("could not start {}: {e}", self.command.0.display()) };
+            }
         };
         let status = match wait_until(&mut child, Instant::now() + self.deadline) {
             Some(status) => status,
@@ -184,27 +198,40 @@ impl Isolator {
                 } else {
                     "was starting and had not reached the test's pulse run"
                 };
-                return Reply::TimedOut { phase, after: self.deadline };
+                return Reply::TimedOut { phase, after: self.deadline, stderr: said() };
             }
         };
         let answer = std::fs::read(&reply).ok();
         let _ = std::fs::remove_file(&reply);
+        let stderr = said();
+        let pass_on = |text: &str| {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
+        };
         match answer {
-            Some(bytes) if !bytes.is_empty() => match serde_json::from_slice(&bytes) {
-                Ok(outcome) => Reply::Done(outcome),
-                Err(e) => Reply::Died { how: format!("its answer could not be read ({e})") },
-            },
+            Some(bytes) if !bytes.is_empty() => {
+                pass_on(&stderr);
+                match serde_json::from_slice(&bytes) {
+                    Ok(outcome) => Reply::Done(outcome),
+                    Err(e) => Reply::Died { how: format!("its answer could not be read ({e})"), stderr: String::new() },
+                }
+            }
             // Reached, but no answer: the execution took the process down.
-            Some(_) if exited_with(status, crate::process::watchdog::BLOCKED_EXIT_CODE) => Reply::Blocked,
-            Some(_) => Reply::Died { how: describe(status) },
-            None => Reply::Unreachable { how: describe(status) },
+            Some(_) if exited_with(status, crate::process::watchdog::BLOCKED_EXIT_CODE) => {
+                pass_on(&stderr);
+                Reply::Blocked
+            }
+            Some(_) => Reply::Died { how: describe(status), stderr },
+            None => {
+                pass_on(&stderr);
+                Reply::Unreachable { how: describe(status) }
+            }
         }
     }
 
-    fn spawn(&self, order: &str) -> std::io::Result<Child> {
+    fn spawn(&self, order: &str, stderr: std::fs::File) -> std::io::Result<Child> {
         let (exe, args) = &self.command;
         let mut command = Command::new(exe);
-        command.args(args).env(WORKER_ENV, order).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit());
+        command.args(args).env(WORKER_ENV, order).stdin(Stdio::null()).stdout(Stdio::null()).stderr(stderr);
         for name in PARENT_ONLY_ENV {
             command.env_remove(name);
         }

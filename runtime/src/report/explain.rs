@@ -69,11 +69,20 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
     let (kind, message, location, thread, details, backtrace) = match *stop {
         Stop::Panic { thread } => {
             let t = &st.threads[thread as usize];
-            let record = t.panic.clone();
             let mut details = Vec::new();
             if thread != 0 {
                 details.push("(the thread's JoinHandle was never joined, so nothing observed this panic)".to_string());
             }
+            // `join().unwrap()` on a panicked thread says only `Any { .. }`: the root cause is
+            // the joined thread's own panic, so that leads the report.
+            let (thread, record) = match (&t.panic, root_cause(st, thread)) {
+                (Some(effect), Some(cause)) if effect.message.contains("Any { .. }") => {
+                    let at = effect.location.as_deref().map(|l| format!(" at {l}")).unwrap_or_default();
+                    details.push(format!("which made thread '{}' panic{at}: {}", st.thread_name(thread), effect.message));
+                    (cause, st.threads[cause as usize].panic.clone())
+                }
+                _ => (thread, t.panic.clone()),
+            };
             (
                 FailureKind::Panic,
                 record.as_ref().map_or_else(|| "panicked".to_string(), |r| r.message.clone()),
@@ -177,4 +186,9 @@ fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
             location: e.location.map(location_string),
         })
         .collect()
+}
+
+/// Another thread that panicked before `thread` did (the first, by thread order).
+fn root_cause(st: &ExecState, thread: Tid) -> Option<Tid> {
+    st.threads.iter().enumerate().find(|(i, t)| *i as Tid != thread && t.panic.is_some()).map(|(i, _)| i as Tid)
 }

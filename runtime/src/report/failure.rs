@@ -94,7 +94,9 @@ impl fmt::Display for Failure {
             None => writeln!(f, "  replayed schedule")?,
         }
         let schedule = self.schedule.to_string();
-        if schedule.len() > LONG_SCHEDULE {
+        if self.schedule.is_empty() && self.kind == FailureKind::Crash {
+            writeln!(f, "  schedule: - (it died with the process; the seed replays it)")?;
+        } else if schedule.len() > LONG_SCHEDULE {
             let cut = schedule.char_indices().nth(LONG_SCHEDULE / 2).map_or(schedule.len(), |(i, _)| i);
             writeln!(f, "  schedule: {}… ({} choices; in full in `Failure::schedule` and the JSON record)", &schedule[..cut], self.schedule.len())?;
         } else {
