@@ -13,13 +13,17 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+/// A file's lines as the user wrote them and as the mirror holds them.
+type Versions = (Vec<String>, Vec<String>);
+
 /// Where the two versions of a file the compiler names are.
 pub struct DiagnosticMap<'a> {
     /// Relative file names in diagnostics are relative to this (the mirror's workspace root).
     pub mirror_root: &'a Path,
     /// Maps a mirror path to the user's.
     pub to_user: &'a dyn Fn(&Path) -> PathBuf,
-    files: HashMap<PathBuf, Option<(Vec<String>, Vec<String>)>>,
+    /// `None`: the file is not mirrored, or identical.
+    files: HashMap<PathBuf, Option<Versions>>,
 }
 
 impl<'a> DiagnosticMap<'a> {
@@ -32,7 +36,7 @@ impl<'a> DiagnosticMap<'a> {
     }
 
     /// (user lines, mirror lines) of a file named in a diagnostic, when they differ.
-    fn lines(&mut self, name: &str) -> Option<&(Vec<String>, Vec<String>)> {
+    fn lines(&mut self, name: &str) -> Option<&Versions> {
         let mirror = self.mirror_root.join(name);
         let to_user = self.to_user;
         self.files
