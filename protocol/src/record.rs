@@ -32,6 +32,9 @@ pub enum FailureKind {
     /// pulse could not finish the run (an isolated execution that never answered): not a
     /// verdict on the test.
     ToolError,
+    /// The test reached no pulse operation while OS threads pulse does not schedule ran:
+    /// it never ran under the scheduler, so its passing would say nothing.
+    NotScheduled,
 }
 
 impl FailureKind {
@@ -46,6 +49,7 @@ impl FailureKind {
             FailureKind::ReplayDiverged => "replay diverged from the program",
             FailureKind::Crash => "crash",
             FailureKind::ToolError => "tool error",
+            FailureKind::NotScheduled => "test that did not run under the scheduler",
         }
     }
 }

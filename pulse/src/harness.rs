@@ -60,7 +60,8 @@ const DID_NOT_PANIC: &str = "pulse: the test is #[should_panic] but this schedul
 #[track_caller]
 pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
     let test = meta.test_name();
-    let mut builder = Builder::try_from_env().unwrap_or_else(|e| panic!("pulse: {e}"));
+    // One test per process under cargo-pulse: any other OS thread is the test's.
+    let mut builder = Builder::try_from_env().unwrap_or_else(|e| panic!("pulse: {e}")).watch_os_threads(true);
     if let Some(template) = &builder.config.replay_command {
         builder.config.replay_command = Some(template.replace("{test}", &test));
     }
@@ -111,6 +112,19 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
         }
         write_record(&failure.record(&test));
         panic!("{failure}");
+    }
+    if report.not_scheduled() {
+        let message = report.not_scheduled_message();
+        write_record(&FailureRecord {
+            version: FORMAT_VERSION,
+            test: test.clone(),
+            kind: FailureKind::NotScheduled,
+            message: message.clone(),
+            warnings: report.warnings.clone(),
+            report: format!("pulse: {message}\n"),
+            ..FailureRecord::default()
+        });
+        panic!("pulse: {message}");
     }
     if let Some(payload) = expected_panic.into_inner() {
         panic::resume_unwind(payload);

@@ -167,6 +167,14 @@ impl Builder {
         self
     }
 
+    /// Reports OS threads the test starts that pulse does not schedule
+    /// (`Report::os_threads`, `Report::not_scheduled`). Use it when one test runs per
+    /// process (cargo-pulse does): other tests' threads would count too.
+    pub fn watch_os_threads(mut self, yes: bool) -> Self {
+        self.config.watch_os_threads = yes;
+        self
+    }
+
     pub fn trace_tail(mut self, steps: usize) -> Self {
         self.config.trace_tail = steps;
         self
@@ -191,6 +199,9 @@ impl Builder {
         let report = self.run(f);
         if let Some(failure) = report.failure {
             panic!("{failure}");
+        }
+        if report.not_scheduled() {
+            panic!("pulse: {}", report.not_scheduled_message());
         }
     }
 }

@@ -44,6 +44,10 @@ pub struct Config {
     /// watchdog reports it as blocked outside pulse's control and ends the process.
     pub blocking_timeout: Option<Duration>,
     pub on_blocked: Option<BlockedFn>,
+    /// Look for OS threads the test starts outside pulse (`Report::os_threads`). Only
+    /// meaningful when one test runs per process, as under cargo-pulse: libtest's other
+    /// test threads would count too.
+    pub watch_os_threads: bool,
 }
 
 impl Default for Config {
@@ -72,6 +76,7 @@ impl Default for Config {
             time_budget: None,
             blocking_timeout: None,
             on_blocked: None,
+            watch_os_threads: false,
         }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use crate::config::{Config, Isolation};
 use crate::executor::{Executor, Outcome};
-use crate::process::{isolate, overflow, panic_hook, watchdog};
+use crate::process::{isolate, os_threads, overflow, panic_hook, watchdog};
 use crate::report::backtrace::backtrace_wanted;
 use crate::report::explain::replay_command;
 use crate::report::failure::{Failure, FailureKind, Report};
@@ -70,6 +70,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         search_time: Default::default(),
         failure: None,
         warnings: Vec::new(),
+        os_threads: Vec::new(),
     };
     match role {
         isolate::Role::Serve { job, reply } => {
@@ -85,6 +86,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     }
     search.isolated = config.isolation == Isolation::Always && search.isolator.is_some();
     let mut last_progress = Instant::now();
+    let threads_before = config.watch_os_threads.then(os_threads::Snapshot::take);
     let mut i = 0;
     while i < planned {
         // `run_job` prepares the scheduler for the seed, here or in an isolated worker.
@@ -108,6 +110,9 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         report.executions += 1;
         report.decisions += outcome.steps;
         report.choices += outcome.schedule.len() as u64;
+        if let (0, Some(before)) = (i, &threads_before) {
+            report.os_threads = before.started_since();
+        }
         if outcome.failed {
             let seed = (!replaying).then_some(seed);
             report.failure = Some(search.explain(config, f, outcome, seed, i, report.executions));
@@ -126,6 +131,14 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     }
     if let Some(progress) = &config.progress {
         progress(report.executions, planned);
+    }
+    for name in threads_before.as_ref().map(os_threads::Snapshot::started_since).unwrap_or_default() {
+        if !report.os_threads.contains(&name) {
+            report.os_threads.push(name);
+        }
+    }
+    if !report.os_threads.is_empty() {
+        search.executor.state().warn(unscheduled_threads_warning(&report.os_threads));
     }
     report.warnings = std::mem::take(&mut search.executor.state().warnings);
     if let Some(failure) = &mut report.failure {
@@ -270,4 +283,14 @@ fn with_tail(message: String, stderr: &str) -> String {
     }
     let tail = &lines[lines.len().saturating_sub(LINES)..];
     format!("{message}; its last words on stderr:\n{}", tail.join("\n"))
+}
+
+fn unscheduled_threads_warning(names: &[String]) -> String {
+    format!(
+        "the test started OS threads pulse does not schedule ({}): code that was not \
+         instrumented spawned them (a dependency: try `--instrument-dep`; FFI; a `std::thread` \
+         path the rewrite did not reach). What they do is not explored, and a failure they \
+         cause may not replay",
+        names.join(", ")
+    )
 }

@@ -2,6 +2,7 @@
 //! watchdog for threads blocked outside pulse, and fresh processes for isolated executions.
 
 pub(crate) mod isolate;
+pub(crate) mod os_threads;
 pub(crate) mod overflow;
 pub(crate) mod panic_hook;
 pub(crate) mod watchdog;

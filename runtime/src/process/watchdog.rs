@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use crate::config::BlockedFn;
 
+/// The watchdog thread's name (the kernel keeps the first 15 bytes).
+pub(crate) const THREAD_NAME: &str = "pulse-watchdog";
+
 /// Exit status of a process the watchdog ends.
 pub const BLOCKED_EXIT_CODE: i32 = 3;
 
@@ -60,7 +63,7 @@ pub(crate) fn start(heartbeat: Arc<Heartbeat>, timeout: Duration, on_blocked: Op
         let _ = heartbeat.os_thread.set(unsafe { libc::pthread_self() });
     }
     let hb = heartbeat.clone();
-    let spawned = std::thread::Builder::new().name("pulse-watchdog".into()).spawn(move || {
+    let spawned = std::thread::Builder::new().name(THREAD_NAME.into()).spawn(move || {
         let mut last = hb.beats.load(Ordering::Relaxed);
         let mut since = Instant::now();
         while !hb.done.load(Ordering::Relaxed) {

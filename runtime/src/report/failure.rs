@@ -149,11 +149,30 @@ pub struct Report {
     pub failure: Option<Failure>,
     /// Distinct warnings raised during the run (e.g. state shared between executions).
     pub warnings: Vec<String>,
+    /// Names (each once) of OS threads the test started that pulse does not schedule (code
+    /// that was not instrumented spawned them); only with `Builder::watch_os_threads`.
+    pub os_threads: Vec<String>,
 }
 
 impl Report {
     pub fn passed(&self) -> bool {
         self.failure.is_none()
+    }
+
+    /// Whether the test ran outside the scheduler: no execution reached a pulse operation
+    /// (each one's only scheduling point was its end) while OS threads pulse does not
+    /// control ran. Its passing says nothing.
+    pub fn not_scheduled(&self) -> bool {
+        self.decisions <= self.executions && !self.os_threads.is_empty()
+    }
+
+    /// Why a run that `not_scheduled` says nothing.
+    pub fn not_scheduled_message(&self) -> String {
+        format!(
+            "NOT SCHEDULED: the test reached no pulse operation while OS threads pulse does not \
+             schedule ran ({}); its outcome says nothing about other interleavings",
+            self.os_threads.join(", ")
+        )
     }
 }
 
