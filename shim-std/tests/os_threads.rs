@@ -7,8 +7,18 @@ use std::time::Duration;
 use pulse_runtime::Builder;
 use pulse_shim_std::sync::Mutex;
 
+/// Starts an OS thread that outlives the execution; returns once it runs (and so has its
+/// name: a thread names itself when it starts).
 fn rogue(name: &str) {
-    std::thread::Builder::new().name(name.into()).spawn(|| std::thread::sleep(Duration::from_millis(500))).unwrap();
+    let (started, wait) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            started.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(500))
+        })
+        .unwrap();
+    wait.recv().unwrap();
 }
 
 #[test]

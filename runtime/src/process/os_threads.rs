@@ -34,7 +34,7 @@ impl Snapshot {
         let mut now = Snapshot::take();
         now.0.retain(|tid, name| !self.0.contains_key(tid) && name != crate::process::watchdog::THREAD_NAME);
         // A thread names itself once it runs; until then it shows its creator's name.
-        for _ in 0..5 {
+        for _ in 0..20 {
             if !now.0.values().any(|name| self.0.values().any(|old| old == name)) {
                 break;
             }
