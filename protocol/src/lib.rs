@@ -2,10 +2,11 @@
 //! behind, and the test processes (pulse's harness and runtime), which read their
 //! configuration from the environment and write failure records. Defined once, here:
 //! the variable names ([`env`]), the typed options with their parsers and `Display`, the
-//! schedule text, and the failure record with its trace. serde only, so it costs the
-//! user's build nothing.
+//! schedule text, and the failure record with its trace. serde and serde-json-core only:
+//! linked into the user's crate, it must add no trait impls on std types (`json`).
 
 pub mod env;
+pub mod json;
 mod options;
 mod record;
 mod schedule;

@@ -9,7 +9,7 @@ use ::std::fs;
 use ::std::panic::{self, AssertUnwindSafe};
 use ::std::path::PathBuf;
 
-use pulse_protocol::{env, FailureKind, FailureRecord, FORMAT_VERSION};
+use pulse_protocol::{env, json, FailureKind, FailureRecord, FORMAT_VERSION};
 use pulse_runtime::Builder;
 
 /// What the instrumenter knows about a test fn.
@@ -140,9 +140,7 @@ fn env_path(name: &str) -> Option<PathBuf> {
 fn write_record(record: &FailureRecord) {
     let Some(dir) = env_path(env::FAILURE_DIR) else { return };
     let file = dir.join(format!("{}.json", record.test.replace("::", "__")));
-    let written = serde_json::to_string(record)
-        .map_err(::std::io::Error::other)
-        .and_then(|json| fs::create_dir_all(&dir).and_then(|_| fs::write(&file, json)));
+    let written = fs::create_dir_all(&dir).and_then(|_| fs::write(&file, json::to_string(record)));
     if let Err(e) = written {
         eprintln!("pulse: could not write the failure record {}: {e}", file.display());
     }

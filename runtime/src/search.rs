@@ -16,9 +16,37 @@ use crate::scheduler::{for_strategy, ReplayScheduler, Scheduler};
 
 /// One execution to run: a fresh one from a seed, or a replay of a schedule.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
+#[serde(into = "JobMessage", from = "JobMessage")]
 enum Job {
     Seed(u64),
     Replay { schedule: Vec<u32>, tracing: bool },
+}
+
+/// A `Job` as an isolated run's order carries it (the JSON pulse writes has no enums
+/// with data).
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct JobMessage {
+    seed: u64,
+    replay: Option<Vec<u32>>,
+    tracing: bool,
+}
+
+impl From<Job> for JobMessage {
+    fn from(job: Job) -> Self {
+        match job {
+            Job::Seed(seed) => JobMessage { seed, replay: None, tracing: false },
+            Job::Replay { schedule, tracing } => JobMessage { seed: 0, replay: Some(schedule), tracing },
+        }
+    }
+}
+
+impl From<JobMessage> for Job {
+    fn from(m: JobMessage) -> Self {
+        match m.replay {
+            None => Job::Seed(m.seed),
+            Some(schedule) => Job::Replay { schedule, tracing: m.tracing },
+        }
+    }
 }
 
 impl std::fmt::Display for Job {

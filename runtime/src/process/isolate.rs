@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use pulse_protocol::env;
+use pulse_protocol::{env, json};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// The order a re-run reads: which run serves which job, and where the answer goes.
@@ -82,7 +82,7 @@ pub(crate) struct ReplyTo(PathBuf);
 /// This run's role, read from the environment.
 pub(crate) fn role<J: DeserializeOwned>(run: &RunId) -> Role<J> {
     let Some(order) = std::env::var_os(WORKER_ENV) else { return Role::Search };
-    let order: Order<J> = match serde_json::from_str(&order.to_string_lossy()) {
+    let order: Order<J> = match json::from_str(&order.to_string_lossy()) {
         Ok(order) => order,
         Err(e) => panic!("pulse: {WORKER_ENV} is not an order pulse wrote ({e})"),
     };
@@ -99,10 +99,7 @@ impl ReplyTo {
     /// else of the re-run (the test's other code, libtest's report) should run.
     pub(crate) fn send<T: Serialize>(self, outcome: &T) -> ! {
         let part = self.0.with_extension("part");
-        let written = serde_json::to_vec(outcome)
-            .map_err(std::io::Error::other)
-            .and_then(|bytes| std::fs::write(&part, bytes))
-            .and_then(|()| std::fs::rename(&part, &self.0));
+        let written = std::fs::write(&part, json::to_string(outcome)).and_then(|()| std::fs::rename(&part, &self.0));
         if let Err(e) = &written {
             eprintln!("pulse: an isolated execution could not write its outcome to {}: {e}", self.0.display());
         }
@@ -174,7 +171,7 @@ impl Isolator {
         let (reply, stderr) = (file("json"), file("stderr"));
         self.next_reply += 1;
         let order = Order { run: self.run.clone(), job, reply: reply.clone() };
-        let order = serde_json::to_string(&order).expect("an order serialises");
+        let order = json::to_string(&order);
         let spawned = std::fs::File::create(&stderr).and_then(|err| self.spawn(&order, err));
         // What the worker said on stderr: part of the report when it died, else passed on.
         let said = || {
@@ -210,7 +207,7 @@ impl Isolator {
         match answer {
             Some(bytes) if !bytes.is_empty() => {
                 pass_on(&stderr);
-                match serde_json::from_slice(&bytes) {
+                match json::from_str(&String::from_utf8_lossy(&bytes)) {
                     Ok(outcome) => Reply::Done(outcome),
                     Err(e) => Reply::Died { how: format!("its answer could not be read ({e})"), stderr: String::new() },
                 }
