@@ -25,7 +25,7 @@ pub use config::{BlockedFn, Cleanup, Config, Isolation, ProgressFn, TimeMode};
 pub use ctx::{current, Ctx, PulseAbort};
 pub use execution::WakeReason;
 pub use obj_ref::ObjRef;
-pub use object::{ObjectCell, ObjectState};
+pub use object::{Entry, ObjectCell, ObjectState};
 pub use process::panic_hook::payload_message;
 pub use process::watchdog::BLOCKED_EXIT_CODE;
 pub use report::failure::{Failure, FailureKind, Report};

@@ -19,6 +19,15 @@ pub trait ObjectState: Default {
     const KIND: &'static str;
 }
 
+/// An object's state as one operation of the running thread sees it (`ObjectCell::enter`).
+pub struct Entry<'a, S> {
+    pub state: &'a mut S,
+    /// The object's name in this execution.
+    pub obj: ObjRef,
+    /// The running virtual thread.
+    pub me: u32,
+}
+
 pub struct ObjectCell<S> {
     /// Id of the execution the state belongs to; 0 = never used under pulse.
     owner: AtomicU64,
@@ -35,23 +44,26 @@ impl<S: ObjectState> ObjectCell<S> {
         ObjectCell { owner: AtomicU64::new(0), slot: UnsafeCell::new(None) }
     }
 
-    /// Runs `f` on this object's state for the current execution. `f` must not reach a
-    /// scheduling point (no `Ctx` call that can switch threads) while it holds the state.
+    /// One shim operation's access to this object: one ownership check (claiming the
+    /// object for this execution on first use), one read of the running thread. Drop the
+    /// entry before the next `Ctx` call that can switch threads (`switch`, `block`, a wake
+    /// that yields): another thread may enter the same object then.
     #[inline]
-    pub fn with<R>(&self, ctx: Ctx, f: impl FnOnce(&mut S, ObjRef) -> R) -> R {
+    pub fn enter(&self, ctx: Ctx) -> Entry<'_, S> {
         if self.owner.load(Ordering::Acquire) != ctx.execution_id() {
             self.claim(ctx);
         }
-        // SAFETY: owned by the running execution (just checked or claimed); `f` cannot
-        // re-enter this cell because it must not switch threads.
+        // SAFETY: owned by the running execution (just checked or claimed), whose threads
+        // run one at a time on this OS thread; an entry never lives across a switch.
         let slot = unsafe { &mut *self.slot.get() };
         let (obj, state) = slot.as_mut().expect("claimed object has state");
-        f(state, *obj)
+        Entry { state, obj: *obj, me: ctx.me() }
     }
 
     /// The object's name in this execution.
+    #[inline]
     pub fn obj(&self, ctx: Ctx) -> ObjRef {
-        self.with(ctx, |_, obj| obj)
+        self.enter(ctx).obj
     }
 
     #[cold]

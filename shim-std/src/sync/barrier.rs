@@ -50,7 +50,8 @@ impl Barrier {
         };
         let obj = self.state.obj(ctx);
         ctx.switch("Barrier::wait", Some(obj));
-        let released = self.state.with(ctx, |s, _| {
+        let released = {
+            let s = self.state.enter(ctx).state;
             s.arrived += 1;
             if s.arrived < self.num_threads {
                 Err(s.generation)
@@ -59,7 +60,7 @@ impl Barrier {
                 s.generation = s.generation.wrapping_add(1);
                 Ok(())
             }
-        });
+        };
         let generation = match released {
             Ok(()) => {
                 ctx.wake_all(obj);
@@ -67,7 +68,7 @@ impl Barrier {
             }
             Err(generation) => generation,
         };
-        while self.state.with(ctx, |s, _| s.generation == generation) {
+        while self.state.enter(ctx).state.generation == generation {
             // Cleanup of an ended execution must not block: let the thread go.
             if ctx.block("Barrier::wait", Some(obj), None) == WakeReason::Teardown {
                 break;

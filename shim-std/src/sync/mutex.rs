@@ -97,26 +97,25 @@ impl<T: ?Sized> Mutex<T> {
     /// callers have one, e.g. `Condvar::wait` re-acquiring after its wait).
     #[track_caller]
     pub(crate) fn acquire(&self, ctx: rt::Ctx, obj: ObjRef, op: &'static str) {
-        let me = ctx.me();
-        loop {
-            let got = self.state.with(ctx, |s, _| {
-                if s.holder.is_none() {
-                    s.holder = Some(me);
-                    true
-                } else {
-                    false
-                }
-            });
-            if got {
-                break;
-            }
+        while !self.try_take(ctx) {
             if ctx.block(op, Some(obj), None) == WakeReason::Teardown {
                 // Cleanup of an ended execution must not block: take it over.
-                self.state.with(ctx, |s, _| s.holder = Some(me));
+                let e = self.state.enter(ctx);
+                e.state.holder = Some(e.me);
                 break;
             }
         }
         ctx.acquired(obj);
+    }
+
+    /// Takes the lock for the running thread if it is free.
+    fn try_take(&self, ctx: rt::Ctx) -> bool {
+        let e = self.state.enter(ctx);
+        let free = e.state.holder.is_none();
+        if free {
+            e.state.holder = Some(e.me);
+        }
+        free
     }
 
     /// Attempts to acquire this lock without blocking.
@@ -126,16 +125,7 @@ impl<T: ?Sized> Mutex<T> {
             Some(ctx) => {
                 let obj = self.state.obj(ctx);
                 ctx.switch("Mutex::try_lock", Some(obj));
-                let me = ctx.me();
-                let got = self.state.with(ctx, |s, _| {
-                    if s.holder.is_none() {
-                        s.holder = Some(me);
-                        true
-                    } else {
-                        false
-                    }
-                });
-                if !got {
+                if !self.try_take(ctx) {
                     return Err(TryLockError::WouldBlock);
                 }
                 ctx.acquired(obj);
@@ -159,7 +149,7 @@ impl<T: ?Sized> Mutex<T> {
     #[inline]
     pub fn is_poisoned(&self) -> bool {
         match rt::current() {
-            Some(ctx) => self.state.with(ctx, |s, _| s.poisoned),
+            Some(ctx) => self.state.enter(ctx).state.poisoned,
             None => self.os_poisoned.load(Ordering::Relaxed),
         }
     }
@@ -168,7 +158,7 @@ impl<T: ?Sized> Mutex<T> {
     #[inline]
     pub fn clear_poison(&self) {
         match rt::current() {
-            Some(ctx) => self.state.with(ctx, |s, _| s.poisoned = false),
+            Some(ctx) => self.state.enter(ctx).state.poisoned = false,
             None => self.os_poisoned.store(false, Ordering::Relaxed),
         }
     }
@@ -185,14 +175,14 @@ impl<T: ?Sized> Mutex<T> {
 
     /// Frees the logical lock and lets its waiters race for it.
     pub(crate) fn release(&self, ctx: rt::Ctx, obj: ObjRef) {
-        self.state.with(ctx, |s, _| s.holder = None);
+        self.state.enter(ctx).state.holder = None;
         ctx.released(obj);
         ctx.wake_all(obj);
     }
 
     fn set_poisoned(&self) {
         match rt::current() {
-            Some(ctx) => self.state.with(ctx, |s, _| s.poisoned = true),
+            Some(ctx) => self.state.enter(ctx).state.poisoned = true,
             None => self.os_poisoned.store(true, Ordering::Relaxed),
         }
     }
@@ -265,7 +255,7 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
         let mut d = f.debug_struct("Mutex");
         // Outside an execution the std guard is held while the data is read.
         let (free, _os_guard) = match rt::current() {
-            Some(ctx) => (self.state.with(ctx, |s, _| s.holder.is_none()), None),
+            Some(ctx) => (self.state.enter(ctx).state.holder.is_none(), None),
             None => match self.os.try_lock() {
                 Ok(g) => (true, Some(g)),
                 Err(std::sync::TryLockError::Poisoned(e)) => (true, Some(e.into_inner())),

@@ -139,14 +139,14 @@ impl<K: Kind> RawOnce<K> {
                         }
                     }
                     Some((ctx, obj)) => {
-                        let me = ctx.me();
-                        let free = self.exec.with(ctx, |p, _| {
-                            let free = p.running.is_none();
+                        let free = {
+                            let e = self.exec.enter(ctx);
+                            let free = e.state.running.is_none();
                             if free {
-                                p.running = Some(me);
+                                e.state.running = Some(e.me);
                             }
                             free
-                        });
+                        };
                         if free {
                             let running = if state == POISONED { VIRTUAL_FROM_POISONED } else { VIRTUAL_FROM_INCOMPLETE };
                             self.running_exec.store(ctx.execution_id(), Ordering::Relaxed);
@@ -279,7 +279,7 @@ impl<K: Kind> Drop for Finish<'_, K> {
         };
         self.once.state.store(to, Ordering::Release);
         if let Some((ctx, obj)) = self.exec {
-            self.once.exec.with(ctx, |p, _| p.running = None);
+            self.once.exec.enter(ctx).state.running = None;
             ctx.wake_all(obj);
         }
         let _guard = self.once.os_lock.lock().unwrap_or_else(PoisonError::into_inner);

@@ -191,7 +191,7 @@ impl<T: ?Sized> RwLock<T> {
     #[inline]
     pub fn clear_poison(&self) {
         match rt::current() {
-            Some(ctx) => self.raw.state.with(ctx, |s, _| s.poisoned = false),
+            Some(ctx) => self.raw.state.enter(ctx).state.poisoned = false,
             None => self.raw.os_poisoned.store(false, Ordering::Relaxed),
         }
     }
@@ -236,43 +236,45 @@ impl Raw {
     /// had its scheduling point).
     #[track_caller]
     fn acquire(&self, ctx: rt::Ctx, obj: ObjRef, op: &'static str, mode: Mode) {
-        let me = ctx.me();
         let mut waiting_writer = false;
-        while !self.may_take(ctx, me, mode) {
+        while !self.may_take(ctx, mode) {
             if matches!(mode, Mode::Write) && !waiting_writer {
                 waiting_writer = true;
-                self.state.with(ctx, |s, _| s.writers_waiting += 1);
+                self.state.enter(ctx).state.writers_waiting += 1;
             }
             if ctx.block(op, Some(obj), None) == WakeReason::Teardown {
                 // Cleanup of an ended execution must not block: take it over.
-                self.state.with(ctx, |s, _| match mode {
-                    Mode::Read => s.readers += 1,
-                    Mode::Write => s.writer = Some(me),
-                });
+                let e = self.state.enter(ctx);
+                match mode {
+                    Mode::Read => e.state.readers += 1,
+                    Mode::Write => e.state.writer = Some(e.me),
+                }
                 break;
             }
         }
         if waiting_writer {
-            self.state.with(ctx, |s, _| s.writers_waiting -= 1);
+            self.state.enter(ctx).state.writers_waiting -= 1;
         }
         ctx.acquired(obj);
     }
 
     /// Takes the lock if `mode` allows it now. A reader that could share the lock while a
     /// writer waits defers to the writer when the scheduler says so (writer preference).
-    fn may_take(&self, ctx: rt::Ctx, me: u32, mode: Mode) -> bool {
-        let writer_waits = matches!(mode, Mode::Read)
-            && self.state.with(ctx, |s, _| s.writer.is_none() && s.writers_waiting > 0);
+    fn may_take(&self, ctx: rt::Ctx, mode: Mode) -> bool {
+        let writer_waits = matches!(mode, Mode::Read) && {
+            let s = self.state.enter(ctx).state;
+            s.writer.is_none() && s.writers_waiting > 0
+        };
         if writer_waits && ctx.choose(ChoiceKind::WriterPreference) {
             return false;
         }
-        self.state.with(ctx, |s, _| s.try_take(me, mode))
+        let e = self.state.enter(ctx);
+        e.state.try_take(e.me, mode)
     }
 
     #[track_caller]
     fn try_acquire(&self, ctx: rt::Ctx, obj: ObjRef, mode: Mode) -> bool {
-        let me = ctx.me();
-        let got = self.may_take(ctx, me, mode);
+        let got = self.may_take(ctx, mode);
         if got {
             ctx.acquired(obj);
         }
@@ -287,13 +289,14 @@ impl Raw {
         }
         // Readers only ever wait for a writer, and writers for an empty lock, so only a
         // lock that became free can let a waiter in.
-        let free = self.state.with(ctx, |s, _| {
+        let free = {
+            let s = self.state.enter(ctx).state;
             match mode {
                 Mode::Read => s.readers = s.readers.saturating_sub(1),
                 Mode::Write => s.writer = None,
             }
             s.writer.is_none() && s.readers == 0
-        });
+        };
         ctx.released(obj);
         if free {
             ctx.wake_all(obj);
@@ -302,7 +305,7 @@ impl Raw {
 
     fn is_poisoned(&self) -> bool {
         match rt::current() {
-            Some(ctx) => self.state.with(ctx, |s, _| s.poisoned),
+            Some(ctx) => self.state.enter(ctx).state.poisoned,
             None => self.os_poisoned.load(Ordering::Relaxed),
         }
     }
@@ -325,10 +328,9 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
                 if let Some(ctx) = rt::current() {
                     let obj = lock.raw.state.obj(ctx);
                     ctx.switch("RwLockWriteGuard::downgrade", Some(obj));
-                    lock.raw.state.with(ctx, |st, _| {
-                        st.writer = None;
-                        st.readers += 1;
-                    });
+                    let st = lock.raw.state.enter(ctx).state;
+                    st.writer = None;
+                    st.readers += 1;
                     ctx.released(obj);
                     ctx.acquired(obj);
                     // Waiting readers may now share the lock.
@@ -366,7 +368,7 @@ impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
         if let Some(ctx) = rt::current() {
             // Cleanup of an ended execution unwinds threads artificially: no poisoning then.
             if !self.panicking && ctx.panicking() && !ctx.is_teardown() {
-                raw.state.with(ctx, |s, _| s.poisoned = true);
+                raw.state.enter(ctx).state.poisoned = true;
             }
             raw.release(ctx, "RwLock::write_unlock", Mode::Write);
         }
@@ -447,7 +449,7 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
             },
         };
         let readable = match ctx {
-            Some(ctx) => self.raw.state.with(ctx, |s, _| s.writer.is_none()),
+            Some(ctx) => self.raw.state.enter(ctx).state.writer.is_none(),
             None => os.is_some(),
         };
         if readable {
