@@ -85,6 +85,12 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
             });
         });
     }
+    // A failure's record is written as soon as it is found and again with its trace: if the
+    // traced replay crashes the process, the first one still names seed and schedule.
+    builder = builder.on_found({
+        let test = test.clone();
+        move |failure| write_record(&failure.record(&test))
+    });
     // For #[should_panic]: the first schedule's panic, re-raised at the end so libtest
     // checks `expected = ".."` against the real message.
     let expected_panic: RefCell<Option<Box<dyn Any + Send>>> = RefCell::new(None);

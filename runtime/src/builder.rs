@@ -10,7 +10,7 @@ use std::str::FromStr;
 use pulse_protocol::env;
 
 use crate::config::{duration_nanos, Cleanup, Config, Isolation, TimeMode};
-use crate::report::failure::Report;
+use crate::report::failure::{Failure, Report};
 use crate::scheduler::{ChoiceOdds, Strategy};
 
 /// Configures and runs a pulse search.
@@ -164,6 +164,14 @@ impl Builder {
     /// Called with the watchdog's report before it ends the process.
     pub fn on_blocked(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
         self.config.on_blocked = Some(Arc::new(f));
+        self
+    }
+
+    /// Called with a failure as soon as it is found, before the traced replay that builds
+    /// the final report (keep what it says: if that replay crashes the process, nothing
+    /// else is left).
+    pub fn on_found(mut self, f: impl Fn(&Failure) + Send + Sync + 'static) -> Self {
+        self.config.on_found = Some(Arc::new(f));
         self
     }
 

@@ -13,6 +13,9 @@ pub use pulse_protocol::{Cleanup, Isolation, TimeMode};
 /// record).
 pub type BlockedFn = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// Called with a failure as soon as the search finds it (see `Config::on_found`).
+pub type FoundFn = Arc<dyn Fn(&crate::report::failure::Failure) + Send + Sync>;
+
 /// Called with (executions done, executions planned) about ten times a second.
 pub type ProgressFn = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
@@ -44,6 +47,9 @@ pub struct Config {
     /// watchdog reports it as blocked outside pulse's control and ends the process.
     pub blocking_timeout: Option<Duration>,
     pub on_blocked: Option<BlockedFn>,
+    /// Called with a failure as soon as it is found, before its traced replay (which can
+    /// crash the process).
+    pub on_found: Option<FoundFn>,
     /// Look for OS threads the test starts outside pulse (`Report::os_threads`). Only
     /// meaningful when one test runs per process, as under cargo-pulse: libtest's other
     /// test threads would count too.
@@ -76,6 +82,7 @@ impl Default for Config {
             time_budget: None,
             blocking_timeout: None,
             on_blocked: None,
+            on_found: None,
             watch_os_threads: false,
         }
     }

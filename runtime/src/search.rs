@@ -9,7 +9,7 @@ use crate::config::{Config, Isolation};
 use crate::executor::{Executor, Outcome};
 use crate::process::{isolate, os_threads, overflow, panic_hook, watchdog};
 use crate::report::backtrace::backtrace_wanted;
-use crate::report::explain::replay_command;
+use crate::report::explain::{replay_command, Explanation};
 use crate::report::failure::{Failure, FailureKind, Report};
 use pulse_protocol::Schedule;
 use crate::scheduler::{for_strategy, ReplayScheduler, Scheduler};
@@ -267,6 +267,31 @@ impl Search {
     fn explain(&mut self, config: &Config, f: &dyn Fn(), fast: Outcome, seed: Option<u64>, index: u64, executions: u64) -> Failure {
         let schedule = Schedule::new(fast.schedule.clone());
         let fast_expl = fast.explanation.expect("a stopped execution is explained");
+        let test = std::thread::current().name().unwrap_or("").to_string();
+        let failure = |expl: Explanation, reproduced: bool| Failure {
+            kind: expl.kind,
+            message: expl.message,
+            location: expl.location,
+            thread: expl.thread,
+            details: expl.details,
+            seed,
+            replay_command: replay_command(config, &schedule, seed, &test),
+            schedule: schedule.clone(),
+            execution: index,
+            executions,
+            trace: expl.trace,
+            reproduced,
+            backtrace: expl.backtrace.filter(|_| backtrace_wanted()),
+            warnings: Vec::new(),
+            trace_tail: config.trace_tail,
+        };
+        // Said before the traced replay, which may take the process down with it: then what
+        // the hook kept (seed, schedule, the first explanation) is all that is left.
+        if let Some(found) = &config.on_found {
+            let mut first = failure(fast_expl.clone(), false);
+            first.warnings.push(REPLAY_PENDING.to_string());
+            found(&first);
+        }
         // A crashed process left no schedule: its seed, run again in a fresh process, says
         // whether the crash reproduces. A worker that never answered is not tried again.
         let again = match (fast.crashed, seed) {
@@ -277,30 +302,16 @@ impl Search {
         let traced = again.map(|job| self.execute(f, job));
         let traced_expl = traced.and_then(|t| t.explanation);
         let reproduced = traced_expl.as_ref().is_some_and(|e| e.kind == fast_expl.kind && e.message == fast_expl.message);
-        let expl = match traced_expl {
-            Some(e) if reproduced => e,
-            _ => fast_expl,
-        };
-        let test = std::thread::current().name().unwrap_or("").to_string();
-        Failure {
-            kind: expl.kind,
-            message: expl.message,
-            location: expl.location,
-            thread: expl.thread,
-            details: expl.details,
-            seed,
-            replay_command: replay_command(config, &schedule, seed, &test),
-            schedule,
-            execution: index,
-            executions,
-            trace: expl.trace,
-            reproduced,
-            backtrace: expl.backtrace.filter(|_| backtrace_wanted()),
-            warnings: Vec::new(),
-            trace_tail: config.trace_tail,
+        match traced_expl {
+            Some(e) if reproduced => failure(e, true),
+            _ => failure(fast_expl, false),
         }
     }
 }
+
+/// The warning on a failure handed out before its traced replay ran.
+const REPLAY_PENDING: &str = "written before the failing schedule was replayed with tracing; if this is \
+     the last word, that replay took the process down (the seed and schedule above still replay it)";
 
 /// `message`, then the last lines a dead worker wrote to stderr (its panic messages).
 fn with_tail(message: String, stderr: &str) -> String {

@@ -7,11 +7,12 @@
 //! under a deadline: on the old code this test fails by timing out, it never hangs.
 
 use std::backtrace::Backtrace;
-use std::io::Read;
-use std::process::{Command, Stdio};
+mod common;
+
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pulse_runtime::{Builder, FailureKind, Isolation};
 
@@ -21,42 +22,14 @@ const ROUNDS: u64 = 8;
 
 #[test]
 fn isolation_from_concurrent_tests_capturing_backtraces_never_hangs() {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["scenario_", "--ignored", "--test-threads=4"])
-        .env("RUST_BACKTRACE", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let readers = [
-        std::thread::spawn(move || read_all(&mut out)),
-        std::thread::spawn(move || read_all(&mut err)),
-    ];
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if started.elapsed() > DEADLINE {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let [out, err] = readers.map(|r| r.join().unwrap());
-    let status = status.unwrap_or_else(|| panic!("the scenarios hung for {DEADLINE:?}\n{out}\n{err}"));
-    assert!(status.success(), "{status}\n{out}\n{err}");
-    assert!(out.contains("4 passed"), "every scenario ran:\n{out}");
-}
-
-fn read_all(r: &mut impl Read) -> String {
-    let mut s = String::new();
-    let _ = r.read_to_string(&mut s);
-    s
+    let run = common::run_with_deadline(
+        Command::new(std::env::current_exe().unwrap())
+            .args(["scenario_", "--ignored", "--test-threads=4"])
+            .env("RUST_BACKTRACE", "1"),
+        DEADLINE,
+    );
+    assert!(run.status.success(), "{}\n{}\n{}", run.status, run.stdout, run.stderr);
+    assert!(run.stdout.contains("4 passed"), "every scenario ran:\n{}", run.stdout);
 }
 
 /// Isolated runs of a failing test (its traced replay captures a backtrace in the child)

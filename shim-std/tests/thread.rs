@@ -1,5 +1,7 @@
 //! std::thread under pulse: spawn/join, names, scoped threads, park, sleep, panics.
 
+mod common;
+
 use pulse_runtime::{Builder, FailureKind};
 use pulse_shim_std::sync::{Arc, Mutex};
 use pulse_shim_std::thread;
@@ -163,13 +165,14 @@ fn a_stack_overflow_in_a_virtual_thread_is_reported_like_std() {
         return;
     }
     // The overflow aborts the process, so it happens in a child: this test, re-run.
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["a_stack_overflow_in_a_virtual_thread_is_reported_like_std", "--exact", "--nocapture"])
-        .env("SHIM_STD_TEST_OVERFLOW_CHILD", "1")
-        .output()
-        .unwrap();
+    let out = common::run_with_deadline(
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["a_stack_overflow_in_a_virtual_thread_is_reported_like_std", "--exact", "--nocapture"])
+            .env("SHIM_STD_TEST_OVERFLOW_CHILD", "1"),
+        Duration::from_secs(120),
+    );
     assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = out.stderr;
     assert!(stderr.contains("pulse: a virtual thread has overflowed its stack"), "{stderr}");
 }
 

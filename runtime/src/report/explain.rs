@@ -11,7 +11,7 @@ use pulse_protocol::Schedule;
 use crate::report::trace::{location_string, TraceEvent};
 
 /// What went wrong in one execution, before it becomes a `Failure`.
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Explanation {
     pub kind: FailureKind,
     pub message: String,
