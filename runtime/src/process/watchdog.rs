@@ -76,8 +76,15 @@ pub(crate) fn start(heartbeat: Arc<Heartbeat>, timeout: Duration, on_blocked: Op
                 let mut report = describe(&hb, since.elapsed());
                 #[cfg(unix)]
                 if let Some(bt) = hb.os_thread.get().and_then(|t| stack::capture(*t)) {
+                    let frames = crate::report::backtrace::user_frames_of(&bt, stack::HANDLER_FRAMES);
+                    if let Some(culprit) = blocking_crate(&frames) {
+                        report.push_str(&format!(
+                            "\n  It blocks inside `{culprit}`: instrument it (`cargo pulse test --instrument-dep {culprit}`), \
+                             or mark the call into it #[pulse::atomic] if it is a self-contained side effect."
+                        ));
+                    }
                     report.push_str("\n  where it is blocked (innermost first):\n");
-                    for line in crate::report::backtrace::user_frames_of(&bt, stack::HANDLER_FRAMES).lines() {
+                    for line in frames.lines() {
                         report.push_str("    ");
                         report.push_str(line);
                         report.push('\n');
@@ -115,6 +122,23 @@ fn describe(hb: &Heartbeat, stalled: Duration) -> String {
         stalled.as_secs_f64(),
         last.map(|l| format!(" since its last pulse operation at {l}")).unwrap_or_default(),
     )
+}
+
+/// The crate of the innermost frame that is neither std's nor pulse's: where the thread
+/// blocks. Frames are `user_frames` lines (`  N: symbol`, innermost first).
+fn blocking_crate(frames: &str) -> Option<String> {
+    const NOT_A_CULPRIT: &[&str] = &["std", "core", "alloc", "libc", "__rustc", "test", "corosensei"];
+    frames.lines().find_map(|line| {
+        let (n, symbol) = line.trim_start().split_once(": ")?;
+        if !n.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        // `<parking_lot::RawMutex as lock_api::RawMutex>::lock` blocks in parking_lot.
+        let symbol = symbol.trim_start_matches('<').trim_start_matches('&').trim_start_matches("mut ");
+        let krate = symbol.split("::").next()?.trim();
+        let ours = krate.starts_with("pulse") || krate.starts_with('_') || NOT_A_CULPRIT.contains(&krate);
+        (!ours && !krate.is_empty() && krate.chars().all(|c| c.is_alphanumeric() || c == '_')).then(|| krate.to_string())
+    })
 }
 
 /// Stops the monitor when the run ends.
@@ -170,5 +194,15 @@ mod stack {
             std::thread::sleep(Duration::from_millis(10));
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_culprit_is_the_innermost_crate_that_is_neither_std_nor_pulse() {
+        let frames = "  0: std::sys::pal::unix::futex::futex_wait\n         at /rustc/x/futex.rs:1:1\n  1: <parking_lot::raw_mutex::RawMutex as lock_api::mutex::RawMutex>::lock\n  2: my_crate::work\n  3: pulse_runtime::executor::thread_main\n";
+        assert_eq!(super::blocking_crate(frames).as_deref(), Some("parking_lot"));
+        assert_eq!(super::blocking_crate("  0: std::thread::park\n  1: core::ops::function::FnOnce::call_once\n"), None);
     }
 }
