@@ -133,6 +133,8 @@ pub(crate) struct ExecState {
     pub steps: u64,
     pub schedule: Vec<u32>,
     pub clock_ns: u64,
+    /// No timed wait ends before this (`u64::MAX`: none pending); may be early, never late.
+    earliest_deadline: u64,
     pub next_object: u32,
     pub trace: Option<Vec<Event>>,
     pub stop: Option<Stop>,
@@ -158,6 +160,7 @@ impl ExecState {
             steps: 0,
             schedule: Vec::new(),
             clock_ns: 0,
+            earliest_deadline: u64::MAX,
             next_object: 0,
             trace: None,
             stop: None,
@@ -180,6 +183,7 @@ impl ExecState {
         self.steps = 0;
         self.schedule.clear();
         self.clock_ns = 0;
+        self.earliest_deadline = u64::MAX;
         self.next_object = 0;
         self.trace = if tracing { Some(Vec::new()) } else { None };
         // Symbolising a backtrace costs ~100 ms: only when it will be shown.
@@ -259,6 +263,9 @@ impl ExecState {
     pub fn block_current(&mut self, blocked: Blocked) {
         self.trace_event(EventKind::Block, blocked.op, blocked.object, Some(blocked.location));
         let me = self.current;
+        if let Some(deadline) = blocked.deadline {
+            self.earliest_deadline = self.earliest_deadline.min(deadline);
+        }
         self.threads[me as usize].status = Status::Blocked(blocked);
         self.remove_runnable(me);
     }
@@ -327,6 +334,11 @@ impl ExecState {
             return;
         }
         self.clock_ns += self.config.step_nanos;
+        // Untimed steps take time too: a timed wait whose deadline they passed is over, and
+        // its thread competes with the others (a sleeper wakes while another thread spins).
+        if self.clock_ns >= self.earliest_deadline {
+            self.wake_expired();
+        }
         if self.runnable.is_empty() && !self.fire_earliest_timer() {
             self.next = None;
             if self.live > 0 {
@@ -393,19 +405,23 @@ impl ExecState {
         self.next = Some(t);
     }
 
+    /// Wakes every thread whose deadline has passed and notes the next deadline.
     fn wake_expired(&mut self) {
+        self.earliest_deadline = u64::MAX;
         for tid in 0..self.threads.len() {
             if let Status::Blocked(Blocked { deadline: Some(d), .. }) = self.threads[tid].status {
                 if d <= self.clock_ns {
                     self.wake(tid as Tid, WakeReason::TimedOut);
+                } else {
+                    self.earliest_deadline = self.earliest_deadline.min(d);
                 }
             }
         }
     }
 
     /// Advances the clock to the earliest deadline of a timed wait and wakes every thread
-    /// whose deadline has passed. Time moves only when no thread can run: an infinitely
-    /// fast machine (pulse_time's `infinitely_fast`).
+    /// whose deadline has passed. Time jumps only when no thread can run: an infinitely
+    /// fast machine (pulse_time's `infinitely_fast`), whose steps cost `step_nanos` each.
     fn fire_earliest_timer(&mut self) -> bool {
         let earliest = self
             .threads

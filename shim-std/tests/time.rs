@@ -144,3 +144,29 @@ fn reading_the_clock_is_a_scheduling_point() {
         "arithmetic is not a scheduling point"
     );
 }
+
+/// A spin `Once`-style wait on an initialiser that sleeps: untimed steps take virtual time,
+/// so the sleeper's deadline passes while the spinner spins, and it wakes. (Before, the clock
+/// jumped only when nobody could run: the sleeper never woke, and a correct program was
+/// reported as a livelock after 1,000,000 steps; a published crate's suite failed that way.)
+#[test]
+fn a_sleeper_wakes_while_another_thread_spins_waiting_for_it() {
+    use pulse_shim_std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    for spin in [thread::yield_now as fn(), pulse_shim_std::hint::spin_loop] {
+        let report = Builder::new().schedules(50).seed(8).run(move || {
+            let ready = Arc::new(AtomicBool::new(false));
+            let init = {
+                let ready = ready.clone();
+                thread::spawn(move || {
+                    thread::sleep(Duration::from_millis(50));
+                    ready.store(true, SeqCst);
+                })
+            };
+            while !ready.load(SeqCst) {
+                spin();
+            }
+            init.join().unwrap();
+        });
+        assert!(report.passed(), "{}", report.failure.unwrap());
+    }
+}

@@ -123,13 +123,15 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 FailureKind::StepLimit,
                 if st.main_returned() {
                     format!(
-                        "the test's main thread had returned, but other threads were still running after {} scheduling points: a background thread that never ends (std would let the test pass and kill it; pulse runs threads to completion), or a livelock",
-                        st.config.max_steps
+                        "the test's main thread had returned, but other threads were still running after {} scheduling points ({} of virtual time): a background thread that never ends (std would let the test pass and kill it; pulse runs threads to completion), or a livelock",
+                        st.config.max_steps,
+                        virtual_time(st.clock_ns)
                     )
                 } else {
                     format!(
-                        "execution passed {} scheduling points without finishing: a livelock, a spin loop that never sees its condition, or a runaway loop (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
-                        st.config.max_steps
+                        "execution passed {} scheduling points ({} of virtual time) without finishing: a livelock, a spin or polling loop that never sees its condition, or a runaway loop (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
+                        st.config.max_steps,
+                        virtual_time(st.clock_ns)
                     )
                 },
                 top.and_then(|t| st.threads[t as usize].last_location.map(location_string)),
@@ -191,4 +193,14 @@ fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
 /// Another thread that panicked before `thread` did (the first, by thread order).
 fn root_cause(st: &ExecState, thread: Tid) -> Option<Tid> {
     st.threads.iter().enumerate().find(|(i, t)| *i as Tid != thread && t.panic.is_some()).map(|(i, _)| i as Tid)
+}
+
+/// Virtual time for people: `1.5s`, `20ms`, `3µs`.
+fn virtual_time(ns: u64) -> String {
+    match ns {
+        0..1_000 => format!("{ns}ns"),
+        1_000..1_000_000 => format!("{}µs", ns / 1_000),
+        1_000_000..1_000_000_000 => format!("{}ms", ns / 1_000_000),
+        _ => format!("{:.1}s", ns as f64 / 1e9),
+    }
 }
