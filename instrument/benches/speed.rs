@@ -18,7 +18,11 @@ fn main() {
     let mut corpus = Vec::new();
     for name in CRATES {
         match source_dir(name) {
-            Some(dir) => corpus.extend(rust_files(&dir).iter().filter_map(|p| std::fs::read_to_string(p).ok())),
+            Some(dir) => corpus.extend(
+                rust_files(&dir)
+                    .iter()
+                    .filter_map(|p| std::fs::read_to_string(p).ok()),
+            ),
             None => {
                 eprintln!("warning: {name} sources not found (build the dev-dependencies first)")
             }

@@ -17,7 +17,9 @@
 //! A bare `thread_local!` becomes `<shim>::thread_local!` unless the file defines its own.
 //! `Arc`, `Weak`, `Duration` and the other types the shim re-exports from std are rewritten
 //! too: the result is the same type, and one uniform rule is easier to trust.
-//! Code under every `#[cfg]` branch is rewritten (cfgs are never evaluated). Comments,
+//! Without [`Options::cfg`] code under every `#[cfg]` branch is rewritten; with it, code the
+//! build leaves out is left alone and only undecided predicates keep that rule (see
+//! [`Cfgs`]). Comments,
 //! string literals and doc comments are never touched, nor are look-alike paths
 //! (`my::std::sync`, `crate::sync`, `self::thread::x`).
 //!
@@ -34,6 +36,7 @@
 //! and the crate README.
 
 mod atomic;
+mod cfg;
 mod paths;
 mod plan;
 mod report;
@@ -45,12 +48,16 @@ mod tree;
 mod use_tree;
 mod visit;
 
-pub use report::{FileReport, Finding, FindingKind, ParseError, Rewrite, RewriteKind, TreeReport};
+pub use cfg::Cfgs;
+pub use report::{
+    CfgDecision, FileReport, Finding, FindingKind, ParseError, Rewrite, RewriteKind, TreeReport,
+};
 pub use tree::instrument_tree;
 
-use plan::{Context, ExternalRef, Plan};
+use plan::{ExternalRef, Plan};
 use proc_macro2::TokenStream;
 use span::LineIndex;
+use std::path::{Path, PathBuf};
 
 /// How to instrument.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +75,19 @@ pub struct Options {
     /// pulse;` is appended after the file's last item, on that item's line, so no line or
     /// earlier column moves. [`instrument_tree`] sets it for the roots it is given.
     pub declare_facade: bool,
+    /// std's modules whose paths go to `shim_root` (default: `sync`, `thread`, `time`, `hint`,
+    /// `thread_local`, the last also covering a bare `thread_local!`). `core::{sync, hint}` and
+    /// `alloc::sync` follow their std namesake. A port to a tool that does not model time
+    /// leaves `time` out.
+    pub std_modules: Vec<String>,
+    /// What the build knows about cfgs (features, target, `test`, `--cfg` flags). `None`
+    /// rewrites under every `#[cfg]` branch; `Some` leaves code the build leaves out alone and
+    /// reports each predicate as decided or not (see [`Cfgs`]).
+    pub cfg: Option<Cfgs>,
 }
+
+/// std's modules the shim mirrors: [`Options::std_modules`]' default.
+pub const SHIM_MODULES: &[&str] = &["sync", "thread", "time", "hint", "thread_local"];
 
 impl Default for Options {
     fn default() -> Self {
@@ -77,7 +96,68 @@ impl Default for Options {
             wrap_tests: false,
             atomic_paths: Vec::new(),
             declare_facade: false,
+            std_modules: SHIM_MODULES.iter().map(|m| m.to_string()).collect(),
+            cfg: None,
         }
+    }
+}
+
+/// Facts about a whole crate that one of its files cannot see: the `extern crate std as foo;`
+/// aliases declared anywhere in it (which hold crate-wide), and its directory (source pulled
+/// in from outside it is reported). Collected once per crate by [`CrateContext::scan`] (what
+/// [`instrument_tree`] does) and handed to [`instrument_file`] for each file, so instrumenting
+/// a crate file by file and as a tree give the same text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CrateContext {
+    dir: PathBuf,
+    aliases: Vec<(String, paths::Crate)>,
+}
+
+impl CrateContext {
+    /// Reads every `.rs` file [`instrument_tree`] would instrument under `crate_dir` (the same
+    /// walk and `skip` rules), minus the files of packages nested in it, and collects the
+    /// crate-wide facts; `opts.cfg` decides which declarations this build compiles.
+    pub fn scan(crate_dir: &Path, skip: &[PathBuf], opts: &Options) -> std::io::Result<Self> {
+        let files = tree::rust_files(crate_dir, skip, true)?;
+        let mut cx = CrateContext::new(crate_dir);
+        for path in files {
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                cx.add_source(&text, opts);
+            }
+        }
+        Ok(cx)
+    }
+
+    /// An empty context for the crate in `dir`.
+    pub fn new(dir: &Path) -> Self {
+        CrateContext {
+            dir: dir.to_path_buf(),
+            aliases: Vec::new(),
+        }
+    }
+
+    /// Adds the crate-wide declarations of one of the crate's files.
+    pub fn add_source(&mut self, src: &str, opts: &Options) {
+        for alias in extern_crate_aliases(src, opts) {
+            if !self.aliases.contains(&alias) {
+                self.aliases.push(alias);
+            }
+        }
+    }
+
+    /// The crate's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A fingerprint of the facts (for caches of instrumented files).
+    pub fn key(&self) -> String {
+        let names: Vec<String> = self
+            .aliases
+            .iter()
+            .map(|(alias, krate)| format!("{alias}={krate:?}"))
+            .collect();
+        names.join(",")
     }
 }
 
@@ -88,16 +168,47 @@ pub struct Instrumented {
     pub report: FileReport,
 }
 
-/// Instruments one file's source text. Fails (and rewrites nothing) if syn cannot parse it.
+/// Instruments one file's source text on its own (no crate context). Fails (and rewrites
+/// nothing) if syn cannot parse it.
 pub fn instrument_source(src: &str, opts: &Options) -> Result<Instrumented, ParseError> {
-    instrument(src, opts, &Context::default()).map(|(instrumented, _)| instrumented)
+    instrument(src, opts, &CrateContext::default()).map(|(instrumented, _)| instrumented)
+}
+
+/// Instruments one file of the crate `cx` describes: `path` is where the file sits (under
+/// `cx.dir()`, used to report `#[path]` modules and `include!`s from outside the crate; the
+/// report's `path` is left for the caller). The one per-file function: [`instrument_tree`]
+/// calls it for each file, and so do tools that instrument file by file.
+pub fn instrument_file(
+    src: &str,
+    path: &Path,
+    opts: &Options,
+    cx: &CrateContext,
+) -> Result<Instrumented, ParseError> {
+    let (mut out, external) = instrument(src, opts, cx)?;
+    let root = tree::normalize(&cx.dir);
+    let dir = path.parent().unwrap_or(&cx.dir);
+    for ext in external {
+        let target = tree::normalize(&dir.join(&ext.path));
+        if !target.starts_with(&root) {
+            out.report.findings.push(Finding {
+                line: ext.line,
+                column: ext.column,
+                kind: FindingKind::ExternalSource,
+                message: format!(
+                    "{} `{}` is outside the crate directory and is not instrumented: move it into the crate",
+                    ext.what, ext.path
+                ),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// The full pipeline for one file, also returning the external sources it pulls in.
 pub(crate) fn instrument(
     src: &str,
     opts: &Options,
-    cx: &Context,
+    cx: &CrateContext,
 ) -> Result<(Instrumented, Vec<ExternalRef>), ParseError> {
     let lexable = span::lexable(src);
     let index = LineIndex::new(src);
@@ -136,6 +247,7 @@ pub(crate) fn instrument(
     let mut plan = Plan::new(src, opts, cx);
     match &parsed {
         Ok(file) => {
+            cfg::scan(&mut plan, file);
             visit::declarations(&mut plan, file);
             visit::main(&mut plan, visit::Tree::File(file));
             if opts.declare_facade {
@@ -152,17 +264,29 @@ pub(crate) fn instrument(
     Ok((Instrumented { text, report }, external))
 }
 
-/// `extern crate std as foo;` aliases declared in a file, which hold crate-wide.
-pub(crate) fn extern_crate_aliases(src: &str) -> Vec<(String, paths::Crate)> {
+/// `extern crate std as foo;` aliases declared in a file, which hold crate-wide (those the
+/// build leaves out by a false cfg excepted).
+fn extern_crate_aliases(src: &str, opts: &Options) -> Vec<(String, paths::Crate)> {
     if !src.contains("extern crate") {
         return Vec::new();
     }
     let Ok(file) = syn::parse_file(&span::lexable(src)) else {
         return Vec::new();
     };
+    let out_of_build = |attrs: &[syn::Attribute]| {
+        opts.cfg
+            .as_ref()
+            .is_some_and(|c| cfg::active(c, attrs) == Some(false))
+    };
+    if out_of_build(&file.attrs) {
+        return Vec::new();
+    }
     let mut out = Vec::new();
     for item in &file.items {
         if let syn::Item::ExternCrate(e) = item {
+            if out_of_build(&e.attrs) {
+                continue;
+            }
             let krate = match e.ident.to_string().as_str() {
                 "std" => paths::Crate::Std,
                 "core" => paths::Crate::Core,

@@ -68,14 +68,16 @@ impl Roots {
     }
 }
 
-/// Whether `<krate>::<module>` is mirrored by the shim, so its root is rewritten.
-pub(crate) fn is_shim_module(krate: Crate, module: &str) -> bool {
-    match krate {
+/// Whether `<krate>::<module>` is mirrored by the shim, so its root is rewritten: one of std's
+/// `modules` (`Options::std_modules`) that also exists in `krate`.
+pub(crate) fn is_shim_module(krate: Crate, module: &str, modules: &[String]) -> bool {
+    let exists = match krate {
         Crate::Std => matches!(module, "sync" | "thread" | "time" | "hint" | "thread_local"),
         // core::sync only holds `atomic`; core::hint::spin_loop must yield like std's.
         Crate::Core => matches!(module, "sync" | "hint"),
         Crate::Alloc => module == "sync",
-    }
+    };
+    exists && modules.iter().any(|m| m == module)
 }
 
 /// A std module that pulse does not schedule, with what to do about it.
@@ -161,13 +163,17 @@ mod tests {
 
     #[test]
     fn shim_modules() {
-        assert!(is_shim_module(Crate::Std, "sync"));
-        assert!(is_shim_module(Crate::Std, "hint"));
-        assert!(!is_shim_module(Crate::Std, "collections"));
-        assert!(is_shim_module(Crate::Core, "sync"));
-        assert!(!is_shim_module(Crate::Core, "time"));
-        assert!(is_shim_module(Crate::Alloc, "sync"));
-        assert!(!is_shim_module(Crate::Alloc, "vec"));
+        let all = crate::Options::default().std_modules;
+        assert!(is_shim_module(Crate::Std, "sync", &all));
+        assert!(is_shim_module(Crate::Std, "hint", &all));
+        assert!(!is_shim_module(Crate::Std, "collections", &all));
+        assert!(is_shim_module(Crate::Core, "sync", &all));
+        assert!(!is_shim_module(Crate::Core, "time", &all));
+        assert!(is_shim_module(Crate::Alloc, "sync", &all));
+        assert!(!is_shim_module(Crate::Alloc, "vec", &all));
+        let untimed = ["sync".to_owned(), "thread".to_owned()];
+        assert!(!is_shim_module(Crate::Std, "time", &untimed));
+        assert!(is_shim_module(Crate::Core, "sync", &untimed));
     }
 
     #[test]

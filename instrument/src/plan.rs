@@ -5,20 +5,13 @@
 //! either fully rewritten or (on a parse error) not at all.
 
 use crate::atomic::Patterns;
-use crate::paths::{Crate, Roots};
-use crate::report::{FileReport, Finding, FindingKind, Rewrite, RewriteKind};
+use crate::paths::Roots;
+use crate::report::{CfgDecision, FileReport, Finding, FindingKind, Rewrite, RewriteKind};
 use crate::span::LineIndex;
 use crate::textedit::{self, Edit};
-use crate::Options;
+use crate::{CrateContext, Options};
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
-
-/// Facts about the whole crate that a single file cannot see.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Context {
-    /// `extern crate std as foo;` anywhere in the crate makes `foo::sync` a std path.
-    pub(crate) crate_aliases: Vec<(String, Crate)>,
-}
 
 /// Source pulled in from elsewhere (`#[path = ".."] mod`, `include!("..")`), which only the
 /// tree walk can check.
@@ -88,17 +81,23 @@ pub(crate) struct Plan<'a> {
     pub(crate) tests: Vec<PendingTest>,
     pub(crate) attr_macros: Vec<AttrMacroSite>,
     pub(crate) external: Vec<ExternalRef>,
+    /// Byte ranges left out of this build by a false cfg (see `cfg`): nothing planned inside
+    /// them is kept.
+    pub(crate) inactive: Vec<Range<usize>>,
+    /// `cfg_attr` attributes (by their `#` offset) whose predicate is false.
+    pub(crate) cfg_off: Vec<usize>,
+    pub(crate) cfg_decisions: Vec<CfgDecision>,
 }
 
 impl<'a> Plan<'a> {
-    pub(crate) fn new(src: &'a str, opts: &'a Options, cx: &Context) -> Self {
+    pub(crate) fn new(src: &'a str, opts: &'a Options, cx: &CrateContext) -> Self {
         let shim = opts.shim_root.trim().to_owned();
         let pulse = match shim.rfind("::") {
             Some(i) if i > 0 => shim[..i].to_owned(),
             _ => "::pulse".to_owned(),
         };
         let mut roots = Roots::default();
-        for (alias, krate) in &cx.crate_aliases {
+        for (alias, krate) in &cx.aliases {
             roots.add_alias(alias, *krate);
         }
         Plan {
@@ -119,7 +118,23 @@ impl<'a> Plan<'a> {
             tests: Vec::new(),
             attr_macros: Vec::new(),
             external: Vec::new(),
+            inactive: Vec::new(),
+            cfg_off: Vec::new(),
+            cfg_decisions: Vec::new(),
         }
+    }
+
+    /// Whether byte `at` lies in code this build leaves out.
+    pub(crate) fn is_inactive(&self, at: usize) -> bool {
+        self.inactive.iter().any(|r| r.contains(&at))
+    }
+
+    /// Whether `attr` is a `cfg_attr` whose predicate is false for this build.
+    pub(crate) fn cfg_attr_off(&self, attr: &syn::Attribute) -> bool {
+        !self.cfg_off.is_empty()
+            && self
+                .cfg_off
+                .contains(&self.index.start(attr.pound_token.span))
     }
 
     pub(crate) fn src(&self) -> &'a str {
@@ -134,6 +149,9 @@ impl<'a> Plan<'a> {
         to: String,
         edits: Vec<Edit>,
     ) {
+        if self.is_inactive(at) {
+            return;
+        }
         self.changes.push(Change {
             at,
             kind,
@@ -144,6 +162,9 @@ impl<'a> Plan<'a> {
     }
 
     pub(crate) fn finding(&mut self, at: usize, kind: FindingKind, message: impl Into<String>) {
+        if self.is_inactive(at) {
+            return;
+        }
         let (line, column) = self.index.line_col(at);
         self.findings.push(Finding {
             line,
@@ -231,6 +252,7 @@ impl<'a> Plan<'a> {
             rewrites,
             findings,
             parse_error: None,
+            cfgs: std::mem::take(&mut self.cfg_decisions),
         };
         (text, report)
     }

@@ -115,6 +115,20 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
+/// One `#[cfg(..)]` or `cfg_attr(..)` predicate met, and what the build's cfgs
+/// (`Options::cfg`) made of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CfgDecision {
+    pub line: usize,
+    pub column: usize,
+    /// The predicate as written (whitespace normalised): `feature = "shuttle"`, `not(loom)`.
+    pub predicate: String,
+    /// `Some(false)`: the code under it is left out of this build and left alone;
+    /// `None`: undecided (a cfg set by a build script or RUSTFLAGS that pulse does not know),
+    /// rewritten as if compiled.
+    pub value: Option<bool>,
+}
+
 /// Everything instrumentation did to one file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct FileReport {
@@ -123,12 +137,18 @@ pub struct FileReport {
     pub rewrites: Vec<Rewrite>,
     pub findings: Vec<Finding>,
     pub parse_error: Option<ParseError>,
+    /// Every cfg predicate evaluated (only when `Options::cfg` is given).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cfgs: Vec<CfgDecision>,
 }
 
 impl FileReport {
     /// Whether the report has anything to show.
     pub fn is_empty(&self) -> bool {
-        self.rewrites.is_empty() && self.findings.is_empty() && self.parse_error.is_none()
+        self.rewrites.is_empty()
+            && self.findings.is_empty()
+            && self.parse_error.is_none()
+            && self.cfgs.is_empty()
     }
 }
 
@@ -156,6 +176,18 @@ impl fmt::Display for FileReport {
                 x.line, x.column, x.kind, x.message
             )?;
         }
+        for c in &self.cfgs {
+            let value = match c.value {
+                Some(true) => "true",
+                Some(false) => "false: left out of this build, not rewritten",
+                None => "undecided: rewritten as if compiled",
+            };
+            writeln!(
+                f,
+                "{path}:{}:{} cfg({}) {value}",
+                c.line, c.column, c.predicate
+            )?;
+        }
         Ok(())
     }
 }
@@ -175,6 +207,22 @@ impl TreeReport {
         self.files.iter().map(|f| f.findings.len()).sum()
     }
 
+    /// The distinct cfg predicates met: (decided, as `pred = true|false`; undecided).
+    pub fn cfg_predicates(&self) -> (Vec<String>, Vec<String>) {
+        let mut decided = std::collections::BTreeSet::new();
+        let mut undecided = std::collections::BTreeSet::new();
+        for c in self.files.iter().flat_map(|f| &f.cfgs) {
+            match c.value {
+                Some(v) => decided.insert(format!("{} = {v}", c.predicate)),
+                None => undecided.insert(c.predicate.clone()),
+            };
+        }
+        (
+            decided.into_iter().collect(),
+            undecided.into_iter().collect(),
+        )
+    }
+
     /// Every file left untouched because it did not parse, with its error.
     pub fn parse_errors(&self) -> Vec<(&Path, &ParseError)> {
         self.files
@@ -191,7 +239,7 @@ impl fmt::Display for TreeReport {
         }
         let rewritten = self.files.iter().filter(|f| !f.rewrites.is_empty()).count();
         let errors = self.parse_errors().len();
-        writeln!(
+        write!(
             f,
             "instrumented {rewritten} file{}: {} rewrite{}, {} finding{}, {errors} parse error{}",
             plural(rewritten),
@@ -200,7 +248,25 @@ impl fmt::Display for TreeReport {
             self.finding_count(),
             plural(self.finding_count()),
             plural(errors),
-        )
+        )?;
+        let cfgs: Vec<&CfgDecision> = self.files.iter().flat_map(|f| &f.cfgs).collect();
+        if !cfgs.is_empty() {
+            let (decided, undecided) = self.cfg_predicates();
+            let list = |v: &[String]| {
+                if v.is_empty() {
+                    "none".to_owned()
+                } else {
+                    v.join(", ")
+                }
+            };
+            write!(
+                f,
+                "\ncfg predicates decided for this build: {}\ncfg predicates undecided (every branch rewritten): {}",
+                list(&decided),
+                list(&undecided)
+            )?;
+        }
+        writeln!(f)
     }
 }
 
@@ -236,6 +302,7 @@ mod tests {
                         message: "`parking_lot::Mutex`: do something".into(),
                     }],
                     parse_error: None,
+                    cfgs: vec![],
                 },
                 FileReport {
                     path: "src/bad.rs".into(),

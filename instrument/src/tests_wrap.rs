@@ -29,7 +29,7 @@ pub(crate) struct TestAttrs {
     pub(crate) other: Option<String>,
 }
 
-pub(crate) fn classify(attrs: &[Attribute]) -> TestAttrs {
+pub(crate) fn classify<'a>(attrs: impl IntoIterator<Item = &'a Attribute>) -> TestAttrs {
     let mut out = TestAttrs::default();
     for attr in attrs {
         classify_meta(&attr.meta, &mut out);
@@ -88,7 +88,8 @@ pub(crate) fn is_other_harness(segs: &[String]) -> bool {
 
 /// Records a pending wrap (or a finding) for a free fn.
 pub(crate) fn visit_fn(plan: &mut Plan, f: &syn::ItemFn) {
-    let attrs = classify(&f.attrs);
+    // A `cfg_attr(p, test)` whose `p` is false for this build does not make a test.
+    let attrs = classify(f.attrs.iter().filter(|a| !plan.cfg_attr_off(a)));
     if !plan.opts.wrap_tests || (!attrs.test && attrs.other.is_none()) {
         return;
     }

@@ -168,7 +168,7 @@ fn ident(plan: &mut Plan, tokens: &[TokenTree], i: usize, id: &Ident, ctx: Ctx) 
     if let Some(krate) = krate {
         let Some(module) = module else { return };
         let module_name = module.to_string();
-        if paths::is_shim_module(krate, &module_name) {
+        if paths::is_shim_module(krate, &module_name, &plan.opts.std_modules) {
             root_rewrite(plan, tokens, leading, id, module, ctx);
         } else if let Some((kind, msg)) = paths::std_unscheduled(krate, &module_name) {
             let at = plan.index.start(id.span());
@@ -234,7 +234,7 @@ fn root_rewrite(
 
 /// A bare `thread_local!` is std's prelude macro unless the file defines its own.
 fn thread_local(plan: &mut Plan, id: &Ident) {
-    if plan.own_thread_local {
+    if plan.own_thread_local || !plan.opts.std_modules.iter().any(|m| m == "thread_local") {
         return;
     }
     let range = plan.index.start(id.span())..plan.index.end(id.span());

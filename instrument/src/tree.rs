@@ -4,9 +4,8 @@
 //! `include!`d files, `mod.rs` trees, tests/, benches/ and examples/ without resolving
 //! anything. Build scripts run on the host outside the scheduler and are skipped.
 
-use crate::plan::Context;
-use crate::report::{FileReport, FindingKind, ParseError, TreeReport};
-use crate::{extern_crate_aliases, instrument, Options};
+use crate::report::{FileReport, ParseError, TreeReport};
+use crate::{instrument_file, CrateContext, Options};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -24,7 +23,7 @@ pub fn instrument_tree(
     opts: &Options,
 ) -> io::Result<TreeReport> {
     let skip: Vec<PathBuf> = skip.iter().map(|p| normalize(&crate_dir.join(p))).collect();
-    let files = rust_files(crate_dir, &skip)?;
+    let files = rust_files(crate_dir, &skip, false)?;
     let roots: Vec<PathBuf> = facade_roots
         .iter()
         .map(|p| normalize(&crate_dir.join(p)))
@@ -52,18 +51,13 @@ fn instrument_files(
         declare_facade: true,
         ..opts.clone()
     };
+    let cx = CrateContext::scan(crate_dir, &[], opts)?;
     let mut sources = Vec::with_capacity(files.len());
-    let mut cx = Context::default();
     for path in files {
         let bytes = std::fs::read(path).map_err(|e| with_path(e, path))?;
-        let text = String::from_utf8(bytes).ok();
-        if let Some(text) = &text {
-            cx.crate_aliases.extend(extern_crate_aliases(text));
-        }
-        sources.push(text);
+        sources.push(String::from_utf8(bytes).ok());
     }
     proc_macro2::extra::invalidate_current_thread_spans();
-    let root = normalize(crate_dir);
     let mut report = TreeReport::default();
     for (path, src) in files.iter().zip(sources) {
         let shown = path.strip_prefix(crate_dir).unwrap_or(path).to_path_buf();
@@ -85,30 +79,14 @@ fn instrument_files(
         } else {
             opts
         };
-        let outcome = instrument(&src, file_opts, &cx);
+        let outcome = instrument_file(&src, path, file_opts, &cx);
         proc_macro2::extra::invalidate_current_thread_spans();
         let mut file_report = match outcome {
-            Ok((instrumented, external)) => {
+            Ok(instrumented) => {
                 if instrumented.text != src {
                     std::fs::write(path, &instrumented.text).map_err(|e| with_path(e, path))?;
                 }
-                let mut file_report = instrumented.report;
-                let dir = path.parent().unwrap_or(crate_dir);
-                for ext in external {
-                    let target = normalize(&dir.join(&ext.path));
-                    if !target.starts_with(&root) {
-                        file_report.findings.push(crate::Finding {
-                            line: ext.line,
-                            column: ext.column,
-                            kind: FindingKind::ExternalSource,
-                            message: format!(
-                                "{} `{}` is outside the crate directory and is not instrumented: move it into the crate",
-                                ext.what, ext.path
-                            ),
-                        });
-                    }
-                }
-                file_report
+                instrumented.report
             }
             Err(error) => FileReport {
                 parse_error: Some(error),
@@ -123,15 +101,25 @@ fn instrument_files(
     Ok(report)
 }
 
-/// Every `.rs` file to instrument, sorted for a stable report.
-fn rust_files(crate_dir: &Path, skip: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
+/// Every `.rs` file to instrument, sorted for a stable report; with `own_only`, not those of
+/// packages nested in `crate_dir` (another crate).
+pub(crate) fn rust_files(
+    crate_dir: &Path,
+    skip: &[PathBuf],
+    own_only: bool,
+) -> io::Result<Vec<PathBuf>> {
+    let skip: Vec<PathBuf> = skip.iter().map(|p| normalize(&crate_dir.join(p))).collect();
+    let skip = &skip;
     let mut files = Vec::new();
     let walk = walkdir::WalkDir::new(crate_dir)
         .follow_links(false)
         .into_iter()
         .filter_entry(|e| {
             e.depth() == 0
-                || !(e.file_type().is_dir() && (is_hidden(e.path()) || is_target_dir(e.path())))
+                || !(e.file_type().is_dir()
+                    && (is_hidden(e.path())
+                        || is_target_dir(e.path())
+                        || (own_only && e.path().join("Cargo.toml").is_file())))
         });
     for entry in walk {
         let entry = entry.map_err(|e| {
@@ -178,7 +166,7 @@ fn is_build_script(path: &Path) -> bool {
 }
 
 /// Lexically normalises `.` and `..` (no filesystem access: the files may not exist).
-fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
@@ -201,6 +189,7 @@ fn with_path(e: io::Error, path: &Path) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::FindingKind;
 
     fn tempdir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!(
@@ -335,6 +324,37 @@ mod tests {
                 "{f}"
             );
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn file_by_file_with_the_crate_context_equals_the_tree() {
+        let dir = tempdir("context");
+        write(&dir, "Cargo.toml", "[package]\nname = \"x\"\n");
+        write(&dir, "src/lib.rs", "extern crate std as s;\nmod m;\n");
+        let m =
+            "pub fn f() -> s::time::Duration { s::thread::yield_now(); s::time::Duration::ZERO }\n";
+        write(&dir, "src/m.rs", m);
+        // A nested package's alias is another crate's.
+        write(&dir, "nested/Cargo.toml", "[package]\nname = \"y\"\n");
+        write(&dir, "nested/src/lib.rs", "extern crate std as n;\n");
+        let opts = Options {
+            std_modules: vec!["sync".into(), "thread".into()],
+            ..Options::default()
+        };
+        let cx = CrateContext::scan(&dir, &[], &opts).unwrap();
+        assert_eq!(cx.key(), "s=Std");
+        let by_file = instrument_file(m, &dir.join("src/m.rs"), &opts, &cx).unwrap();
+        assert_eq!(
+            by_file.text,
+            "pub fn f() -> s::time::Duration { ::pulse::std::thread::yield_now(); s::time::Duration::ZERO }\n",
+            "only the listed modules"
+        );
+        instrument_tree(&dir, &[], &[], &opts).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("src/m.rs")).unwrap(),
+            by_file.text
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -66,7 +66,7 @@ fn at_root(plan: &mut Plan, tree: &UseTree, leading: Option<Range<usize>>, impli
                 }
                 leaf => {
                     let module = next.unwrap_or_default();
-                    if paths::is_shim_module(krate, &module) {
+                    if paths::is_shim_module(krate, &module, &plan.opts.std_modules) {
                         let end = end_of(plan, leaf);
                         let to = format!("{shim}{}", plan.index.slice(root.end..end));
                         let from = abbrev(plan.index.slice(root.start..end));
@@ -103,7 +103,9 @@ fn split_group(
     flatten(group, &mut leaves);
     let shim_leaves = leaves
         .iter()
-        .filter(|l| first_ident(l).is_some_and(|m| paths::is_shim_module(krate, &m)))
+        .filter(|l| {
+            first_ident(l).is_some_and(|m| paths::is_shim_module(krate, &m, &plan.opts.std_modules))
+        })
         .count();
     for leaf in &leaves {
         let at = plan.index.start(leaf.span());
@@ -143,8 +145,8 @@ fn split_group(
                     ));
                 }
                 _ => {
-                    let goes_to_shim =
-                        first_ident(leaf).is_some_and(|m| paths::is_shim_module(krate, &m));
+                    let goes_to_shim = first_ident(leaf)
+                        .is_some_and(|m| paths::is_shim_module(krate, &m, &plan.opts.std_modules));
                     let prefix = if goes_to_shim {
                         format!("{shim}::")
                     } else {

@@ -70,9 +70,14 @@ fn std_crate(name: &str) -> Option<Crate> {
 }
 
 impl Decls<'_, '_> {
+    /// Declared in code this build leaves out: it hides and aliases nothing.
+    fn inactive(&self, ident: &syn::Ident) -> bool {
+        self.plan.is_inactive(self.plan.index.start(ident.span()))
+    }
+
     fn shadowing(&mut self, ident: &syn::Ident, what: &str) {
         let name = ident.to_string();
-        if std_crate(&name).is_some() {
+        if std_crate(&name).is_some() && !self.inactive(ident) {
             let scope = self.modules.last().cloned().unwrap_or_default();
             self.plan.roots.shadow(&name, scope);
             let at = self.plan.index.start(ident.span());
@@ -112,7 +117,7 @@ impl Decls<'_, '_> {
                 }
                 // `use std as s;` / `use std::{self as s}`: follow `s::sync` in this file.
                 if let [root] = full.as_slice() {
-                    if let Some(krate) = std_crate(root) {
+                    if let Some(krate) = std_crate(root).filter(|_| !self.inactive(&r.rename)) {
                         let alias = r.rename.to_string();
                         self.plan.roots.add_alias(&alias, krate);
                         let at = self.plan.index.start(r.rename.span());
@@ -141,6 +146,7 @@ impl<'ast> Visit<'ast> for Decls<'_, '_> {
                 // `extern crate core as std;` (no_std builds): still a std-family root, and
                 // the shim mirrors the modules core and std share.
                 Some(_) if std_crate(&alias_name).is_some() => {}
+                Some(_) if self.inactive(alias) => {}
                 Some(krate) => self.plan.roots.add_alias(&alias_name, krate),
                 None => self.shadowing(alias, "the extern crate"),
             }
@@ -159,7 +165,9 @@ impl<'ast> Visit<'ast> for Decls<'_, '_> {
 
     fn visit_item_macro(&mut self, m: &'ast syn::ItemMacro) {
         if m.mac.path.is_ident("macro_rules")
-            && m.ident.as_ref().is_some_and(|i| i == "thread_local")
+            && m.ident
+                .as_ref()
+                .is_some_and(|i| i == "thread_local" && !self.inactive(i))
         {
             self.plan.own_thread_local = true;
         }
@@ -273,6 +281,9 @@ impl Main<'_, '_> {
     /// Records attribute macros on an item for the report (decided after the sweep).
     fn attr_macros(&mut self, attrs: &[Attribute], item: Range<usize>) {
         for attr in attrs {
+            if self.plan.cfg_attr_off(attr) {
+                continue;
+            }
             let mut metas = vec![attr.meta.clone()];
             if let syn::Meta::List(l) = &attr.meta {
                 if l.path.is_ident("cfg_attr") {
@@ -460,6 +471,7 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
         if m.path.segments.last().is_some_and(|s| s.ident == "include") {
             let at = self.plan.index.start(m.path.segments[0].ident.span());
             match m.parse_body::<syn::LitStr>() {
+                Ok(_) if self.plan.is_inactive(at) => {}
                 Ok(lit) => {
                     let (line, column) = self.plan.index.line_col(at);
                     self.plan.external.push(ExternalRef { line, column, what: "include!", path: lit.value() });
@@ -529,10 +541,11 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
                         ..
                     }) = &nv.value
                     {
-                        let (line, column) = self
-                            .plan
-                            .index
-                            .line_col(self.plan.index.start(attr.pound_token.span));
+                        let at = self.plan.index.start(attr.pound_token.span);
+                        if self.plan.is_inactive(at) || self.plan.cfg_attr_off(attr) {
+                            continue;
+                        }
+                        let (line, column) = self.plan.index.line_col(at);
                         self.plan.external.push(ExternalRef {
                             line,
                             column,
