@@ -1,11 +1,14 @@
 //! Generates the bug-finding programs from the examples corpus (../examples/*/src/lib.rs):
-//! each example's source is copied three times with only the module roots of `std::sync`,
-//! `std::thread` (and `std::hint`, and for pulse `std::time`) rewritten to `::pulse::std`,
-//! loom or shuttle -- the "swap only the imports" port. A tool that lacks an API the example
+//! each example's source is ported three times by `pulse-instrument` (the rewriter `cargo
+//! pulse` uses) with only the module roots of `std::sync`, `std::thread` (and `std::hint`, and
+//! for pulse `std::time`) rewritten to `::pulse::std`, loom or shuttle -- the "swap only the
+//! imports" port. A tool that lacks an API the example
 //! uses gets no copy; the table says "n/a" with the reason found here.
 //!
 //! Also records tool versions (from Cargo.lock) and rustc's version for the tables.
 
+use proc_macro2::{TokenStream, TokenTree};
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -187,10 +190,8 @@ fn main() {
             .unwrap();
             continue;
         }
-        if src.lines().any(|l| {
-            let t = l.trim_start();
-            (t.starts_with("mod ") || t.starts_with("pub mod ")) && t.trim_end().ends_with(';')
-        }) {
+        let code = idents(&src);
+        if code.outline_mod {
             writeln!(
                 skipped,
                 "    ({name:?}, \"src/lib.rs has out-of-line modules\"),"
@@ -199,7 +200,6 @@ fn main() {
             continue;
         }
         let ident = name.replace('-', "_");
-        let code = strip_comments_and_strings(&src);
         // the first sentence of the crate doc
         let doc: Vec<&str> = src
             .lines()
@@ -234,11 +234,11 @@ fn main() {
                     .or_else(|| {
                         DETECT
                             .iter()
-                            .find(|(id, t, _)| *t == tool.name && has_ident(&code, id))
+                            .find(|(id, t, _)| *t == tool.name && code.has(id))
                             .map(|(_, _, r)| r.to_string())
                     })
                     .or_else(|| {
-                        (tool.name == "loom" && has_const_static_sync(&code)).then(|| {
+                        (tool.name == "loom" && code.sync_static).then(|| {
                             "loom's primitives have no `const fn new`, so they cannot be `static`s".to_string()
                         })
                     })
@@ -249,13 +249,13 @@ fn main() {
                 }
                 None => {
                     let file = gen_dir.join(format!("{ident}_{}.rs", tool.name));
-                    let rewritten = rewrite(&src, tool.root, tool.mods);
+                    let rewritten = port(&src, &lib, tool);
                     fs::write(&file, rewritten).unwrap();
                     let modname = format!("{ident}_{}", tool.name);
-                    if tool.name == "loom" && has_ident(&code, "wait_while") {
+                    if tool.name == "loom" && code.has("wait_while") {
                         notes.push(("loom", "`Condvar::wait_while` comes from the compat layer src/peer.rs (the std-documented loop over `wait`; loom 0.7 lacks it)".to_string()));
                     }
-                    if tool.name == "shuttle" && has_ident(&code, "sleep") {
+                    if tool.name == "shuttle" && code.has("sleep") {
                         notes.push((
                             "shuttle",
                             "shuttle does not model time: its `thread::sleep` is a yield"
@@ -327,284 +327,84 @@ fn versions(manifest: &Path) {
     println!("cargo:rustc-env=BENCH_RUSTC_VERSION={v}");
 }
 
-fn is_ident(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
-}
-
-fn has_ident(code: &str, ident: &str) -> bool {
-    code.match_indices(ident).any(|(i, _)| {
-        let before = code[..i].chars().next_back();
-        let after = code[i + ident.len()..].chars().next();
-        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
-    })
-}
-
-/// `static NAME: <..Mutex|RwLock|Condvar|Atomic..> = ...` at item level.
-fn has_const_static_sync(code: &str) -> bool {
-    code.lines().any(|l| {
-        let t = l.trim_start();
-        let t = t.strip_prefix("pub ").unwrap_or(t);
-        t.starts_with("static ")
-            && ["Mutex", "RwLock", "Condvar", "Atomic"]
-                .iter()
-                .any(|k| t.contains(k))
-    })
-}
-
-/// Source with comments removed and string/char literal contents blanked, so that detection
-/// does not match words in docs or messages.
-fn strip_comments_and_strings(src: &str) -> String {
-    let mut out = String::new();
-    lex(src, |tok, text| match tok {
-        Tok::Code => out.push_str(text),
-        Tok::Comment => out.push(' '),
-        Tok::Literal => out.push_str("\"\""),
-    });
-    out
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Tok {
-    Code,
-    Comment,
-    Literal,
-}
-
-/// A small Rust lexer: splits `src` into code, comments and string/char literals.
-fn lex(src: &str, mut emit: impl FnMut(Tok, &str)) {
-    let b = src.as_bytes();
-    let mut i = 0;
-    let mut code_start = 0;
-    macro_rules! flush {
-        () => {
-            if code_start < i {
-                emit(Tok::Code, &src[code_start..i]);
-            }
-        };
-    }
-    while i < b.len() {
-        let c = b[i];
-        if c == b'/' && b.get(i + 1) == Some(&b'/') {
-            flush!();
-            let end = src[i..].find('\n').map(|e| i + e).unwrap_or(b.len());
-            emit(Tok::Comment, &src[i..end]);
-            i = end;
-            code_start = i;
-        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            flush!();
-            let mut depth = 0;
-            let start = i;
-            while i < b.len() {
-                if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-                    depth += 1;
-                    i += 2;
-                } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
+/// Every identifier in the code, found by Rust's tokenizer (proc-macro2): comments are not
+/// tokens and literals are single tokens, so words in docs and messages never match.
+fn idents(src: &str) -> Idents {
+    fn walk(stream: TokenStream, out: &mut Idents) {
+        let tokens: Vec<TokenTree> = stream.into_iter().collect();
+        for (i, tt) in tokens.iter().enumerate() {
+            match tt {
+                TokenTree::Group(g) => walk(g.stream(), out),
+                TokenTree::Ident(id) => {
+                    let name = id.to_string();
+                    let lifetime = matches!(i.checked_sub(1).map(|k| &tokens[k]), Some(TokenTree::Punct(p)) if p.as_char() == '\'');
+                    // `static NAME: <..Mutex|RwLock|Condvar|Atomic..> = ...;`
+                    if name == "static" && !lifetime {
+                        let sync = tokens[i + 1..]
+                            .iter()
+                            .take_while(|t| !matches!(t, TokenTree::Punct(p) if p.as_char() == ';'))
+                            .flat_map(flatten)
+                            .any(|w| {
+                                ["Mutex", "RwLock", "Condvar", "Atomic"]
+                                    .iter()
+                                    .any(|k| w.contains(k))
+                            });
+                        out.sync_static |= sync;
                     }
-                } else {
-                    i += 1;
-                }
-            }
-            emit(Tok::Comment, &src[start..i]);
-            code_start = i;
-        } else if c == b'"'
-            || (c == b'r' && matches!(b.get(i + 1), Some(b'"') | Some(b'#')) && !prev_ident(b, i))
-            || (c == b'b' && b.get(i + 1) == Some(&b'"') && !prev_ident(b, i))
-        {
-            // (raw) string literal
-            let start = i;
-            let mut hashes = 0;
-            let raw = c == b'r';
-            if c != b'"' {
-                i += 1;
-            }
-            if raw {
-                while b.get(i) == Some(&b'#') {
-                    hashes += 1;
-                    i += 1;
-                }
-                if b.get(i) != Some(&b'"') {
-                    // `r#ident` raw identifier, not a string
-                    i = start + 1;
-                    continue;
-                }
-            }
-            flush_at(&mut emit, src, code_start, start);
-            i += 1; // opening quote
-            while i < b.len() {
-                if !raw && b[i] == b'\\' {
-                    i += 2;
-                    continue;
-                }
-                if b[i] == b'"' && (0..hashes).all(|h| b.get(i + 1 + h) == Some(&b'#')) {
-                    i += 1 + hashes;
-                    break;
-                }
-                i += 1;
-            }
-            emit(Tok::Literal, &src[start..i.min(b.len())]);
-            code_start = i;
-        } else if c == b'\'' {
-            // char literal or lifetime
-            let end = if b.get(i + 1) == Some(&b'\\') {
-                src[i + 3..].find('\'').map(|e| i + 3 + e + 1)
-            } else {
-                let ch_len = src[i + 1..]
-                    .chars()
-                    .next()
-                    .map(|ch| ch.len_utf8())
-                    .unwrap_or(1);
-                (b.get(i + 1 + ch_len) == Some(&b'\'')).then_some(i + 2 + ch_len)
-            };
-            match end {
-                Some(end) => {
-                    flush!();
-                    emit(Tok::Literal, &src[i..end]);
-                    i = end;
-                    code_start = i;
-                }
-                None => i += 1,
-            }
-        } else {
-            i += src[i..].chars().next().map(|ch| ch.len_utf8()).unwrap_or(1);
-        }
-    }
-    flush!();
-}
-
-fn prev_ident(b: &[u8], i: usize) -> bool {
-    i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')
-}
-
-fn flush_at(emit: &mut impl FnMut(Tok, &str), src: &str, from: usize, to: usize) {
-    if from < to {
-        emit(Tok::Code, &src[from..to]);
-    }
-}
-
-/// Rewrites `std::<m>` / `::std::<m>` for `m` in `mods` to `<root>::<m>` in code (not in
-/// comments or literals), including `use std::{..}` groups, which become `use {..}` groups
-/// of full paths.
-fn rewrite(src: &str, root: &str, mods: &[&str]) -> String {
-    let mut out = String::new();
-    lex(src, |tok, text| {
-        if tok == Tok::Code {
-            out.push_str(&rewrite_code(text, root, mods));
-        } else {
-            out.push_str(text);
-        }
-    });
-    out
-}
-
-fn rewrite_code(code: &str, root: &str, mods: &[&str]) -> String {
-    let mut out = String::new();
-    let mut rest = code;
-    while let Some(pos) = find_std_path(rest) {
-        let (start, after) = pos; // start: where `::std::`/`std::` begins; after: index after `std::`
-        out.push_str(&rest[..start]);
-        let tail = &rest[after..];
-        if tail.starts_with('{') {
-            let close = matching_brace(tail).expect("unbalanced `std::{` group");
-            let inner = &tail[1..close];
-            let items: Vec<String> = split_top_level(inner)
-                .into_iter()
-                .map(|item| item.trim().to_string())
-                .filter(|item| !item.is_empty())
-                .map(|item| {
-                    let first: String = item.chars().take_while(|&c| is_ident(c)).collect();
-                    if item == "self" {
-                        "::std::{self}".to_string()
-                    } else if mods.contains(&first.as_str()) {
-                        format!("{root}::{}", rewrite_code(&item, root, mods))
-                    } else {
-                        format!("::std::{item}")
+                    // `mod name;`
+                    if name == "mod"
+                        && matches!(tokens.get(i + 1), Some(TokenTree::Ident(_)))
+                        && matches!(tokens.get(i + 2), Some(TokenTree::Punct(p)) if p.as_char() == ';')
+                    {
+                        out.outline_mod = true;
                     }
-                })
-                .collect();
-            out.push('{');
-            out.push_str(&items.join(", "));
-            out.push('}');
-            rest = &tail[close + 1..];
-        } else {
-            let first: String = tail.chars().take_while(|&c| is_ident(c)).collect();
-            if mods.contains(&first.as_str()) {
-                out.push_str(root);
-                out.push_str("::");
-            } else {
-                out.push_str(&rest[start..after]);
+                    out.names.insert(name);
+                }
+                _ => {}
             }
-            rest = tail;
         }
     }
-    out.push_str(rest);
+    fn flatten(tt: &TokenTree) -> Vec<String> {
+        match tt {
+            TokenTree::Group(g) => g.stream().into_iter().flat_map(|t| flatten(&t)).collect(),
+            TokenTree::Ident(id) => vec![id.to_string()],
+            _ => vec![],
+        }
+    }
+    let mut out = Idents::default();
+    let stream: TokenStream = src
+        .parse()
+        .unwrap_or_else(|e| panic!("an example does not tokenize: {e:?}"));
+    walk(stream, &mut out);
     out
 }
 
-/// The next `std::` that starts a path (not `foo::std::`, not `my_std::`).
-fn find_std_path(s: &str) -> Option<(usize, usize)> {
-    let mut from = 0;
-    while let Some(off) = s[from..].find("std::") {
-        let i = from + off;
-        let before = &s[..i];
-        let prev = before.chars().next_back();
-        if prev.is_some_and(is_ident) {
-            from = i + 5;
-            continue;
-        }
-        if before.ends_with("::") {
-            // `::std::` (absolute) is ours; `x::std::` is someone else's module
-            let b2 = before.strip_suffix("::").unwrap_or(before).trim_end();
-            if b2
-                .chars()
-                .next_back()
-                .is_some_and(|c| is_ident(c) || c == '>')
-            {
-                from = i + 5;
-                continue;
-            }
-            return Some((i - 2, i + 5));
-        }
-        return Some((i, i + 5));
-    }
-    None
+#[derive(Default)]
+struct Idents {
+    names: HashSet<String>,
+    /// A `static` whose type or initializer names a lock, condvar or atomic.
+    sync_static: bool,
+    /// An out-of-line `mod name;`.
+    outline_mod: bool,
 }
 
-fn matching_brace(s: &str) -> Option<usize> {
-    let mut depth = 0;
-    for (i, c) in s.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
+impl Idents {
+    fn has(&self, ident: &str) -> bool {
+        self.names.contains(ident)
     }
-    None
 }
 
-fn split_top_level(s: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut depth = 0;
-    let mut start = 0;
-    for (i, c) in s.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
+/// The "swap only the imports" port, by the instrumenter `cargo pulse` uses: only the roots of
+/// `std::{tool.mods}` paths (and their `core`/`alloc` namesakes) change, to `tool.root`; tests
+/// are not wrapped and cfgs are not evaluated (every branch ported).
+fn port(src: &str, lib: &Path, tool: &ToolSpec) -> String {
+    let opts = pulse_instrument::Options {
+        shim_root: tool.root.to_string(),
+        std_modules: tool.mods.iter().map(|m| m.to_string()).collect(),
+        ..pulse_instrument::Options::default()
+    };
+    match pulse_instrument::instrument_source(src, &opts) {
+        Ok(out) => out.text,
+        Err(e) => panic!("{}:{e}", lib.display()),
     }
-    parts.push(&s[start..]);
-    parts
 }
