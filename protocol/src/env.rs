@@ -20,6 +20,8 @@ pub const TIME: &str = "PULSE_TIME";
 pub const ISOLATION: &str = "PULSE_ISOLATION";
 /// What happens to threads a failing execution leaves behind (`Cleanup`).
 pub const CLEANUP: &str = "PULSE_CLEANUP";
+/// What threads the test did not wait for may do (`Detached`).
+pub const DETACHED: &str = "PULSE_DETACHED";
 /// The watchdog: a thread running this long (ms) without a pulse operation is reported.
 pub const BLOCKING_TIMEOUT_MS: &str = "PULSE_BLOCKING_TIMEOUT_MS";
 /// The replay line's template: `{test}`, `{schedule}` and `{seed}` are substituted.
@@ -45,6 +47,7 @@ pub const ALL: &[&str] = &[
     TIME,
     ISOLATION,
     CLEANUP,
+    DETACHED,
     BLOCKING_TIMEOUT_MS,
     REPLAY_COMMAND,
     FAILURE_DIR,

@@ -11,6 +11,6 @@ mod options;
 mod record;
 mod schedule;
 
-pub use options::{Cleanup, Isolation, ParseOptionError, Strategy, TimeMode};
+pub use options::{Cleanup, Detached, Isolation, ParseOptionError, Strategy, TimeMode};
 pub use record::{FailureKind, FailureRecord, TraceEvent, FORMAT_VERSION};
 pub use schedule::{ParseScheduleError, Schedule};

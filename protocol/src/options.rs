@@ -133,6 +133,21 @@ pub enum Cleanup {
 
 word_option!(Cleanup, "cleanup", Leak = "leak", Unwind = "unwind");
 
+/// What happens to threads the test did not wait for (never joined) when they panic, stay
+/// blocked after the test returns, or keep running after it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Detached {
+    /// As under std, where such a test passes (its threads die with the process): the run
+    /// warns, and a thread still running when the test returns gets a bounded number of
+    /// further steps, then is let go.
+    #[default]
+    Warn,
+    /// Any of these fails the test: strict checking for code that must clean up after itself.
+    Fail,
+}
+
+word_option!(Detached, "detached-thread policy", Warn = "warn", Fail = "fail");
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,6 +165,7 @@ mod tests {
         round_trips::<TimeMode>(TimeMode::VALUES);
         round_trips::<Isolation>(Isolation::VALUES);
         round_trips::<Cleanup>(Cleanup::VALUES);
+        round_trips::<Detached>(Detached::VALUES);
         assert_eq!("pct:5".parse::<Strategy>().unwrap(), Strategy::Pct { depth: 5 });
     }
 

@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use pulse_protocol::env;
 
-use crate::config::{duration_nanos, Cleanup, Config, Isolation, TimeMode};
+use crate::config::{duration_nanos, Cleanup, Config, Detached, Isolation, TimeMode};
 use crate::report::failure::{Failure, Report};
 use crate::scheduler::{ChoiceOdds, Strategy};
 
@@ -61,6 +61,7 @@ impl Builder {
         c.strategy = parsed(env::STRATEGY)?.unwrap_or(c.strategy);
         c.replay = parsed(env::REPLAY)?.or(c.replay.take());
         c.cleanup = parsed(env::CLEANUP)?.unwrap_or(c.cleanup);
+        c.detached = parsed(env::DETACHED)?.unwrap_or(c.detached);
         c.isolation = parsed(env::ISOLATION)?.unwrap_or(c.isolation);
         c.time = parsed(env::TIME)?.unwrap_or(c.time);
         c.blocking_timeout = parsed(env::BLOCKING_TIMEOUT_MS)?.map(Duration::from_millis).or(c.blocking_timeout);
@@ -143,8 +144,11 @@ impl Builder {
         self
     }
 
-    pub fn fail_on_unjoined_panic(mut self, yes: bool) -> Self {
-        self.config.fail_on_unjoined_panic = yes;
+    /// What threads the test never joined may do: panic, stay blocked or keep running after
+    /// it returns. `Detached::Warn` (default) follows std, where such a test passes;
+    /// `Detached::Fail` fails it.
+    pub fn detached(mut self, policy: Detached) -> Self {
+        self.config.detached = policy;
         self
     }
 

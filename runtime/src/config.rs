@@ -7,7 +7,7 @@ use std::time::Duration;
 use pulse_protocol::Schedule;
 use crate::scheduler::{ChoiceOdds, Strategy};
 
-pub use pulse_protocol::{Cleanup, Isolation, TimeMode};
+pub use pulse_protocol::{Cleanup, Detached, Isolation, TimeMode};
 
 /// Called with the watchdog's report before it ends the process (e.g. to write a failure
 /// record).
@@ -35,8 +35,9 @@ pub struct Config {
     /// Template of the replay line: `{schedule}`, `{seed}` and `{test}` are substituted.
     pub replay_command: Option<String>,
     pub available_parallelism: usize,
-    /// Fail when a spawned thread panics and nobody joins it.
-    pub fail_on_unjoined_panic: bool,
+    /// Whether threads the test never joined may panic, stay blocked or keep running after
+    /// it returns (a warning, as under std) or fail it.
+    pub detached: Detached,
     pub cleanup: Cleanup,
     pub isolation: Isolation,
     pub progress: Option<ProgressFn>,
@@ -75,7 +76,7 @@ impl Default for Config {
             trace_tail: 30,
             replay_command: None,
             available_parallelism: 4,
-            fail_on_unjoined_panic: true,
+            detached: Detached::Warn,
             cleanup: Cleanup::Leak,
             isolation: Isolation::Auto,
             progress: None,

@@ -8,7 +8,15 @@ use std::sync::Arc;
 
 use corosensei::Yielder;
 
-use crate::config::Config;
+use crate::config::{Config, Detached};
+
+/// Said when the test returned while threads it never joined stayed blocked or running.
+const DETACHED_LEFT: &str = "the test returned while threads it never joined were still blocked or running; they \
+     were let go as std's process exit would (`--detached fail` / PULSE_DETACHED=fail reports them as failures)";
+
+/// Steps threads the test did not join may take after it returned, under `Detached::Warn`
+/// (then they are let go, as std's process exit would).
+pub(crate) const DETACHED_STEPS: u64 = 10_000;
 use crate::obj_ref::ObjRef;
 use crate::scheduler::{ChoiceKind, Scheduler};
 use crate::report::trace::{Event, EventKind};
@@ -133,6 +141,8 @@ pub(crate) struct ExecState {
     pub steps: u64,
     pub schedule: Vec<u32>,
     pub clock_ns: u64,
+    /// The step at which the test's main thread returned.
+    main_returned_at: Option<u64>,
     /// No timed wait ends before this (`u64::MAX`: none pending); may be early, never late.
     earliest_deadline: u64,
     pub next_object: u32,
@@ -160,6 +170,7 @@ impl ExecState {
             steps: 0,
             schedule: Vec::new(),
             clock_ns: 0,
+            main_returned_at: None,
             earliest_deadline: u64::MAX,
             next_object: 0,
             trace: None,
@@ -183,6 +194,7 @@ impl ExecState {
         self.steps = 0;
         self.schedule.clear();
         self.clock_ns = 0;
+        self.main_returned_at = None;
         self.earliest_deadline = u64::MAX;
         self.next_object = 0;
         self.trace = if tracing { Some(Vec::new()) } else { None };
@@ -314,11 +326,41 @@ impl ExecState {
     pub fn finish_current(&mut self) {
         self.trace_event(EventKind::Exit, "", None, None);
         let me = self.current;
+        if me == 0 {
+            self.main_returned_at = Some(self.steps);
+        }
         self.threads[me as usize].status = Status::Finished;
         self.threads[me as usize].held.clear();
         self.live -= 1;
         self.remove_runnable(me);
         self.wake_all(ObjRef::thread(me));
+    }
+
+    /// At the end of an execution nothing failed: threads the test never joined that
+    /// panicked or were left blocked or running fail it (`Detached::Fail`) or are warned
+    /// about, as std would let such a test pass.
+    pub fn judge_detached(&mut self) {
+        let unjoined = self.threads.iter().position(|t| t.panic_payload.is_some());
+        match (self.config.detached, unjoined) {
+            (Detached::Fail, Some(t)) => self.stop = Some(Stop::Panic { thread: t as Tid }),
+            (Detached::Fail, None) => {}
+            (Detached::Warn, _) => {
+                if let Some(t) = unjoined {
+                    let name = self.thread_name(t as Tid);
+                    let said = self.threads[t].panic.as_ref().map_or_else(String::new, |r| {
+                        let at = r.location.as_deref().map(|l| format!(" at {l}")).unwrap_or_default();
+                        format!("{at}: {}", r.message)
+                    });
+                    self.warn(format!(
+                        "thread '{name}' panicked{said}, and the test never joined it (std lets such a test pass; \
+                         `--detached fail` / PULSE_DETACHED=fail makes it fail)"
+                    ));
+                }
+                if self.live > 0 {
+                    self.warn(DETACHED_LEFT.to_string());
+                }
+            }
+        }
     }
 
     /// Picks who runs next and stores it in `next` (`None` ends the execution).
@@ -333,6 +375,14 @@ impl ExecState {
             self.next = None;
             return;
         }
+        // After the test returned, threads it did not join run on for a while, then are let
+        // go, as std's process exit would (unless detached threads are to fail the test).
+        if self.main_returned_at.is_some_and(|at| self.steps - at > DETACHED_STEPS)
+            && self.config.detached == Detached::Warn
+        {
+            self.next = None;
+            return;
+        }
         self.clock_ns += self.config.step_nanos;
         // Untimed steps take time too: a timed wait whose deadline they passed is over, and
         // its thread competes with the others (a sleeper wakes while another thread spins).
@@ -343,7 +393,11 @@ impl ExecState {
             self.next = None;
             if self.live > 0 {
                 let main_done = self.threads[0].is_finished();
-                self.stop = Some(if main_done { Stop::LeakedThread } else { Stop::Deadlock });
+                if !main_done {
+                    self.stop = Some(Stop::Deadlock);
+                } else if self.config.detached == Detached::Fail {
+                    self.stop = Some(Stop::LeakedThread);
+                }
             }
             return;
         }

@@ -67,6 +67,9 @@ pub(crate) struct Executor {
     /// The guard page of each thread's stack, `[start, end)`.
     stack_guards: Vec<(usize, usize)>,
     stacks: Vec<DefaultStack>,
+    /// Stacks of threads left behind and never resumed (`Cleanup::Leak`), over all
+    /// executions.
+    leaked_stacks: usize,
 }
 
 impl Executor {
@@ -77,7 +80,13 @@ impl Executor {
             coroutines: Vec::new(),
             stack_guards: Vec::new(),
             stacks: Vec::new(),
+            leaked_stacks: 0,
         }
+    }
+
+    /// How many thread stacks executions have left behind so far.
+    pub(crate) fn leaked_stacks(&self) -> usize {
+        self.leaked_stacks
     }
 
     pub(crate) fn state(&self) -> std::cell::RefMut<'_, ExecState> {
@@ -109,10 +118,8 @@ impl Executor {
         self.drive();
         let explanation = {
             let mut st = self.state();
-            if st.stop.is_none() && st.config.fail_on_unjoined_panic {
-                if let Some(t) = st.threads.iter().position(|t| t.panic_payload.is_some()) {
-                    st.stop = Some(Stop::Panic { thread: t as Tid });
-                }
+            if st.stop.is_none() {
+                st.judge_detached();
             }
             st.stop.as_ref().map(|stop| explain_stop(&st, stop))
         };
@@ -212,6 +219,7 @@ impl Executor {
                 } else {
                     // Never resumed again: nothing on its stack is touched.
                     std::mem::forget(co);
+                    self.leaked_stacks += 1;
                 }
             }
             self.stack_guards.clear();

@@ -21,7 +21,7 @@ mod search;
 mod builder;
 
 pub use builder::{Builder, EnvError};
-pub use config::{BlockedFn, Cleanup, Config, FoundFn, Isolation, ProgressFn, TimeMode};
+pub use config::{BlockedFn, Cleanup, Config, Detached, FoundFn, Isolation, ProgressFn, TimeMode};
 pub use ctx::{current, Ctx, PulseAbort};
 pub use execution::WakeReason;
 pub use obj_ref::ObjRef;

@@ -58,6 +58,14 @@ impl std::fmt::Display for Job {
     }
 }
 
+/// Threads left behind (and their stacks, never resumed) before the search moves to one
+/// process per schedule: a few hundred 2 MiB reservations cost little, unbounded ones can
+/// exhaust the address space or the kernel's mapping limit.
+const LEAKED_STACKS_LIMIT: usize = 256;
+
+const LEAKING: &str = "executions keep leaving threads behind (threads the test never joined, or left by \
+     failing schedules); to free their stacks, each schedule now runs in its own process (slower)";
+
 /// Said when a test turns out to depend on state left by earlier schedules.
 const STATE_CARRIED: &str = "a failure appeared after the first schedule that does not reproduce in a fresh \
      process: the test keeps state across runs (a `static` counter, cache or registry), which \
@@ -138,6 +146,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         report.executions += 1;
         report.decisions += outcome.steps;
         report.choices += outcome.schedule.len() as u64;
+        if search.executor.leaked_stacks() > LEAKED_STACKS_LIMIT && !search.isolated && search.isolator.is_some() {
+            // Every stack left behind stays mapped; a fresh process per schedule frees them.
+            search.isolated = true;
+            search.executor.state().warn(LEAKING.to_string());
+        }
         if let (0, Some(before)) = (i, &threads_before) {
             report.os_threads = before.started_since();
         }

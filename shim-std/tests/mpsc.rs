@@ -2,7 +2,7 @@
 //! rendezvous, disconnection, timeouts on the virtual clock), message order between
 //! senders as a scheduler choice, and the bugs pulse must find in code using them.
 
-use pulse_runtime::{Builder, FailureKind, Report};
+use pulse_runtime::{Builder, Detached, FailureKind, Report};
 use pulse_shim_std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use pulse_shim_std::sync::mpsc::{self, RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
 use pulse_shim_std::sync::Arc;
@@ -396,7 +396,7 @@ fn each_visible_operation_is_one_scheduling_point() {
 #[test]
 fn threads_left_blocked_on_a_channel_are_reported_and_cleaned_up() {
     for rendezvous in [false, true] {
-        let report = run(20, move || {
+        let report = Builder::new().schedules(20).seed(21).detached(Detached::Fail).run(move || {
             if rendezvous {
                 let (tx, rx) = mpsc::sync_channel(0);
                 std::mem::forget(rx);

@@ -3,13 +3,13 @@
 //! first, without poisoning, aborting or hanging (each case from a review that reproduced
 //! the defect). Thread-local destructors behave as std's.
 
-use pulse_runtime::{Builder, Cleanup, FailureKind};
+use pulse_runtime::{Builder, Cleanup, Detached, FailureKind};
 use pulse_shim_std as ps;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 
 fn once(f: impl Fn()) -> pulse_runtime::Report {
-    Builder::new().schedules(1).seed(1).cleanup(Cleanup::Unwind).run(f)
+    Builder::new().detached(Detached::Fail).schedules(1).seed(1).cleanup(Cleanup::Unwind).run(f)
 }
 
 /// Like crossbeam-channel's `Waker`: asserts in `Drop` that nobody is still registered,
@@ -23,7 +23,7 @@ impl Drop for AssertsNobodyWaits {
 
 #[test]
 fn by_default_leftover_threads_are_leaked_so_asserting_destructors_cannot_abort() {
-    let report = Builder::new().schedules(1).seed(1).run(|| {
+    let report = Builder::new().detached(Detached::Fail).schedules(1).seed(1).run(|| {
         let registered = Arc::new(ps::sync::Mutex::new(0));
         let (tx, rx) = ps::sync::mpsc::sync_channel::<()>(0);
         let guard = AssertsNobodyWaits(registered.clone());
@@ -125,7 +125,7 @@ fn a_drop_that_spawns_and_joins_during_cleanup_survives() {
 
 #[test]
 fn a_thread_that_keeps_catching_the_cleanup_is_abandoned_not_looped() {
-    let report = Builder::new().schedules(1).max_steps(200).cleanup(Cleanup::Unwind).run(|| {
+    let report = Builder::new().detached(Detached::Fail).schedules(1).max_steps(200).cleanup(Cleanup::Unwind).run(|| {
         let m = Arc::new(ps::sync::Mutex::new(0));
         ps::thread::spawn(move || loop {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| *m.lock().unwrap() += 1));
@@ -134,12 +134,12 @@ fn a_thread_that_keeps_catching_the_cleanup_is_abandoned_not_looped() {
     assert_eq!(report.failure.expect("runaway").kind, FailureKind::StepLimit);
     assert!(report.warnings.iter().any(|w| w.contains("could not be cleaned up")), "{:?}", report.warnings);
     // The engine is still usable afterwards.
-    Builder::new().schedules(10).check(|| drop(ps::thread::spawn(|| 1).join()));
+    Builder::new().detached(Detached::Fail).schedules(10).check(|| drop(ps::thread::spawn(|| 1).join()));
 }
 
 #[test]
 fn a_caught_panic_does_not_poison_later_unlocks() {
-    Builder::new().schedules(2000).seed(1).check(|| {
+    Builder::new().detached(Detached::Fail).schedules(2000).seed(1).check(|| {
         let m = Arc::new(ps::sync::Mutex::new(0));
         let m2 = Arc::new(ps::sync::Mutex::new(0));
         let h = {
@@ -182,7 +182,7 @@ fn a_thread_local_destructor_can_read_other_thread_locals() {
     .join()
     .unwrap();
     assert_eq!(FLUSHED.swap(0, SeqCst), 5, "std");
-    Builder::new().schedules(1).check(|| {
+    Builder::new().detached(Detached::Fail).schedules(1).check(|| {
         ps::thread::spawn(|| {
             A.with(|_| ());
             B.with(|_| ());
