@@ -1,5 +1,5 @@
-//! Embeds the support crates (pulse-protocol, pulse-runtime, pulse-shim-std, pulse-macros, pulse) into the
-//! binary, so that `cargo install --path cargo-pulse` yields a tool that keeps working after the
+//! Embeds the support crates (pulse-protocol, pulse-runtime, pulse-shim-std, pulse-macros, pulse,
+//! and pulse's parking_lot_core) into the binary, so that `cargo install --path cargo-pulse` yields a tool that keeps working after the
 //! repository moves or is deleted: `support.rs` unpacks them on first use.
 //!
 //! Embedded per crate: `Cargo.toml`, an optional `build.rs` and README, and every file under
@@ -9,7 +9,14 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Directory in the repository -> directory in the support tree (kept the same).
-const CRATES: &[&str] = &["protocol", "runtime", "shim-std", "pulse-macros", "pulse"];
+const CRATES: &[&str] = &[
+    "protocol",
+    "runtime",
+    "shim-std",
+    "pulse-macros",
+    "pulse",
+    "shim-parking-lot-core",
+];
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());

@@ -230,6 +230,10 @@ pub fn build(
     let mut support_errors = 0usize;
     let mut warnings = 0usize;
     let support_root = crate::support::Support::root_marker();
+    // Instrumented registry crates live here; how many of them cargo compiled is their cost.
+    let deps_root = format!("{}/", mirror.pulse_dir.join("deps").display());
+    let mut deps_compiled = std::collections::BTreeSet::new();
+    let mut dep_errors = std::collections::BTreeSet::new();
     // The lib and its test harness build report the same error twice; show it once.
     let mut shown = std::collections::HashSet::new();
     let stdout = child.stdout.take().unwrap();
@@ -237,6 +241,9 @@ pub fn build(
         let message = message.context("reading cargo's JSON messages")?;
         match message {
             Message::CompilerArtifact(a) => {
+                if !a.fresh && a.manifest_path.as_str().starts_with(&deps_root) {
+                    deps_compiled.insert(a.package_id.repr.clone());
+                }
                 let (Some(exe), true) = (a.executable, a.profile.test) else {
                     continue;
                 };
@@ -265,9 +272,14 @@ pub fn build(
                 );
                 if is_error && m.package_id.repr.contains(&support_root) {
                     support_errors += 1;
+                } else if is_error && m.package_id.repr.contains(&deps_root) {
+                    dep_errors.insert(package_name(&m.package_id.repr));
                 } else if is_error {
                     errors += 1;
-                } else if matches!(level, cargo_metadata::diagnostic::DiagnosticLevel::Warning) {
+                } else if matches!(level, cargo_metadata::diagnostic::DiagnosticLevel::Warning)
+                    && !m.package_id.repr.contains(&deps_root)
+                {
+                    // (A registry crate's warnings are cargo's business to cap, not the user's.)
                     warnings += 1;
                 }
                 if is_error || console.verbose() {
@@ -284,8 +296,38 @@ pub fn build(
     }
     let status = child.wait().context("waiting for cargo")?;
     let _ = stderr_thread.join();
+    let report = &mirror.deps_report;
+    if report.mode != "none" || !mirror.deps.is_empty() {
+        console.status(
+            "Dependencies",
+            &format!(
+                "{}; {} of them compiled",
+                report.line(),
+                deps_compiled.len()
+            ),
+        );
+    }
     if !status.success() {
-        if support_errors > 0 {
+        if !dep_errors.is_empty() {
+            let names: Vec<&str> = dep_errors.iter().map(String::as_str).collect();
+            let others: Vec<&str> = mirror
+                .deps
+                .iter()
+                .map(|d| d.name.as_str())
+                .filter(|n| !names.contains(n))
+                .collect();
+            console.eprintln(&console.error(&format!(
+                "the instrumented copy of the dependency {} does not compile (see above): a bug in \
+                 pulse's shims or instrumenter. To test without scheduling it, pass \
+                 `--instrument-deps {}`",
+                names.join(", "),
+                if others.is_empty() {
+                    "none".to_string()
+                } else {
+                    others.join(",")
+                }
+            )));
+        } else if support_errors > 0 {
             console.eprintln(&console.error(
                 "pulse's own support crates failed to build: this is a bug in cargo-pulse, not in your code",
             ));

@@ -4,7 +4,8 @@
 //! A copied manifest must still build from its new place: relative `path =` entries are
 //! re-pointed (to the mirrored copy when there is one, else to the original), the `pulse`
 //! dependency that instrumented code names is added, the mirror's root becomes a workspace of its
-//! own, and `--instrument-dep` crates are patched in. For crates that leave their workspace (the
+//! own, and instrumented registry crates (each version under a key of its own) and pulse's
+//! `parking_lot_core` are patched in. For crates that leave their workspace (the
 //! support crates, `cargo pulse instrument --out`), workspace-inherited fields are inlined.
 
 use std::path::{Path, PathBuf};
@@ -152,8 +153,9 @@ pub fn ensure_workspace(doc: &mut DocumentMut) {
     }
 }
 
-/// Adds `[patch.crates-io] name = { path = dir }`, replacing any patch of that name.
-pub fn add_crates_io_patch(doc: &mut DocumentMut, name: &str, dir: &Path) {
+/// Adds `[patch.crates-io] key = { path = dir }` (with `package = "<package>"` when the key is
+/// not the crate's name: a second version of one crate), replacing any patch under that key.
+pub fn add_crates_io_patch(doc: &mut DocumentMut, key: &str, package: Option<&str>, dir: &Path) {
     let patch = doc.entry("patch").or_insert_with(|| {
         let mut t = Table::new();
         t.set_implicit(true);
@@ -168,7 +170,10 @@ pub fn add_crates_io_patch(doc: &mut DocumentMut, name: &str, dir: &Path) {
     if let Some(registry) = registry.as_table_like_mut() {
         let mut spec = InlineTable::new();
         spec.insert("path", Value::from(dir.display().to_string()));
-        registry.insert(name, Item::Value(Value::InlineTable(spec)));
+        if let Some(package) = package {
+            spec.insert("package", Value::from(package));
+        }
+        registry.insert(key, Item::Value(Value::InlineTable(spec)));
     }
 }
 
@@ -374,11 +379,28 @@ mod tests {
     fn ensures_workspace_and_patches() {
         let mut d = doc("[package]\nname = \"a\"\n");
         ensure_workspace(&mut d);
-        add_crates_io_patch(&mut d, "once_cell", Path::new("/t/deps/once_cell-1.0.0"));
+        add_crates_io_patch(
+            &mut d,
+            "once_cell",
+            None,
+            Path::new("/t/deps/once_cell-1.0.0"),
+        );
+        add_crates_io_patch(
+            &mut d,
+            "spin-pulse-v0_5_2",
+            Some("spin"),
+            Path::new("/t/deps/spin-0.5.2"),
+        );
         let out = d.to_string();
         assert!(out.contains("[workspace]"), "{out}");
         assert!(
             out.contains("[patch.crates-io]\nonce_cell = { path = \"/t/deps/once_cell-1.0.0\" }"),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "spin-pulse-v0_5_2 = { path = \"/t/deps/spin-0.5.2\", package = \"spin\" }"
+            ),
             "{out}"
         );
     }

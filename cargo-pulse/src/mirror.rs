@@ -1,27 +1,35 @@
 //! Builds and refreshes the instrumented mirror of the user's workspace under
 //! `target/pulse/mirror/`: the workspace root and every outside path dependency are copied with
 //! their relative layout kept (so relative `path =` entries between them still hold), Rust
-//! sources are instrumented, manifests are patched to link pulse, and `--instrument-dep`
-//! registry crates are copied to `target/pulse/deps/` and patched in.
+//! sources are instrumented, manifests are patched to link pulse, and the registry crates that
+//! synchronise ([`deps`]: all of them by default, `--instrument-deps`) are copied to
+//! `target/pulse/deps/<name>-<version>/`, instrumented and patched in, each version under a
+//! `[patch]` key of its own. `parking_lot_core` 0.9 is replaced by pulse's shim.
 //!
 //! The user's tree is only read. Everything written lives under the user's target dir.
 
-use std::collections::BTreeSet;
+mod deps;
+
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::copy_tree::{MirrorState, SyncStats, Transformed, TreeJob};
+use crate::copy_tree::{write_if_changed, MirrorState, SyncStats, Transformed, TreeJob};
 use crate::instrumenting::{self, Summary};
 use crate::manifest;
 use crate::path_map::PathMap;
 use crate::support::Support;
 use crate::workspace::{self, UserWorkspace};
 
+pub use deps::DepsMode;
+
 #[derive(Debug, Clone, Default)]
 pub struct MirrorOptions {
-    /// `--instrument-dep` crates (added to the ones named in `[package.metadata.pulse]`).
+    /// `--instrument-deps` values: empty or `auto` (every synchronising dependency), `none`, or
+    /// crate names (with `auto`: in addition). Crates named in `[package.metadata.pulse]
+    /// instrument` are added; see [`DepsMode::from_flags`].
     pub instrument_deps: Vec<String>,
     pub offline: bool,
     /// Where the mirror is built; defaults to `target/pulse/target`.
@@ -35,16 +43,92 @@ pub struct DepSource {
     pub version: String,
     /// Its source in cargo's registry cache.
     pub src: PathBuf,
+    /// The directory of its library's crate root: the files instrumented.
+    #[serde(default)]
+    pub lib_dir: PathBuf,
     pub build_scripts: Vec<PathBuf>,
     /// Its library's crate root when that target is edition 2015 (see `UserPackage`).
     #[serde(default)]
     pub facade_roots: Vec<PathBuf>,
 }
 
+impl DepSource {
+    fn lib_dir(&self) -> PathBuf {
+        if self.lib_dir.as_os_str().is_empty() {
+            self.src.join("src")
+        } else {
+            self.lib_dir.clone()
+        }
+    }
+}
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct DepCache {
     fingerprint: String,
-    deps: Vec<DepSource>,
+    #[serde(default)]
+    selection: deps::Selection,
+    #[serde(default)]
+    scans: deps::ScanCache,
+}
+
+/// Which dependencies were instrumented and what it cost, for the console and the JSON events.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DepsReport {
+    /// `auto`, `auto+a,b`, `a,b` or `none`.
+    pub mode: String,
+    /// `name version` of each instrumented registry crate.
+    pub instrumented: Vec<String>,
+    /// `parking_lot_core` 0.9 was replaced by pulse's shim.
+    pub parking_lot_core_shim: bool,
+    /// Synchronising crates left alone because pulse itself depends on them.
+    pub held_back: Vec<String>,
+    /// The graph was resolved and scanned on this run (false: taken from the cache).
+    pub resolved: bool,
+    /// Seconds spent resolving and scanning the graph (0 when cached).
+    pub resolve_secs: f64,
+    /// Seconds spent copying and instrumenting the dependencies' sources.
+    pub copy_secs: f64,
+    /// Dependency files instrumented on this run (0 when nothing changed).
+    pub files_instrumented: usize,
+}
+
+impl DepsReport {
+    /// One line for people: `3 instrumented (auto): a 1.0, b 2.0, ...; from cache in 0.01s`.
+    pub fn line(&self) -> String {
+        let mut what = self.instrumented.join(", ");
+        if self.parking_lot_core_shim {
+            if !what.is_empty() {
+                what.push_str("; ");
+            }
+            what.push_str("parking_lot_core replaced by pulse's");
+        }
+        let how = if self.resolved {
+            format!(
+                "graph scanned in {:.2}s, {} files instrumented in {:.2}s",
+                self.resolve_secs, self.files_instrumented, self.copy_secs
+            )
+        } else if self.files_instrumented > 0 {
+            format!(
+                "from cache, {} files instrumented in {:.2}s",
+                self.files_instrumented, self.copy_secs
+            )
+        } else {
+            format!("from cache, checked in {:.2}s", self.copy_secs)
+        };
+        let mut line = format!(
+            "{} instrumented ({}){}{what}; {how}",
+            self.instrumented.len(),
+            self.mode,
+            if what.is_empty() { "" } else { ": " }
+        );
+        if !self.held_back.is_empty() {
+            line.push_str(&format!(
+                "; not instrumented, pulse depends on them: {}",
+                self.held_back.join(", ")
+            ));
+        }
+        line
+    }
 }
 
 /// Where mirrored things go.
@@ -88,9 +172,18 @@ pub struct Mirror {
     pub paths: PathMap,
     pub summary: Summary,
     pub stats: SyncStats,
+    /// The registry crates instrumented, every version of each.
     pub deps: Vec<DepSource>,
+    pub deps_report: DepsReport,
     /// Held for the whole run (released when the process exits).
     _lock: std::fs::File,
+}
+
+/// What the manifests' patching needs to know about the dependencies.
+struct Patching<'a> {
+    deps: &'a [DepSource],
+    deps_base: &'a Path,
+    shim_parking_lot_core: bool,
 }
 
 impl Mirror {
@@ -139,14 +232,7 @@ impl Mirror {
             .map(&user.manifest)
             .with_context(|| format!("{} is outside the workspace", user.manifest.display()))?;
 
-        let mut wanted: Vec<String> = opts
-            .instrument_deps
-            .iter()
-            .chain(&user.metadata_instrument_deps)
-            .cloned()
-            .collect();
-        wanted.sort();
-        wanted.dedup();
+        let mode = DepsMode::from_flags(&opts.instrument_deps, &user.metadata_instrument_deps);
 
         let opts_i = instrumenting::options(&user.atomic_paths);
         // Which files are edition-2015 crate roots changes their text without changing them.
@@ -178,52 +264,89 @@ impl Mirror {
         let state_file = pulse_dir.join("mirror-state.json");
         let mut state = MirrorState::load(&state_file, &key);
 
-        // Registry crates to instrument: resolved once per change of the user's manifests or lock.
+        // Registry crates to instrument: resolved once per change of the user's manifests or
+        // lock (or of the mode, or of cargo-pulse), then taken from the cache.
         let dep_cache_file = pulse_dir.join("instrument-deps.json");
-        let fingerprint = deps_fingerprint(&user, &wanted);
-        let mut deps: Vec<DepSource> = Vec::new();
-        if !wanted.is_empty() {
-            let cache: DepCache = std::fs::read(&dep_cache_file)
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok())
-                .unwrap_or_default();
-            if cache.fingerprint == fingerprint {
-                deps = cache.deps;
-            }
-        }
+        let fingerprint = deps_fingerprint(&user, &mode.describe());
+        let mut cache: DepCache = std::fs::read(&dep_cache_file)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        let cached = mode == DepsMode::None || cache.fingerprint == fingerprint;
+        let mut selection = match &mode {
+            DepsMode::None => deps::Selection::default(),
+            _ if cached => cache.selection.clone(),
+            _ => deps::Selection::default(),
+        };
         let deps_base = pulse_dir.join("deps");
         let is_manifest = |p: &Path| p.file_name().is_some_and(|n| n == "Cargo.toml");
+        let user_lock = user.root.join("Cargo.lock");
 
         let mut stats = {
+            let patching = Patching {
+                deps: &selection.deps,
+                deps_base: &deps_base,
+                shim_parking_lot_core: selection.shim_parking_lot_core,
+            };
             let mut transform = |src: &Path, bytes: Vec<u8>| {
-                mirror_transform(
-                    &user, &layout, &support, &deps, &deps_base, &opts_i, src, bytes,
-                )
+                mirror_transform(&user, &layout, &support, &patching, &opts_i, src, bytes)
             };
             state.sync(&jobs, &excluded, &is_manifest, &mut transform)?
         };
-        if !wanted.is_empty() && deps.is_empty() {
-            deps = resolve_deps(&root.join("Cargo.toml"), &wanted, opts.offline)?;
-            let cache = DepCache {
-                fingerprint,
-                deps: deps.clone(),
-            };
+        let mut report = DepsReport {
+            mode: mode.describe(),
+            ..DepsReport::default()
+        };
+        if !cached {
+            let t = Instant::now();
+            // Resolve what the user's lock says, not what a previous patched build left.
+            if let Ok(bytes) = std::fs::read(&user_lock) {
+                write_if_changed(&root.join("Cargo.lock"), &bytes)?;
+            }
+            selection = deps::select(
+                &root.join("Cargo.toml"),
+                &mode,
+                opts.offline,
+                &mut cache.scans,
+            )?;
+            cache.fingerprint = fingerprint;
+            cache.selection = selection.clone();
             std::fs::write(&dep_cache_file, serde_json::to_vec_pretty(&cache)?)
                 .with_context(|| format!("writing {}", dep_cache_file.display()))?;
+            report.resolved = true;
+            report.resolve_secs = t.elapsed().as_secs_f64();
             // Re-patch the manifests now that the dependencies' places are known.
+            let patching = Patching {
+                deps: &selection.deps,
+                deps_base: &deps_base,
+                shim_parking_lot_core: selection.shim_parking_lot_core,
+            };
             let mut transform = |src: &Path, bytes: Vec<u8>| {
-                mirror_transform(
-                    &user, &layout, &support, &deps, &deps_base, &opts_i, src, bytes,
-                )
+                mirror_transform(&user, &layout, &support, &patching, &opts_i, src, bytes)
             };
             let again = state.sync(&jobs, &excluded, &is_manifest, &mut transform)?;
             stats.written += again.written;
+            if selection.shim_parking_lot_core {
+                // The lock (the user's, or the one cargo made in the mirror) must not pin the
+                // registry's parking_lot_core, or cargo ignores the shim patched in for it.
+                let mirror_lock = root.join("Cargo.lock");
+                if let Ok(text) = std::fs::read_to_string(&mirror_lock) {
+                    write_if_changed(
+                        &mirror_lock,
+                        deps::unlock_parking_lot_core(&text).as_bytes(),
+                    )?;
+                }
+            }
         }
         state.save(&state_file)?;
 
         // The registry crates themselves.
+        let t = Instant::now();
+        let deps = selection.deps.clone();
         let deps_state_file = pulse_dir.join("deps-state.json");
-        let mut deps_state = MirrorState::load(&deps_state_file, &key);
+        // (parking_lot's instrumentation depends on whether the shim replaces its core.)
+        let deps_key = format!("{key}|{}", selection.shim_parking_lot_core);
+        let mut deps_state = MirrorState::load(&deps_state_file, &deps_key);
         let dep_jobs: Vec<TreeJob> = deps
             .iter()
             .map(|d| TreeJob {
@@ -232,14 +355,30 @@ impl Mirror {
             })
             .collect();
         let dep_stats = {
-            let mut transform =
-                |src: &Path, bytes: Vec<u8>| dep_transform(&deps, &support, &opts_i, src, bytes);
+            let mut transform = |src: &Path, bytes: Vec<u8>| {
+                dep_transform(&deps, &support, &selection, &opts_i, src, bytes)
+            };
             deps_state.sync(&dep_jobs, &[], &is_manifest, &mut transform)?
         };
         deps_state.save(&deps_state_file)?;
+        for d in &deps {
+            // Lets `resolve_deps` map a patched-in copy back to its registry source.
+            write_if_changed(
+                &dep_dir(&deps_base, d).join(ORIGIN_FILE),
+                &serde_json::to_vec_pretty(d)?,
+            )?;
+        }
         stats.files += dep_stats.files;
         stats.transformed += dep_stats.transformed;
         stats.written += dep_stats.written;
+        report.instrumented = deps
+            .iter()
+            .map(|d| format!("{} {}", d.name, d.version))
+            .collect();
+        report.parking_lot_core_shim = selection.shim_parking_lot_core;
+        report.held_back = selection.held_back.clone();
+        report.files_instrumented = dep_stats.transformed.saturating_sub(deps.len());
+        report.copy_secs = t.elapsed().as_secs_f64();
 
         let mut paths = PathMap::default();
         for r in &roots {
@@ -248,7 +387,19 @@ impl Mirror {
         for d in &deps {
             paths.add(&dep_dir(&deps_base, d), &d.src);
         }
-        let summary = Summary::from_notes(state.notes().chain(deps_state.notes()).map(|(_, n)| n));
+        // A dependency's file the instrumenter cannot parse stays as it is; that is news for
+        // the instrument report (and -v), not a warning about the user's code.
+        let dep_notes: Vec<serde_json::Value> = deps_state
+            .notes()
+            .map(|(_, n)| {
+                let mut n = n.clone();
+                if let Some(m) = n.as_object_mut() {
+                    m.remove("parse_error");
+                }
+                n
+            })
+            .collect();
+        let summary = Summary::from_notes(state.notes().map(|(_, n)| n).chain(&dep_notes));
         let report_file = pulse_dir.join("instrument-report.json");
         let notes: Vec<&serde_json::Value> = state
             .notes()
@@ -280,10 +431,14 @@ impl Mirror {
             summary,
             stats,
             deps,
+            deps_report: report,
             _lock: lock,
         })
     }
 }
+
+/// Written beside each instrumented dependency's copy: its [`DepSource`].
+const ORIGIN_FILE: &str = ".pulse-dep.json";
 
 /// `target/pulse`, or a per-workspace subdirectory of it when the target dir is shared with
 /// other workspaces (it lies outside this one, e.g. a global `CARGO_TARGET_DIR`).
@@ -303,17 +458,23 @@ fn pulse_dir_for(user: &UserWorkspace) -> PathBuf {
     ))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn mirror_transform(
     user: &UserWorkspace,
     layout: &Layout,
     support: &Support,
-    deps: &[DepSource],
-    deps_base: &Path,
+    patching: &Patching,
     opts: &pulse_instrument::Options,
     src: &Path,
     bytes: Vec<u8>,
 ) -> Result<Transformed> {
+    if patching.shim_parking_lot_core && src == user.root.join("Cargo.lock") {
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            return Ok(Transformed {
+                bytes: deps::unlock_parking_lot_core(text).into_bytes(),
+                note: None,
+            });
+        }
+    }
     if src.file_name().is_some_and(|n| n == "Cargo.toml") {
         let dir = src.parent().unwrap();
         let package = user.packages.iter().find(|p| p.dir == dir);
@@ -342,8 +503,16 @@ fn mirror_transform(
         }
         if is_root {
             manifest::ensure_workspace(&mut doc);
-            for d in deps {
-                manifest::add_crates_io_patch(&mut doc, &d.name, &dep_dir(deps_base, d));
+            for e in deps::patch_entries(patching.deps, |d| dep_dir(patching.deps_base, d)) {
+                manifest::add_crates_io_patch(&mut doc, &e.key, e.package.as_deref(), &e.dir);
+            }
+            if patching.shim_parking_lot_core {
+                manifest::add_crates_io_patch(
+                    &mut doc,
+                    "parking_lot_core",
+                    None,
+                    &support.parking_lot_core_dir(),
+                );
             }
         }
         return Ok(Transformed {
@@ -365,6 +534,7 @@ fn mirror_transform(
 fn dep_transform(
     deps: &[DepSource],
     support: &Support,
+    selection: &deps::Selection,
     opts: &pulse_instrument::Options,
     src: &Path,
     bytes: Vec<u8>,
@@ -384,12 +554,29 @@ fn dep_transform(
         });
     }
     // Only the library's sources: a dependency's tests, examples and benches are never built.
-    let in_lib = src.starts_with(dep.src.join("src"));
+    let in_lib = src.starts_with(dep.lib_dir());
     if in_lib
         && src.extension().is_some_and(|e| e == "rs")
         && !dep.build_scripts.iter().any(|b| b == src)
     {
         let root_2015 = dep.facade_roots.iter().any(|r| r == src);
+        let std_time_kept;
+        let opts = if selection.shim_parking_lot_core && dep.name == "parking_lot" {
+            // parking_lot hands deadlines to parking_lot_core, whose API (the shim's too) takes
+            // std's `Instant`: its own time stays std's (the shim converts to virtual time).
+            std_time_kept = pulse_instrument::Options {
+                std_modules: opts
+                    .std_modules
+                    .iter()
+                    .filter(|m| *m != "time")
+                    .cloned()
+                    .collect(),
+                ..opts.clone()
+            };
+            &std_time_kept
+        } else {
+            opts
+        };
         return Ok(instrumenting::instrument_file(src, bytes, opts, root_2015));
     }
     Ok(Transformed { bytes, note: None })
@@ -399,80 +586,54 @@ fn dep_dir(base: &Path, d: &DepSource) -> PathBuf {
     base.join(format!("{}-{}", d.name, d.version))
 }
 
-/// Finds the registry sources of `wanted` in the mirror's resolved dependency graph.
+/// Finds the registry sources of `wanted` (every version of each) in the mirror's resolved
+/// dependency graph. A crate the mirror already patches in (an instrumented copy) is found
+/// through the [`ORIGIN_FILE`] beside that copy.
 pub fn resolve_deps(
     mirror_manifest: &Path,
     wanted: &[String],
     offline: bool,
 ) -> Result<Vec<DepSource>> {
-    let mut cmd = cargo_metadata::MetadataCommand::new();
-    cmd.manifest_path(mirror_manifest);
-    if offline {
-        cmd.other_options(vec!["--offline".to_string()]);
-    }
-    let meta = cmd.exec().with_context(|| {
-        format!(
-            "running `cargo metadata` on the mirror {}",
-            mirror_manifest.display()
-        )
-    })?;
+    let meta = deps::metadata(mirror_manifest, offline, false)?;
     let registry = workspace::registry_packages(&meta);
     let mut out = Vec::new();
     for name in wanted {
-        let Some(pkgs) = registry.get(name) else {
+        if let Some(pkgs) = registry.get(name) {
+            for p in pkgs {
+                if p.targets
+                    .iter()
+                    .any(|t| t.kind.contains(&cargo_metadata::TargetKind::ProcMacro))
+                {
+                    bail!("--instrument-dep {name}: `{name}` is a proc-macro crate; it runs in the compiler, not under the scheduler");
+                }
+                out.push(deps::dep_source(p));
+            }
+            continue;
+        }
+        let copies: Vec<DepSource> = meta
+            .packages
+            .iter()
+            .filter(|p| p.source.is_none() && p.name == *name)
+            .filter_map(|p| {
+                let origin = p.manifest_path.parent()?.join(ORIGIN_FILE);
+                serde_json::from_slice(&std::fs::read(origin).ok()?).ok()
+            })
+            .collect();
+        if copies.is_empty() {
             bail!(
                 "--instrument-dep {name}: no registry crate named `{name}` in the workspace's dependencies \
                  (only crates.io dependencies can be instrumented; path dependencies already are)"
             );
-        };
-        for p in pkgs {
-            if p.targets
-                .iter()
-                .any(|t| t.kind.contains(&cargo_metadata::TargetKind::ProcMacro))
-            {
-                bail!("--instrument-dep {name}: `{name}` is a proc-macro crate; it runs in the compiler, not under the scheduler");
-            }
-            let src = p
-                .manifest_path
-                .parent()
-                .unwrap()
-                .to_path_buf()
-                .into_std_path_buf();
-            let build_scripts = p
-                .targets
-                .iter()
-                .filter(|t| t.kind.contains(&cargo_metadata::TargetKind::CustomBuild))
-                .map(|t| t.src_path.clone().into_std_path_buf())
-                .collect();
-            // Only the library is built from a dependency.
-            let facade_roots = workspace::facade_roots(p, |t| {
-                t.kind.iter().any(|k| {
-                    matches!(
-                        k,
-                        cargo_metadata::TargetKind::Lib
-                            | cargo_metadata::TargetKind::RLib
-                            | cargo_metadata::TargetKind::DyLib
-                    )
-                })
-            });
-            out.push(DepSource {
-                name: name.clone(),
-                version: p.version.to_string(),
-                src,
-                build_scripts,
-                facade_roots,
-            });
         }
+        out.extend(copies);
     }
-    // One [patch.crates-io] entry per name: patching two versions of one crate is not supported.
-    let mut names = BTreeSet::new();
-    out.retain(|d| names.insert(d.name.clone()));
     Ok(out)
 }
 
-/// Changes when the user's manifests or lock file change (and so may resolve differently).
-fn deps_fingerprint(user: &UserWorkspace, wanted: &[String]) -> String {
-    let mut bytes = wanted.join(",").into_bytes();
+/// Changes when the user's manifests or lock file change (and so may resolve differently), when
+/// the mode changes, and with every build of cargo-pulse (its support crates and its scan).
+fn deps_fingerprint(user: &UserWorkspace, mode: &str) -> String {
+    let mut bytes = format!("{mode}|{}|{}|", tool_fingerprint(), Support::hash()).into_bytes();
     let mut files: Vec<PathBuf> = user
         .packages
         .iter()

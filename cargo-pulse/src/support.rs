@@ -1,5 +1,6 @@
-//! The support crates (`pulse`, `pulse-runtime`, `pulse-shim-std`, `pulse-macros`) that every
-//! instrumented crate links against. They are embedded in the binary by `build.rs` and unpacked
+//! The support crates (`pulse`, `pulse-protocol`, `pulse-runtime`, `pulse-shim-std`,
+//! `pulse-macros`) that every instrumented crate links against, and pulse's `parking_lot_core`,
+//! patched in for the registry's. They are embedded in the binary by `build.rs` and unpacked
 //! on first use, so an installed `cargo-pulse` never depends on where the repository was.
 //!
 //! The unpacked directory is named by version and content hash, and shared by every workspace on
@@ -18,7 +19,14 @@ mod embedded {
 
 /// The crates, by directory in the support tree (as `build.rs` embeds them).
 #[cfg(test)]
-const CRATES: &[&str] = &["protocol", "runtime", "shim-std", "pulse-macros", "pulse"];
+const CRATES: &[&str] = &[
+    "protocol",
+    "runtime",
+    "shim-std",
+    "pulse-macros",
+    "pulse",
+    "shim-parking-lot-core",
+];
 
 /// An unpacked support tree.
 #[derive(Debug, Clone)]
@@ -30,6 +38,11 @@ impl Support {
     /// The `pulse` crate that mirrors depend on.
     pub fn pulse_dir(&self) -> PathBuf {
         self.root.join("pulse")
+    }
+
+    /// pulse's `parking_lot_core` 0.9 (its parking goes to the scheduler).
+    pub fn parking_lot_core_dir(&self) -> PathBuf {
+        self.root.join("shim-parking-lot-core")
     }
 
     /// A string that appears in every path inside an unpacked support tree.
@@ -164,8 +177,11 @@ mod tests {
                 "{krate}"
             );
         }
-        let pulse = std::fs::read_to_string(dir.path().join("pulse/Cargo.toml")).unwrap();
+        // One pulse-runtime for all: the shim's `current()` must see the executions pulse runs.
         let runtime_path = dir.path().join("runtime").display().to_string();
-        assert!(pulse.contains(&runtime_path), "{pulse}");
+        for krate in ["pulse", "shim-parking-lot-core"] {
+            let text = std::fs::read_to_string(dir.path().join(krate).join("Cargo.toml")).unwrap();
+            assert!(text.contains(&runtime_path), "{krate}: {text}");
+        }
     }
 }

@@ -422,10 +422,13 @@ fn a_deadlock_inside_crossbeam_channel_is_found_and_reported() {
 
 #[test]
 fn uninstrumented_blocking_is_reported_not_hung() {
-    // Without --instrument-dep, once_cell parks a real OS thread while another virtual thread
-    // holds the initialisation: the run must end, name the problem and suggest the fix.
+    // Uninstrumented (`--instrument-deps none`), once_cell parks a real OS thread while another
+    // virtual thread holds the initialisation: the run must end, name the problem and suggest the fix.
     let dir = fixture("registry-dep", "registry-dep-blocked");
-    let run = cargo_pulse(&dir, &args(&["test", "--blocking-timeout", "2"]));
+    let run = cargo_pulse(
+        &dir,
+        &args(&["test", "--instrument-deps", "none", "--blocking-timeout", "2"]),
+    );
     assert_eq!(run.code, 101);
     assert!(
         run.stderr.contains("--instrument-dep") || run.stderr.contains("pulse::atomic"),

@@ -1,0 +1,545 @@
+//! Which registry crates of the test's dependency graph are instrumented (`--instrument-deps`),
+//! found once per change of the user's manifests or lock and remembered in
+//! `target/pulse/instrument-deps.json`.
+//!
+//! `auto` (the default) walks the resolved graph of the mirror from the workspace members along
+//! normal and dev edges (never into build-dependencies or proc-macros, whose code runs in the
+//! build, not under the scheduler), keeps the crates.io packages, drops pulse's own crates and
+//! everything they depend on (an instrumented crate depends on pulse: one pulse needs would be a
+//! cycle), and scans each one's library sources for the paths pulse rewrites. Every version of a
+//! crate is its own [`DepSource`]; [`patch_entries`] gives each one its own `[patch]` key.
+//!
+//! `parking_lot_core` 0.9 is never instrumented: pulse's support tree holds a drop-in
+//! replacement whose parking goes to the scheduler, patched in instead.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use cargo_metadata::{DependencyKind, Metadata, Package, PackageId, TargetKind};
+use serde::{Deserialize, Serialize};
+
+use super::DepSource;
+use crate::support::Support;
+use crate::workspace;
+
+/// What `--instrument-deps` (and `[package.metadata.pulse] instrument`) asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DepsMode {
+    /// Every crate whose sources synchronise, plus the crates named.
+    Auto { also: Vec<String> },
+    /// Only the crates named (`--instrument-deps a,b`, `--instrument-dep a`).
+    List(Vec<String>),
+    /// None.
+    None,
+}
+
+impl DepsMode {
+    /// The mode from the command line's values (`auto`, `none`, crate names; empty: auto) and
+    /// the crates named in the manifests' metadata. `none` on the command line wins.
+    pub fn from_flags(flags: &[String], metadata: &[String]) -> DepsMode {
+        let flags: Vec<&str> = flags
+            .iter()
+            .flat_map(|f| f.split(','))
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .collect();
+        if flags.contains(&"none") {
+            return DepsMode::None;
+        }
+        let mut names: Vec<String> = flags
+            .iter()
+            .filter(|f| **f != "auto")
+            .map(|f| f.to_string())
+            .chain(metadata.iter().cloned())
+            .collect();
+        names.sort();
+        names.dedup();
+        if flags.is_empty() || flags.contains(&"auto") {
+            DepsMode::Auto { also: names }
+        } else {
+            DepsMode::List(names)
+        }
+    }
+
+    pub fn named(&self) -> &[String] {
+        match self {
+            DepsMode::Auto { also } => also,
+            DepsMode::List(names) => names,
+            DepsMode::None => &[],
+        }
+    }
+
+    /// For cache keys and reports: `auto`, `auto+a,b`, `a,b`, `none`.
+    pub fn describe(&self) -> String {
+        match self {
+            DepsMode::Auto { also } if also.is_empty() => "auto".into(),
+            DepsMode::Auto { also } => format!("auto+{}", also.join(",")),
+            DepsMode::List(names) => names.join(","),
+            DepsMode::None => "none".into(),
+        }
+    }
+}
+
+/// The outcome of a resolution, cached.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Selection {
+    pub deps: Vec<DepSource>,
+    /// The graph holds `parking_lot_core` 0.9: pulse's shim is patched in for it.
+    pub shim_parking_lot_core: bool,
+    /// Crates that would have been instrumented but are dependencies of pulse itself.
+    pub held_back: Vec<String>,
+}
+
+/// Scan results by source directory: registry sources never change.
+pub type ScanCache = BTreeMap<PathBuf, bool>;
+
+/// Runs `cargo metadata` on the (unpatched) mirror and picks the crates to instrument.
+pub fn select(
+    mirror_manifest: &Path,
+    mode: &DepsMode,
+    offline: bool,
+    scans: &mut ScanCache,
+) -> Result<Selection> {
+    let meta = metadata(mirror_manifest, offline, true)?;
+    select_from(&meta, mode, scans)
+}
+
+fn select_from(meta: &Metadata, mode: &DepsMode, scans: &mut ScanCache) -> Result<Selection> {
+    let by_id: BTreeMap<&PackageId, &Package> = meta.packages.iter().map(|p| (&p.id, p)).collect();
+    let support = support_closure(meta, &by_id);
+    let mut out = Selection {
+        shim_parking_lot_core: meta.packages.iter().any(|p| {
+            is_shimmed_parking_lot_core(p) || is_support(p) && p.name == "parking_lot_core"
+        }),
+        ..Selection::default()
+    };
+    let mut chosen: BTreeSet<&PackageId> = BTreeSet::new();
+
+    // Crates asked for by name: every version in the graph.
+    let registry = workspace::registry_packages(meta);
+    for name in mode.named() {
+        let Some(pkgs) = registry.get(name) else {
+            bail!(
+                "--instrument-deps {name}: no registry crate named `{name}` in the workspace's dependencies \
+                 (only crates.io dependencies can be instrumented; path dependencies already are)"
+            );
+        };
+        for p in pkgs {
+            if is_proc_macro(p) {
+                bail!("--instrument-deps {name}: `{name}` is a proc-macro crate; it runs in the compiler, not under the scheduler");
+            }
+            if support.contains(&p.id) {
+                bail!(
+                    "--instrument-deps {name}: pulse itself depends on `{name}` {}, so it cannot be instrumented \
+                     (the instrumented copy would depend on pulse)",
+                    p.version
+                );
+            }
+            if is_shimmed_parking_lot_core(p) {
+                continue;
+            }
+            chosen.insert(&p.id);
+        }
+    }
+
+    if matches!(mode, DepsMode::Auto { .. }) {
+        for p in test_graph(meta, &by_id) {
+            if !is_crates_io(p) || is_shimmed_parking_lot_core(p) {
+                continue;
+            }
+            let Some(lib_dir) = lib_dir(p) else { continue };
+            let uses = *scans
+                .entry(lib_dir.clone())
+                .or_insert_with(|| synchronises(&lib_dir, &build_scripts(p)));
+            if !uses {
+                continue;
+            }
+            if support.contains(&p.id) {
+                out.held_back.push(format!("{} {}", p.name, p.version));
+                continue;
+            }
+            chosen.insert(&p.id);
+        }
+    }
+
+    for id in chosen {
+        out.deps.push(dep_source(by_id[id]));
+    }
+    out.deps
+        .sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));
+    out.held_back.sort();
+    Ok(out)
+}
+
+pub fn metadata(mirror_manifest: &Path, offline: bool, all_features: bool) -> Result<Metadata> {
+    let mut cmd = cargo_metadata::MetadataCommand::new();
+    cmd.manifest_path(mirror_manifest);
+    let mut other = Vec::new();
+    if offline {
+        other.push("--offline".to_string());
+    }
+    if let Some(host) = host_triple() {
+        other.extend(["--filter-platform".to_string(), host]);
+    }
+    cmd.other_options(other);
+    if all_features {
+        // Optional dependencies the user may switch on with --features are in the lock anyway;
+        // patching one that this build does not enable costs a copy and is not a cargo warning.
+        cmd.features(cargo_metadata::CargoOpt::AllFeatures);
+    }
+    cmd.exec().with_context(|| {
+        format!(
+            "running `cargo metadata` on the mirror {}",
+            mirror_manifest.display()
+        )
+    })
+}
+
+fn host_triple() -> Option<String> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let out = std::process::Command::new(rustc).arg("-vV").output().ok()?;
+    String::from_utf8(out.stdout)
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
+}
+
+/// Packages whose code runs in the test binaries: reached from the workspace members along
+/// normal edges (and dev edges of the members), never through build-dependencies,
+/// proc-macros, pulse's own crates or the `parking_lot_core` pulse replaces.
+fn test_graph<'m>(
+    meta: &'m Metadata,
+    by_id: &BTreeMap<&'m PackageId, &'m Package>,
+) -> Vec<&'m Package> {
+    let Some(resolve) = &meta.resolve else {
+        return Vec::new();
+    };
+    let nodes: BTreeMap<&PackageId, &cargo_metadata::Node> =
+        resolve.nodes.iter().map(|n| (&n.id, n)).collect();
+    let members: BTreeSet<&PackageId> = meta.workspace_members.iter().collect();
+    let mut seen: BTreeSet<&PackageId> = BTreeSet::new();
+    let mut queue: VecDeque<&PackageId> = members.iter().copied().collect();
+    let mut out = Vec::new();
+    while let Some(id) = queue.pop_front() {
+        if !seen.insert(id) {
+            continue;
+        }
+        if !members.contains(id) {
+            out.push(by_id[id]);
+        }
+        let Some(node) = nodes.get(id) else { continue };
+        for dep in &node.deps {
+            let runs_in_tests = dep.dep_kinds.iter().any(|k| match k.kind {
+                DependencyKind::Normal => true,
+                DependencyKind::Development => members.contains(id),
+                _ => false,
+            });
+            let Some(p) = by_id.get(&dep.pkg) else {
+                continue;
+            };
+            // (The registry's parking_lot_core is replaced by pulse's, which has no
+            // dependencies of its own to instrument.)
+            if runs_in_tests
+                && !is_proc_macro(p)
+                && !is_support(p)
+                && !is_shimmed_parking_lot_core(p)
+            {
+                queue.push_back(&dep.pkg);
+            }
+        }
+    }
+    out
+}
+
+/// pulse's support crates and everything they depend on, by any edge.
+fn support_closure<'m>(
+    meta: &'m Metadata,
+    by_id: &BTreeMap<&'m PackageId, &'m Package>,
+) -> BTreeSet<&'m PackageId> {
+    let Some(resolve) = &meta.resolve else {
+        return BTreeSet::new();
+    };
+    let nodes: BTreeMap<&PackageId, &cargo_metadata::Node> =
+        resolve.nodes.iter().map(|n| (&n.id, n)).collect();
+    let mut seen = BTreeSet::new();
+    let mut stack: Vec<&PackageId> = meta
+        .packages
+        .iter()
+        .filter(|p| is_support(p))
+        .map(|p| &p.id)
+        .collect();
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        if let Some(node) = nodes.get(id) {
+            stack.extend(node.deps.iter().map(|d| &d.pkg));
+        }
+    }
+    seen.retain(|id| by_id.contains_key(id));
+    seen
+}
+
+fn is_support(p: &Package) -> bool {
+    p.source.is_none() && p.manifest_path.as_str().contains(&Support::root_marker())
+}
+
+fn is_crates_io(p: &Package) -> bool {
+    p.source.as_ref().is_some_and(|s| s.is_crates_io())
+}
+
+fn is_proc_macro(p: &Package) -> bool {
+    p.targets
+        .iter()
+        .any(|t| t.kind.contains(&TargetKind::ProcMacro))
+}
+
+/// The registry's `parking_lot_core` 0.9, which pulse replaces with its shim.
+pub fn is_shimmed_parking_lot_core(p: &Package) -> bool {
+    p.name == "parking_lot_core" && p.version.major == 0 && p.version.minor == 9 && !is_support(p)
+}
+
+fn lib_target(p: &Package) -> Option<&cargo_metadata::Target> {
+    p.targets.iter().find(|t| {
+        t.kind.iter().any(|k| {
+            matches!(
+                k,
+                TargetKind::Lib | TargetKind::RLib | TargetKind::DyLib | TargetKind::StaticLib
+            )
+        })
+    })
+}
+
+/// The directory holding the library's sources (`src/` for almost every crate).
+fn lib_dir(p: &Package) -> Option<PathBuf> {
+    let root = lib_target(p)?.src_path.as_std_path();
+    root.parent().map(workspace::normalize)
+}
+
+fn build_scripts(p: &Package) -> Vec<PathBuf> {
+    p.targets
+        .iter()
+        .filter(|t| t.kind.contains(&TargetKind::CustomBuild))
+        .map(|t| t.src_path.clone().into_std_path_buf())
+        .collect()
+}
+
+pub fn dep_source(p: &Package) -> DepSource {
+    let src = p
+        .manifest_path
+        .parent()
+        .unwrap()
+        .to_path_buf()
+        .into_std_path_buf();
+    // Only the library is built from a dependency.
+    let facade_roots = workspace::facade_roots(p, |t| {
+        t.kind
+            .iter()
+            .any(|k| matches!(k, TargetKind::Lib | TargetKind::RLib | TargetKind::DyLib))
+    });
+    DepSource {
+        name: p.name.clone(),
+        version: p.version.to_string(),
+        lib_dir: lib_dir(p).unwrap_or_else(|| src.join("src")),
+        src,
+        build_scripts: build_scripts(p),
+        facade_roots,
+    }
+}
+
+/// Whether any `.rs` file under `dir` (build scripts aside) names what pulse rewrites: std's
+/// `sync`, `thread` or `time`, `core::sync::atomic`, `thread_local!`. Comments are skipped; a
+/// false positive costs a copy, a false negative an unscheduled dependency.
+pub fn synchronises(dir: &Path, skip: &[PathBuf]) -> bool {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
+        .filter(|e| !skip.iter().any(|s| s == e.path()))
+        .any(|e| {
+            std::fs::read_to_string(e.path())
+                .map(|text| source_synchronises(&text))
+                .unwrap_or(false)
+        })
+}
+
+pub fn source_synchronises(text: &str) -> bool {
+    const NEEDLES: &[&str] = &[
+        "std::sync",
+        "std::thread",
+        "std::time",
+        "core::sync",
+        "thread_local!",
+    ];
+    let code: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if NEEDLES.iter().any(|n| code.contains(n)) {
+        return true;
+    }
+    // Grouped imports: `use std::{sync::Mutex, thread};`, `use core::{sync::atomic, ..}`.
+    for root in ["std::{", "core::{"] {
+        let mut rest = code.as_str();
+        while let Some(i) = rest.find(root) {
+            let group = &rest[i + root.len()..];
+            let mut depth = 1usize;
+            let end = group
+                .char_indices()
+                .find(|&(_, c)| {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                })
+                .map_or(group.len(), |(j, _)| j);
+            let inner = &group[..end];
+            let words = inner
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .collect::<Vec<_>>();
+            let root_word = root.trim_end_matches("::{");
+            if words
+                .iter()
+                .any(|w| *w == "sync" || root_word == "std" && (*w == "thread" || *w == "time"))
+            {
+                return true;
+            }
+            rest = &group[end..];
+        }
+    }
+    false
+}
+
+/// One `[patch.crates-io]` entry per dependency: `(key, package rename, dir)`. cargo takes one
+/// entry per name and source, so a second version of a crate is patched under a key of its own
+/// with `package = "<name>"` (cargo's documented way to patch several versions of one crate).
+pub fn patch_entries(deps: &[DepSource], dir: impl Fn(&DepSource) -> PathBuf) -> Vec<PatchEntry> {
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    deps.iter()
+        .map(|d| {
+            if seen.insert(&d.name) {
+                PatchEntry {
+                    key: d.name.clone(),
+                    package: None,
+                    dir: dir(d),
+                }
+            } else {
+                let v: String = d
+                    .version
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                    .collect();
+                PatchEntry {
+                    key: format!("{}-pulse-v{v}", d.name),
+                    package: Some(d.name.clone()),
+                    dir: dir(d),
+                }
+            }
+        })
+        .collect()
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchEntry {
+    pub key: String,
+    pub package: Option<String>,
+    pub dir: PathBuf,
+}
+
+/// `Cargo.lock` without the registry's `parking_lot_core` 0.9 entries: a lock that pins one
+/// keeps cargo from taking the shim (0.9.99) patched in for it.
+pub fn unlock_parking_lot_core(lock: &str) -> String {
+    let mut out = String::with_capacity(lock.len());
+    for (i, block) in lock.split("\n[[package]]\n").enumerate() {
+        let drop = block.starts_with("name = \"parking_lot_core\"\nversion = \"0.9.")
+            && block.contains("\nsource = \"registry+");
+        if drop {
+            continue;
+        }
+        if i > 0 {
+            out.push_str("\n[[package]]\n");
+        }
+        out.push_str(block);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_from_flags() {
+        let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            DepsMode::from_flags(&[], &[]),
+            DepsMode::Auto { also: vec![] }
+        );
+        assert_eq!(
+            DepsMode::from_flags(&[], &s(&["once_cell"])),
+            DepsMode::Auto {
+                also: s(&["once_cell"])
+            }
+        );
+        assert_eq!(
+            DepsMode::from_flags(&s(&["none"]), &s(&["x"])),
+            DepsMode::None
+        );
+        assert_eq!(
+            DepsMode::from_flags(&s(&["b,a", "c"]), &[]),
+            DepsMode::List(s(&["a", "b", "c"]))
+        );
+        assert_eq!(
+            DepsMode::from_flags(&s(&["auto,x"]), &[]).describe(),
+            "auto+x"
+        );
+    }
+
+    #[test]
+    fn the_scan_sees_what_pulse_rewrites_and_not_comments() {
+        assert!(source_synchronises("use core::sync::atomic::AtomicBool;"));
+        assert!(source_synchronises("let t = std::time::Instant::now();"));
+        assert!(source_synchronises("use std::{fmt, sync::{Arc, Mutex}};"));
+        assert!(source_synchronises("use std::{\n    io,\n    thread,\n};"));
+        assert!(source_synchronises("thread_local! { static X: u8 = 0; }"));
+        assert!(!source_synchronises(
+            "use std::{fmt, io};\nuse core::{mem, ptr};"
+        ));
+        assert!(!source_synchronises("/// use std::sync::Mutex;\nfn f() {}"));
+        assert!(!source_synchronises("use core::{time::Duration};"));
+    }
+
+    #[test]
+    fn a_second_version_gets_a_key_of_its_own() {
+        let d = |v: &str| DepSource {
+            name: "spin".into(),
+            version: v.into(),
+            src: PathBuf::from(format!("/reg/spin-{v}")),
+            lib_dir: PathBuf::from(format!("/reg/spin-{v}/src")),
+            build_scripts: vec![],
+            facade_roots: vec![],
+        };
+        let e = patch_entries(&[d("0.5.2"), d("0.9.8")], |d| {
+            PathBuf::from(format!("/deps/{}-{}", d.name, d.version))
+        });
+        assert_eq!(e[0].key, "spin");
+        assert_eq!(e[0].package, None);
+        assert_eq!(e[1].key, "spin-pulse-v0_9_8");
+        assert_eq!(e[1].package.as_deref(), Some("spin"));
+        assert_eq!(e[1].dir, PathBuf::from("/deps/spin-0.9.8"));
+    }
+
+    #[test]
+    fn the_registry_parking_lot_core_is_unlocked() {
+        let lock = "version = 4\n\n[[package]]\nname = \"lock_api\"\nversion = \"0.4.14\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n\n[[package]]\nname = \"parking_lot_core\"\nversion = \"0.9.12\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\nchecksum = \"x\"\n\n[[package]]\nname = \"parking_lot_core\"\nversion = \"0.9.99\"\n";
+        let out = unlock_parking_lot_core(lock);
+        assert!(!out.contains("0.9.12"), "{out}");
+        assert!(out.contains("0.9.99") && out.contains("lock_api"), "{out}");
+        assert_eq!(unlock_parking_lot_core("version = 4\n"), "version = 4\n");
+    }
+}

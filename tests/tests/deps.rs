@@ -1,0 +1,125 @@
+//! Dependencies that synchronise are scheduled with no flag (`--instrument-deps auto`, the
+//! default): a spin lock in two semver-incompatible versions of one registry crate,
+//! crossbeam-utils' scoped threads, `AtomicCell` and `Backoff`, and parking_lot's locks
+//! (parking in pulse's `parking_lot_core`). Each fixture's only synchronisation is its
+//! dependencies'; each race is found, each fixed twin passes.
+
+#[allow(dead_code)] // (helpers e2e.rs uses and this file does not)
+mod support;
+
+use support::{cargo_pulse, fixture};
+
+const QUICK: &[&str] = &["--schedules", "300", "--seed", "7", "--color", "never"];
+
+fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    extra.iter().copied().chain(QUICK.iter().copied()).collect()
+}
+
+#[test]
+fn two_versions_of_a_spin_lock_crate_are_each_instrumented_without_a_flag() {
+    let dir = fixture("dep-spin-versions", "dep-spin-versions");
+    let json = args(&["test", "--message-format", "json"]);
+    let run = cargo_pulse(&dir, &json);
+    assert_eq!(run.code, 101, "both lost updates are found");
+    for (test, event) in [
+        ("tests::spin09_counts_every_hit", "failed"),
+        ("tests::spin05_counts_every_hit", "failed"),
+        ("tests::spin09_counts_every_hit_fixed", "ok"),
+        ("tests::spin05_counts_every_hit_fixed", "ok"),
+    ] {
+        assert_eq!(run.event_of(test).as_deref(), Some(event), "{test}");
+    }
+    assert!(
+        run.stderr.contains("spin 0.5.") && run.stderr.contains("spin 0.9."),
+        "both versions are named as instrumented"
+    );
+    let manifest = std::fs::read_to_string(dir.join("target/pulse/mirror/Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("package = \"spin\""),
+        "the second version is patched under a key of its own:\n{manifest}"
+    );
+
+    // A second run resolves, instruments and compiles nothing again.
+    let again = cargo_pulse(&dir, &json);
+    assert_eq!(again.code, 101);
+    assert!(
+        again.stderr.contains("from cache") && again.stderr.contains("0 of them compiled"),
+        "{}",
+        again.stderr
+    );
+    eprintln!("first run {:.1}s, second run {:.1}s", run.secs, again.secs);
+
+    // By name: every version of the crate.
+    let named = cargo_pulse(&dir, &args(&["test", "--instrument-deps", "spin"]));
+    assert_eq!(named.code, 101);
+    assert!(
+        named.stderr.contains("2 instrumented (spin)"),
+        "{}",
+        named.stderr
+    );
+
+    // Without instrumentation the spin locks' atomics are no scheduling points: each thread's
+    // two critical sections run back to back and the race stays hidden.
+    let none = cargo_pulse(&dir, &args(&["test", "--instrument-deps", "none"]));
+    assert_eq!(none.code, 0, "uninstrumented, the race is invisible");
+}
+
+#[test]
+fn crossbeam_utils_scoped_threads_atomic_cell_and_backoff_are_scheduled_without_a_flag() {
+    let dir = fixture("crossbeam-backoff", "crossbeam-backoff");
+    let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+    assert_eq!(run.code, 101, "the duplicate ticket is found");
+    assert_eq!(
+        run.event_of("tests::tickets_are_unique").as_deref(),
+        Some("failed")
+    );
+    assert_eq!(
+        run.event_of("tests::tickets_are_unique_fixed").as_deref(),
+        Some("ok")
+    );
+    assert_eq!(
+        run.event_of("tests::a_snoozing_waiter_lets_the_setter_run")
+            .as_deref(),
+        Some("ok"),
+        "Backoff::snooze yields to the scheduler"
+    );
+    assert!(
+        run.stderr.contains("instrumented (auto): crossbeam-utils"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn parking_lot_deadlock_and_lost_update_are_found_without_a_flag() {
+    let dir = fixture("parking-lot-dep", "parking-lot-dep");
+    let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+    assert_eq!(run.code, 101);
+    for (test, event) in [
+        ("tests::opposite_transfers_complete", "failed"),
+        ("tests::deposits_all_count", "failed"),
+        ("tests::opposite_transfers_complete_fixed", "ok"),
+        ("tests::deposits_all_count_fixed", "ok"),
+    ] {
+        assert_eq!(run.event_of(test).as_deref(), Some(event), "{test}");
+    }
+    let deadlock = run
+        .json()
+        .into_iter()
+        .find(|v| v["name"] == "tests::opposite_transfers_complete")
+        .unwrap();
+    assert!(
+        deadlock.to_string().contains("deadlock"),
+        "reported as a deadlock: {deadlock}"
+    );
+    assert!(
+        run.stderr.contains("parking_lot_core replaced by pulse's")
+            && run.stderr.contains("parking_lot 0.12"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("was not used in the crate graph"),
+        "every patch is used"
+    );
+}
