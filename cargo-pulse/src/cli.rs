@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use pulse_protocol::{Cleanup, Isolation, Strategy, TimeMode};
 
 use crate::seeds::SeedRange;
 
@@ -111,15 +112,10 @@ pub struct CargoArgs {
     /// (default: target/pulse/target). Share one across workspaces to build pulse once.
     #[arg(long, value_name = "DIR", help_heading = "Compilation options")]
     pub pulse_target_dir: Option<PathBuf>,
-    /// Registry dependencies to instrument (copied into the mirror and patched in): `auto`
-    /// (default: every crate of the test's graph that uses std's sync/thread/time or core's
-    /// atomics), `none`, or crate names (`a,b`; with `auto`, in addition).
-    /// `--instrument-dep NAME` is the same.
+    /// Also instrument this registry dependency (copy its source into the mirror and patch it in).
     #[arg(
-        long = "instrument-deps",
-        visible_alias = "instrument-dep",
-        value_name = "auto|none|CRATE,..",
-        value_delimiter = ',',
+        long = "instrument-dep",
+        value_name = "CRATE",
         help_heading = "Instrumentation"
     )]
     pub instrument_deps: Vec<String>,
@@ -204,13 +200,22 @@ pub struct TestArgs {
     #[arg(long, value_name = "N", help_heading = "Search")]
     pub max_steps: Option<u64>,
     /// Scheduling strategy: `random` or `pct:D` (probabilistic concurrency testing, depth D).
-    #[arg(long, value_name = "STRATEGY", help_heading = "Search")]
-    pub strategy: Option<String>,
+    #[arg(long, value_name = "STRATEGY", value_parser = clap::value_parser!(Strategy), help_heading = "Search")]
+    pub strategy: Option<Strategy>,
     /// When timed waits (sleep, wait_timeout, recv_timeout, park_timeout) expire: `idle`
     /// (default: only when no thread can run) or `random` (a scheduler choice at any point,
     /// finds sleeps used as synchronisation).
-    #[arg(long, value_name = "MODE", value_parser = ["idle", "random"], help_heading = "Search")]
-    pub time: Option<String>,
+    #[arg(long, value_name = "MODE", value_parser = clap::value_parser!(TimeMode), help_heading = "Search")]
+    pub time: Option<TimeMode>,
+    /// Where each schedule runs: `auto` (in the test's process; one process per schedule once
+    /// a test is found to keep state in statics), `off`, or `always` (a fresh process per
+    /// schedule: a crash is caught and recorded with its seed).
+    #[arg(long, value_name = "MODE", value_parser = clap::value_parser!(Isolation), help_heading = "Search")]
+    pub isolation: Option<Isolation>,
+    /// What happens to threads a failing schedule leaves behind: `leak` (default) or `unwind`
+    /// (their destructors run).
+    #[arg(long, value_name = "MODE", value_parser = clap::value_parser!(Cleanup), help_heading = "Search")]
+    pub cleanup: Option<Cleanup>,
     /// Replay one schedule (as printed in a failure report), or a failure file (.json).
     #[arg(long, value_name = "SCHEDULE|FILE", help_heading = "Search")]
     pub replay: Option<String>,

@@ -3,15 +3,20 @@
 //!
 //! All of it goes to stderr (stdout carries `--message-format json`), and through indicatif's
 //! `MultiProgress` so lines never tear the bars. Colours carry meaning only: green passed, red
-//! failed, yellow ignored or warned, dim for secondary facts.
+//! failed or crashed, yellow ignored, not scheduled or warned, dim for secondary facts.
+//!
+//! [`Console`] is the terminal (status lines, warnings, colours, bars), shared by every stage;
+//! [`ConsoleReporter`] shows a run's [`TestEvent`]s on it.
 
+use std::collections::HashMap;
 use std::io::IsTerminal;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::ColorChoice;
+use crate::events::{Reporter, TestEvent};
 use crate::outcome::{Outcome, TestResult};
 
 #[derive(Clone)]
@@ -25,6 +30,8 @@ struct Inner {
     verbose: bool,
     bars: bool,
     multi: MultiProgress,
+    /// Text printed while recording (`record`): a failed build's messages for the JSON.
+    recording: Mutex<Option<String>>,
 }
 
 impl Console {
@@ -48,6 +55,7 @@ impl Console {
                 verbose,
                 bars,
                 multi,
+                recording: Mutex::new(None),
             }),
         }
     }
@@ -62,8 +70,34 @@ impl Console {
         self.inner.color
     }
 
+    /// Starts keeping a copy of everything printed, until `take_recording`.
+    pub fn record(&self) {
+        *self.inner.recording.lock().unwrap() = Some(String::new());
+    }
+
+    /// What was printed since `record`, without colour codes.
+    pub fn take_recording(&self) -> String {
+        strip_ansi(
+            &self
+                .inner
+                .recording
+                .lock()
+                .unwrap()
+                .take()
+                .unwrap_or_default(),
+        )
+    }
+
+    fn keep(&self, text: &str) {
+        if let Some(r) = self.inner.recording.lock().unwrap().as_mut() {
+            r.push_str(text);
+        }
+    }
+
     /// Prints a line to stderr without disturbing progress bars.
     pub fn eprintln(&self, line: &str) {
+        self.keep(line);
+        self.keep("\n");
         if self.inner.bars {
             self.inner.multi.suspend(|| eprintln!("{line}"));
         } else {
@@ -73,6 +107,7 @@ impl Console {
 
     /// Prints text (which carries its own newlines) to stderr.
     pub fn eprint(&self, text: &str) {
+        self.keep(text);
         if self.inner.bars {
             self.inner.multi.suspend(|| eprint!("{text}"));
         } else {
@@ -142,18 +177,173 @@ impl Console {
         bar.finish_and_clear();
         self.inner.multi.remove(bar);
     }
+}
+
+/// `text` without ANSI colour sequences.
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' && chars.peek() == Some(&'[') {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Shows a run's events to people: a progress bar per running test, a line per finished one,
+/// each failure's report, then the summary table, the replay lines and the verdict.
+pub struct ConsoleReporter {
+    console: Console,
+    bars: HashMap<usize, ProgressBar>,
+}
+
+impl ConsoleReporter {
+    pub fn new(console: Console) -> ConsoleReporter {
+        ConsoleReporter {
+            console,
+            bars: HashMap::new(),
+        }
+    }
+}
+
+impl Reporter for ConsoleReporter {
+    fn report(&mut self, event: &TestEvent<'_>) {
+        let c = &self.console;
+        match event {
+            TestEvent::RunStarted(info) => {
+                let what = match &info.replay {
+                    Some(_) => "replaying 1 schedule each".to_string(),
+                    None if info.shard => format!("seeds {}", info.seeds),
+                    None => format!(
+                        "{} schedules each, seed {}",
+                        info.seeds.len(),
+                        info.seeds.from
+                    ),
+                };
+                let s = if info.tests == 1 { "" } else { "s" };
+                c.status(
+                    "Running",
+                    &format!("{} test{s} under pulse ({what})", info.tests),
+                );
+            }
+            TestEvent::TestStarted(test) => {
+                let bar = c.test_bar(
+                    &format!("{} {}", test.binary_display, test.name),
+                    test.planned,
+                );
+                self.bars.insert(test.index, bar);
+            }
+            TestEvent::TestProgress { test, done, total } => {
+                if let Some(bar) = self.bars.get(&test.index) {
+                    bar.set_length((*total).max(1));
+                    bar.set_position(*done);
+                }
+            }
+            TestEvent::TestFinished { test, outcome } => {
+                if let Some(bar) = self.bars.remove(&test.index) {
+                    c.remove_bar(&bar);
+                }
+                c.test_finished(outcome);
+                c.failure(outcome);
+            }
+            TestEvent::BuildFailed { .. } => {}
+            TestEvent::RunFinished {
+                info,
+                outcomes,
+                counts,
+                secs,
+                ..
+            } => {
+                let found = counts.findings() + counts.tool_errors;
+                if !c.quiet() || found > 0 {
+                    c.summary_table(outcomes);
+                }
+                if found > 0 {
+                    c.eprintln(&format!(
+                        "\n{}",
+                        c.bold("not passed (run each again with the line shown):")
+                    ));
+                    for o in outcomes.iter().filter(|o| o.failed()) {
+                        c.eprintln(&format!(
+                            "    {}  {}",
+                            c.painted_status(&o.result),
+                            o.full_name()
+                        ));
+                        if let Some(r) = o.result.failure().and_then(|f| f.replay.as_ref()) {
+                            c.eprintln(&format!("      {}", c.dim(r)));
+                        }
+                    }
+                }
+                let verdict = if counts.findings() > 0 {
+                    c.red("FAILED")
+                } else if counts.tool_errors > 0 {
+                    c.red("TOOL ERROR")
+                } else {
+                    c.green("ok")
+                };
+                let mut tally = format!("{} passed; {} failed", counts.passed, counts.failed);
+                for (n, what) in [
+                    (counts.crashed, "crashed"),
+                    (counts.not_scheduled, "not scheduled"),
+                    (counts.tool_errors, "tool error(s)"),
+                ] {
+                    if n > 0 {
+                        tally.push_str(&format!("; {n} {what}"));
+                    }
+                }
+                let seed_note = match (&info.replay, info.shard) {
+                    (Some(_), _) => "replay".to_string(),
+                    (None, true) => format!("seeds {}", info.seeds),
+                    (None, false) => format!("seed {}", info.seeds.from),
+                };
+                c.eprintln(&format!(
+                    "\ntest result: {verdict}. {tally}; {} ignored; {seed_note}; finished in {secs:.2}s",
+                    counts.ignored
+                ));
+            }
+        }
+    }
+}
+
+impl Console {
+    /// A status word in its colour.
+    fn painted_status(&self, result: &TestResult) -> String {
+        let word = result.status();
+        match result {
+            TestResult::Passed => self.green(word),
+            TestResult::Failed(_) | TestResult::Crashed(_) | TestResult::ToolError(_) => {
+                self.red(word)
+            }
+            TestResult::NotScheduled(_) | TestResult::Ignored => self.yellow(word),
+        }
+    }
 
     /// One line per finished test, nextest style: `PASS [ 0.512s] 1000 schedules  name`.
-    pub fn test_finished(&self, o: &Outcome) {
-        if self.inner.quiet && !matches!(o.result, TestResult::Failed(_)) {
+    fn test_finished(&self, o: &Outcome) {
+        if self.inner.quiet && !o.failed() {
             return;
         }
-        let (word, painted) = match &o.result {
-            TestResult::Passed => ("PASS", self.green("PASS")),
-            TestResult::Failed(_) => ("FAIL", self.red("FAIL")),
-            TestResult::Ignored => ("SKIP", self.yellow("SKIP")),
+        let word = match &o.result {
+            TestResult::Passed => "PASS",
+            TestResult::Failed(_) => "FAIL",
+            TestResult::Crashed(_) => "CRASH",
+            TestResult::NotScheduled(_) => "NOT SCHEDULED",
+            TestResult::ToolError(_) => "TOOL ERROR",
+            TestResult::Ignored => "SKIP",
         };
-        let pad = " ".repeat(12usize.saturating_sub(word.len()));
+        let painted = match &o.result {
+            TestResult::Passed => self.green(word),
+            TestResult::NotScheduled(_) | TestResult::Ignored => self.yellow(word),
+            _ => self.red(word),
+        };
+        let pad = " ".repeat(13usize.saturating_sub(word.len()));
         let runs = match &o.result {
             TestResult::Ignored => "ignored".to_string(),
             _ => format!("{}/{} schedules", o.schedules_run, o.schedules_planned),
@@ -166,32 +356,50 @@ impl Console {
             self.bold(&o.name)
         ));
         for w in &o.warnings {
-            self.eprintln(&format!("{:>12}  {} {w}", "", self.yellow("warning:")));
+            self.eprintln(&format!("{:>13}  {} {w}", "", self.yellow("warning:")));
         }
     }
 
-    /// The full report of one failure.
-    pub fn failure(&self, o: &Outcome) {
-        let TestResult::Failed(f) = &o.result else {
+    /// The full report of a test that did not pass.
+    fn failure(&self, o: &Outcome) {
+        let Some(f) = o.result.failure() else {
             return;
         };
         let mut out = String::new();
         out.push('\n');
+        let header = match &o.result {
+            TestResult::Crashed(_) => "--- CRASH:",
+            TestResult::NotScheduled(_) => "--- NOT SCHEDULED:",
+            TestResult::ToolError(_) => "--- TOOL ERROR:",
+            _ => "--- FAIL:",
+        };
+        let header = match &o.result {
+            TestResult::NotScheduled(_) => self.yellow(header),
+            _ => self.red(header),
+        };
         out.push_str(&format!(
-            "{} {} {}\n",
-            self.red("--- FAIL:"),
+            "{header} {} {}\n",
             self.bold(&o.name),
             self.dim(&format!("({})", o.binary_display))
         ));
+        if !matches!(o.result, TestResult::Failed(_)) {
+            out.push_str(&format!("  {}\n", o.status_line()));
+        }
+        let mut replay_shown = false;
         for line in f
             .report
             .trim_end()
             .lines()
-            .filter(|l| !l.ends_with("--replay ''"))
+            .filter(|l| !l.ends_with("--replay ''") && !l.ends_with("--replay 'p1:'"))
         {
-            // The run's own replay line wins (it replays a long schedule from the file).
-            let line = match (line.strip_prefix("replay: "), &f.replay) {
-                (Some(_), Some(replay)) => format!("replay: {replay}"),
+            // The run's own replay line wins (it replays a long schedule from the file, a
+            // crash by its seed).
+            let line = match (line.trim_start().strip_prefix("replay: "), &f.replay) {
+                (Some(_), Some(replay)) if !replay_shown => {
+                    replay_shown = true;
+                    format!("replay: {replay}")
+                }
+                (Some(_), _) => continue,
                 _ => line.to_string(),
             };
             out.push_str("  ");
@@ -213,7 +421,7 @@ impl Console {
                 ));
             }
         }
-        if !f.report.contains("replay:") || f.report.contains("--replay ''") {
+        if !replay_shown {
             if let Some(replay) = &f.replay {
                 out.push_str(&format!("  {} {replay}\n", self.dim("replay:")));
             }
@@ -231,44 +439,57 @@ impl Console {
         self.eprint(&out);
     }
 
-    /// The table at the end: test, schedules run, result, time.
-    pub fn summary_table(&self, outcomes: &[Outcome]) {
+    /// The table at the end: test, schedules run, time, result.
+    fn summary_table(&self, outcomes: &[Outcome]) {
         if outcomes.is_empty() {
             return;
         }
         let name_w = outcomes
             .iter()
-            .map(|o| o.full_name().len())
+            .map(|o| o.full_name().chars().count())
             .max()
             .unwrap_or(4)
             .clamp(4, 100);
         let mut out = String::new();
         out.push('\n');
         out.push_str(&self.bold(&format!(
-            "{:<name_w$}  {:>19}  {:<7}  {:>9}",
-            "test", "schedules", "result", "time"
+            "{:<name_w$}  {:>11}  {:>9}  result",
+            "test", "schedules", "time"
         )));
         out.push('\n');
         for o in outcomes {
-            let (word, painted) = match &o.result {
-                TestResult::Passed => ("ok", self.green("ok")),
-                TestResult::Failed(_) => ("FAILED", self.red("FAILED")),
-                TestResult::Ignored => ("ignored", self.yellow("ignored")),
-            };
             let runs = match &o.result {
                 TestResult::Ignored => "-".to_string(),
                 _ => format!("{}/{}", o.schedules_run, o.schedules_planned),
             };
             let mut name = o.full_name();
-            if name.len() > name_w {
-                name = format!("…{}", &name[name.len() - (name_w - 1)..]);
+            let len = name.chars().count();
+            if len > name_w {
+                let tail: String = name.chars().skip(len - (name_w - 1)).collect();
+                name = format!("…{tail}");
             }
-            let pad = " ".repeat(7usize.saturating_sub(word.len()));
+            let status = o.status_line();
+            let word = o.result.status();
+            let painted = format!(
+                "{}{}",
+                self.painted_status(&o.result),
+                &status[word.len()..]
+            );
             out.push_str(&format!(
-                "{name:<name_w$}  {runs:>19}  {painted}{pad}  {:>8.2}s\n",
+                "{name:<name_w$}  {runs:>11}  {:>8.2}s  {painted}\n",
                 o.time.as_secs_f64()
             ));
         }
         self.eprint(&out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_colour_codes() {
+        assert_eq!(strip_ansi("\x1b[1;31merror\x1b[0m: x"), "error: x");
     }
 }

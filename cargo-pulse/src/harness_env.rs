@@ -1,44 +1,61 @@
-//! The `PULSE_*` environment a test process reads (the harness contract in ARCHITECTURE.md),
-//! set in one place for both runners: pulse's own per-test processes and cargo-nextest.
+//! The `PULSE_*` environment a test process reads (the harness contract, `pulse_protocol::env`),
+//! set in one place for both runners: pulse's own per-test processes and cargo-nextest (whose
+//! test processes get theirs through `nextest`'s wrapper).
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use pulse_protocol::{env, Cleanup, Isolation, Strategy, TimeMode};
+
 use crate::seeds::SeedRange;
 
-/// The search settings every test process of a run shares.
+/// The settings of one test process.
 pub struct HarnessEnv<'a> {
     pub seeds: &'a SeedRange,
     pub max_steps: Option<u64>,
-    pub strategy: Option<&'a str>,
-    pub time: Option<&'a str>,
+    pub strategy: Option<Strategy>,
+    pub time: Option<TimeMode>,
+    pub isolation: Option<Isolation>,
+    pub cleanup: Option<Cleanup>,
     pub replay: Option<&'a str>,
     pub blocking_timeout: Duration,
+    /// Where the harness writes the test's `FailureRecord`.
     pub failure_dir: &'a Path,
+    /// Rewritten with `done total` as the search goes; its absence after a passing test means
+    /// the test never reached the harness.
+    pub progress: &'a Path,
+    pub warnings: &'a Path,
     pub replay_command: &'a str,
 }
 
 impl HarnessEnv<'_> {
     pub fn apply(&self, cmd: &mut Command) {
-        cmd.env("PULSE_SCHEDULES", self.seeds.len().to_string())
-            .env("PULSE_SEED", self.seeds.from.to_string())
-            .env("PULSE_FAILURE_DIR", self.failure_dir)
-            .env("PULSE_REPLAY_COMMAND", self.replay_command)
+        cmd.env(env::SCHEDULES, self.seeds.len().to_string())
+            .env(env::SEED, self.seeds.from.to_string())
+            .env(env::FAILURE_DIR, self.failure_dir)
+            .env(env::PROGRESS, self.progress)
+            .env(env::WARNINGS, self.warnings)
+            .env(env::REPLAY_COMMAND, self.replay_command)
             .env(
-                "PULSE_BLOCKING_TIMEOUT_MS",
+                env::BLOCKING_TIMEOUT_MS,
                 self.blocking_timeout.as_millis().to_string(),
             );
         let optional = [
-            ("PULSE_MAX_STEPS", self.max_steps.map(|n| n.to_string())),
-            ("PULSE_STRATEGY", self.strategy.map(str::to_string)),
-            ("PULSE_TIME", self.time.map(str::to_string)),
-            ("PULSE_REPLAY", self.replay.map(str::to_string)),
+            (env::MAX_STEPS, self.max_steps.map(|n| n.to_string())),
+            (env::STRATEGY, self.strategy.map(|s| s.to_string())),
+            (env::TIME, self.time.map(|t| t.to_string())),
+            (env::ISOLATION, self.isolation.map(|i| i.to_string())),
+            (env::CLEANUP, self.cleanup.map(|c| c.to_string())),
+            (env::REPLAY, self.replay.map(str::to_string)),
         ];
         for (name, value) in optional {
-            if let Some(v) = value {
-                cmd.env(name, v);
-            }
+            match value {
+                Some(v) => cmd.env(name, v),
+                // Never inherited from the user's shell: the run is what the flags say.
+                None => cmd.env_remove(name),
+            };
         }
+        cmd.env_remove(env::ISOLATED_WORKER);
     }
 }

@@ -3,13 +3,15 @@
 //! The pipeline, one module per stage: [`workspace`] (what to mirror) → [`mirror`] with
 //! [`copy_tree`], [`manifest`], [`instrumenting`] and [`support`] (the instrumented copy under
 //! `target/pulse/`) → [`compile`] (`cargo test --no-run`) → [`list`] → [`run`] with [`process`]
-//! (one process per test) → [`console`] and [`output`] (people and CI) → [`exit_code`].
+//! (one process per test; [`nextest`] for `--runner nextest`) → [`events`], one stream shown by
+//! [`console`] and [`output`] (people and CI) → [`exit_code`].
 
 mod cli;
 mod compile;
 mod console;
 mod copy_tree;
 mod diagnostic_map;
+mod events;
 mod exit_code;
 mod harness_env;
 mod instrument_cmd;
@@ -30,6 +32,11 @@ mod timeline;
 mod workspace;
 
 fn main() {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().is_some_and(|a| a == nextest::WRAP_ARG) {
+        // nextest starting one test process through us (its target runner).
+        std::process::exit(nextest::wrap(&argv[1..]));
+    }
     let cli = cli::parse();
     let json = matches!(&cli.command, cli::Command::Test(t) if t.message_format == cli::MessageFormat::Json);
     let result = match cli.command {

@@ -3,15 +3,13 @@
 //! still leaves what it printed.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 
 use anyhow::{Context, Result};
 
 pub struct TestProcess {
     child: Child,
-    stdout: PathBuf,
-    stderr: PathBuf,
 }
 
 impl TestProcess {
@@ -33,15 +31,16 @@ impl TestProcess {
         let child = cmd
             .spawn()
             .with_context(|| format!("starting {:?}", cmd.get_program()))?;
-        Ok(TestProcess {
-            child,
-            stdout,
-            stderr,
-        })
+        Ok(TestProcess { child })
     }
 
     pub fn try_wait(&mut self) -> Result<Option<ExitStatus>> {
         self.child.try_wait().context("waiting for a test process")
+    }
+
+    /// Waits for the process to end.
+    pub fn wait(&mut self) -> Result<ExitStatus> {
+        self.child.wait().context("waiting for a test process")
     }
 
     /// Stops the process (it is ours: started by `spawn`) and reaps it.
@@ -49,21 +48,9 @@ impl TestProcess {
         let _ = self.child.kill();
         self.child.wait().context("reaping a killed test process")
     }
-
-    pub fn stdout(&self) -> String {
-        std::fs::read(&self.stdout)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default()
-    }
-
-    pub fn stderr(&self) -> String {
-        std::fs::read(&self.stderr)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default()
-    }
 }
 
-/// Reads a `PULSE_PROGRESS` file: `done total`.
+/// Reads a progress file (`pulse_protocol::env::PROGRESS`): `done total`.
 pub fn read_progress(path: &Path) -> Option<(u64, u64)> {
     let text = std::fs::read_to_string(path).ok()?;
     let mut it = text.split_whitespace();

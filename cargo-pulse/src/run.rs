@@ -1,22 +1,29 @@
-//! Runs each selected test in its own process under the `PULSE_*` harness configuration, a few
-//! at a time, and turns each process's end into an [`Outcome`].
+//! Runs each selected test in its own process under the harness configuration
+//! (`pulse_protocol::env`), a few at a time, and judges each process's end into an
+//! [`Outcome`], emitting the run's [`TestEvent`]s as it goes.
 //!
 //! One process per test isolates crashes and hangs (a test that blocks outside pulse's control
-//! is killed alone), gives per-test timing and progress, and lets the failure JSON be found
-//! without guessing which test wrote it.
+//! is killed alone), gives per-test timing and progress, and lets the failure record be found
+//! without guessing which test wrote it. How a process ended is judged by [`judge`], shared
+//! with `--runner nextest`, so both runners say the same of the same end. A process that died
+//! without a final record is a finding, not a shrug: what it left (a record written before the
+//! traced replay, the last progress count) is used, and the test is run again from there one
+//! fresh process per schedule (`Isolation::Always`), where the runtime catches the crash and
+//! records it with its seed.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use pulse_protocol::{Cleanup, FailureKind, FailureRecord, Isolation, Strategy, TimeMode};
 
-use crate::console::Console;
-use crate::exit_code;
+use crate::events::{Reporter, TestEvent, TestId};
 use crate::harness_env::HarnessEnv;
 use crate::list::TestCase;
-use crate::outcome::{Failure, FailureRecord, Outcome, TestResult};
+use crate::outcome::{self, Failure, Outcome, TestResult};
 use crate::path_map::PathMap;
 use crate::process::{libtest_counts, read_progress, TestProcess};
 use crate::seeds::SeedRange;
@@ -28,10 +35,14 @@ const LONG_SCHEDULE: usize = 300;
 #[derive(Debug, Clone)]
 pub struct RunPlan {
     pub seeds: SeedRange,
+    /// `--seeds FROM..TO` was given: replay lines repeat the range, not a first seed.
+    pub shard: bool,
     pub replay: Option<String>,
     pub max_steps: Option<u64>,
-    pub strategy: Option<String>,
-    pub time: Option<String>,
+    pub strategy: Option<Strategy>,
+    pub time: Option<TimeMode>,
+    pub isolation: Option<Isolation>,
+    pub cleanup: Option<Cleanup>,
     pub blocking_timeout: Duration,
     pub timeout: Option<Duration>,
     pub nocapture: bool,
@@ -46,7 +57,7 @@ pub struct RunPlan {
 }
 
 impl RunPlan {
-    fn planned(&self) -> u64 {
+    pub fn planned(&self) -> u64 {
         if self.replay.is_some() {
             1
         } else {
@@ -54,8 +65,9 @@ impl RunPlan {
         }
     }
 
-    /// The replay line for `case`, with `{schedule}` and `{seed}` left for the harness.
-    pub fn replay_template(&self, case: &TestCase) -> String {
+    /// `cargo pulse test <test> --exact -p <package> <target> <flags>`: the start of every
+    /// line that runs `case` again.
+    fn base_line(&self, case: &TestCase) -> String {
         let mut line = format!(
             "cargo pulse test {} --exact {}",
             shell_word(&case.name),
@@ -65,7 +77,44 @@ impl RunPlan {
             line.push(' ');
             line.push_str(&shell_word(f));
         }
-        line.push_str(" --replay '{schedule}'");
+        line
+    }
+
+    /// The replay line for `case`, with `{schedule}` left for the harness.
+    pub fn replay_template(&self, case: &TestCase) -> String {
+        format!("{} --replay '{{schedule}}'", self.base_line(case))
+    }
+
+    /// Runs one seed again; a crash's line runs it in a fresh process, where it is caught.
+    fn seed_line(&self, case: &TestCase, seed: u64, crash: bool) -> String {
+        let mut line = format!("{} --seed {seed} --schedules 1", self.base_line(case));
+        if let Some(s) = self.strategy {
+            line.push_str(&format!(" --strategy {s}"));
+        }
+        if crash {
+            line.push_str(" --isolation always");
+        }
+        line
+    }
+
+    /// Runs what this run ran for `case` again: its schedule, or its seeds.
+    fn rerun_line(&self, case: &TestCase) -> String {
+        let mut line = self.base_line(case);
+        match &self.replay {
+            Some(schedule) => line.push_str(&format!(" --replay {}", shell_word(schedule))),
+            None if self.shard => line.push_str(&format!(" --seeds {}", self.seeds)),
+            None => line.push_str(&format!(
+                " --seed {} --schedules {}",
+                self.seeds.from,
+                self.seeds.len()
+            )),
+        }
+        if let Some(s) = self.strategy {
+            line.push_str(&format!(" --strategy {s}"));
+        }
+        if let Some(i) = self.isolation {
+            line.push_str(&format!(" --isolation {i}"));
+        }
         line
     }
 }
@@ -80,7 +129,7 @@ pub fn failure_file_name(slug: &str, test: &str, replay: bool) -> String {
 }
 
 /// Quotes a word for a POSIX shell when it needs it.
-fn shell_word(s: &str) -> String {
+pub fn shell_word(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.,/:=+@%".contains(c))
@@ -91,89 +140,74 @@ fn shell_word(s: &str) -> String {
     }
 }
 
-/// Runs `cases` (those marked to run; the others are reported ignored) and reports each outcome
-/// to `on_done` as it finishes, on this thread.
-pub fn run_all(
-    cases: Vec<TestCase>,
-    plan: &RunPlan,
-    console: &Console,
-    on_done: &mut dyn FnMut(&Outcome),
-) -> Result<Vec<Outcome>> {
-    std::fs::create_dir_all(&plan.failures_dir)
-        .with_context(|| format!("creating {}", plan.failures_dir.display()))?;
-    let _ = std::fs::remove_dir_all(&plan.run_dir);
-    std::fs::create_dir_all(&plan.run_dir)
-        .with_context(|| format!("creating {}", plan.run_dir.display()))?;
+/// Where one test process keeps what it leaves behind.
+#[derive(Debug, Clone)]
+pub struct TestDir(pub PathBuf);
 
-    let mut outcomes = Vec::new();
-    let mut queue = VecDeque::new();
-    for (i, case) in cases.into_iter().enumerate() {
-        if case.run {
-            queue.push_back((i, case));
-        } else {
-            let o = Outcome {
-                name: case.name.clone(),
-                package: case.binary.package.clone(),
-                binary_display: case.binary.display(),
-                result: TestResult::Ignored,
-                schedules_run: 0,
-                schedules_planned: 0,
-                time: Duration::ZERO,
-                warnings: Vec::new(),
-            };
-            on_done(&o);
-            outcomes.push((i, o));
-        }
+impl TestDir {
+    pub fn create(path: PathBuf) -> Result<TestDir> {
+        let dir = TestDir(path);
+        let _ = std::fs::remove_dir_all(&dir.0);
+        std::fs::create_dir_all(dir.failures())
+            .with_context(|| format!("creating {}", dir.failures().display()))?;
+        Ok(dir)
     }
-    let total = queue.len();
-    let queue = Arc::new(Mutex::new(queue));
-    let (tx, rx) = mpsc::channel::<(usize, Result<Outcome>)>();
-    let workers = plan.jobs.max(1).min(total.max(1));
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            let queue = queue.clone();
-            let tx = tx.clone();
-            s.spawn(move || loop {
-                let Some((i, case)) = queue.lock().unwrap().pop_front() else {
-                    break;
-                };
-                let outcome = run_one(i, &case, plan, console);
-                if tx.send((i, outcome)).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        let mut first_err = None;
-        for (i, outcome) in rx {
-            match outcome {
-                Ok(o) => {
-                    on_done(&o);
-                    outcomes.push((i, o));
-                }
-                Err(e) => {
-                    first_err.get_or_insert(e);
-                }
-            }
-        }
-        match first_err {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    })?;
-    outcomes.sort_by_key(|(i, _)| *i);
-    Ok(outcomes.into_iter().map(|(_, o)| o).collect())
+    pub fn failures(&self) -> PathBuf {
+        self.0.join("failures")
+    }
+    pub fn progress(&self) -> PathBuf {
+        self.0.join("progress")
+    }
+    pub fn warnings(&self) -> PathBuf {
+        self.0.join("warnings")
+    }
+    pub fn stdout(&self) -> PathBuf {
+        self.0.join("stdout")
+    }
+    pub fn stderr(&self) -> PathBuf {
+        self.0.join("stderr")
+    }
 }
 
-fn run_one(index: usize, case: &TestCase, plan: &RunPlan, console: &Console) -> Result<Outcome> {
-    let dir = plan.run_dir.join(index.to_string());
-    let failure_dir = dir.join("failures");
-    std::fs::create_dir_all(&failure_dir)
-        .with_context(|| format!("creating {}", failure_dir.display()))?;
-    let progress = dir.join("progress");
-    let planned = plan.planned();
-    let replay_template = plan.replay_template(case);
+/// The harness environment and working directory of `case`'s process, running `seeds` with
+/// `isolation` (a crash's follow-up changes both).
+pub fn configure(
+    cmd: &mut Command,
+    case: &TestCase,
+    plan: &RunPlan,
+    dir: &TestDir,
+    seeds: &SeedRange,
+    isolation: Option<Isolation>,
+) {
+    let replay_command = plan.replay_template(case);
+    cmd.current_dir(&case.binary.mirror_dir)
+        .env("CARGO_MANIFEST_DIR", &case.binary.mirror_dir)
+        .env("CARGO_PKG_NAME", &case.binary.package);
+    HarnessEnv {
+        seeds,
+        max_steps: plan.max_steps,
+        strategy: plan.strategy,
+        time: plan.time,
+        isolation,
+        cleanup: plan.cleanup,
+        replay: plan.replay.as_deref(),
+        blocking_timeout: plan.blocking_timeout,
+        failure_dir: &dir.failures(),
+        progress: &dir.progress(),
+        warnings: &dir.warnings(),
+        replay_command: &replay_command,
+    }
+    .apply(cmd);
+}
 
+/// libtest running exactly `case`, configured for `dir`.
+fn test_command(
+    case: &TestCase,
+    plan: &RunPlan,
+    dir: &TestDir,
+    seeds: &SeedRange,
+    isolation: Option<Isolation>,
+) -> Command {
     let mut cmd = case.binary.command();
     cmd.arg(&case.name).args(["--exact", "--test-threads", "1"]);
     if case.ignored {
@@ -183,39 +217,100 @@ fn run_one(index: usize, case: &TestCase, plan: &RunPlan, console: &Console) -> 
         cmd.arg("--nocapture");
     }
     cmd.args(&plan.test_args);
-    cmd.current_dir(&case.binary.mirror_dir)
-        .env("CARGO_MANIFEST_DIR", &case.binary.mirror_dir)
-        .env("CARGO_PKG_NAME", &case.binary.package)
-        .env("PULSE_PROGRESS", &progress)
-        .env("PULSE_WARNINGS", dir.join("warnings"));
-    HarnessEnv {
-        seeds: &plan.seeds,
-        max_steps: plan.max_steps,
-        strategy: plan.strategy.as_deref(),
-        time: plan.time.as_deref(),
-        replay: plan.replay.as_deref(),
-        blocking_timeout: plan.blocking_timeout,
-        failure_dir: &failure_dir,
-        replay_command: &replay_template,
-    }
-    .apply(&mut cmd);
+    configure(&mut cmd, case, plan, dir, seeds, isolation);
+    cmd
+}
 
-    let bar = console.test_bar(&format!("{} {}", case.binary.display(), case.name), planned);
+/// How a test process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+impl Exit {
+    pub fn of(status: std::process::ExitStatus) -> Exit {
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            if let Some(sig) = status.signal() {
+                return Exit::Signal(sig);
+            }
+        }
+        Exit::Code(status.code().unwrap_or(-1))
+    }
+
+    /// `code 101` / `signal 11`, as the nextest wrapper writes it.
+    pub fn to_text(self) -> String {
+        match self {
+            Exit::Code(c) => format!("code {c}"),
+            Exit::Signal(s) => format!("signal {s}"),
+        }
+    }
+
+    pub fn from_text(text: &str) -> Option<Exit> {
+        let (what, n) = text.trim().split_once(' ')?;
+        let n = n.trim().parse().ok()?;
+        match what {
+            "code" => Some(Exit::Code(n)),
+            "signal" => Some(Exit::Signal(n)),
+            _ => None,
+        }
+    }
+
+    /// For people: `killed by signal 11 (SIGSEGV, an invalid memory access)`.
+    fn describe(self) -> String {
+        match self {
+            Exit::Signal(s) => format!("killed by signal {s} ({})", signal_name(s)),
+            Exit::Code(c) => format!("exit status {c}"),
+        }
+    }
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        6 => "SIGABRT, an abort",
+        11 => "SIGSEGV, an invalid memory access",
+        7 => "SIGBUS, an invalid memory access",
+        4 => "SIGILL, an illegal instruction",
+        8 => "SIGFPE, an arithmetic fault",
+        9 => "SIGKILL",
+        15 => "SIGTERM",
+        _ => "a signal",
+    }
+}
+
+/// A finished test process.
+#[derive(Debug, Clone)]
+pub struct Ended {
+    pub exit: Exit,
+    pub time: Duration,
+    /// Why we (or the runner) stopped it, if we did.
+    pub killed: Option<String>,
+}
+
+/// Runs `cmd` (a test process writing into `dir`) to its end, reporting progress, and stops it
+/// past `--timeout` or when it makes no progress for long (a backstop for a process whose own
+/// watchdog cannot fire).
+fn supervise(
+    cmd: Command,
+    dir: &TestDir,
+    plan: &RunPlan,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Ended> {
     let started = Instant::now();
-    let mut proc = TestProcess::spawn(cmd, &dir, plan.nocapture)?;
-    // Backstop for a process whose own watchdog cannot fire: no progress for this long.
+    let mut proc = TestProcess::spawn(cmd, &dir.0, plan.nocapture)?;
     let stall_limit = (plan.blocking_timeout * 3).max(Duration::from_secs(60));
-    let mut last_progress = (0u64, Instant::now());
+    let mut last_progress = (u64::MAX, Instant::now());
     let mut killed: Option<String> = None;
     let status = loop {
         if let Some(status) = proc.try_wait()? {
             break status;
         }
         std::thread::sleep(Duration::from_millis(50));
-        if let Some((done, total)) = read_progress(&progress) {
-            bar.set_length(total.max(1));
-            bar.set_position(done);
+        if let Some((done, total)) = read_progress(&dir.progress()) {
             if done != last_progress.0 {
+                progress(done, total);
                 last_progress = (done, Instant::now());
             }
         }
@@ -238,15 +333,200 @@ fn run_one(index: usize, case: &TestCase, plan: &RunPlan, console: &Console) -> 
             break proc.kill()?;
         }
     };
-    let time = started.elapsed();
-    console.remove_bar(&bar);
-    let final_progress = read_progress(&progress);
+    Ok(Ended {
+        exit: Exit::of(status),
+        time: started.elapsed(),
+        killed,
+    })
+}
 
-    let stdout = proc.stdout();
-    let stderr = proc.stderr();
-    let counts = libtest_counts(&stdout);
-    let warnings = read_warnings(&dir.join("warnings"), &plan.paths);
-    let base = |result: TestResult, run: u64| Outcome {
+/// Runs `cases` (those marked to run; the others are reported ignored), reporting every event
+/// to `reporter` on this thread; returns the outcomes in `cases`' order.
+pub fn run_all(
+    cases: &[TestCase],
+    plan: &RunPlan,
+    verbose: bool,
+    reporter: &mut dyn Reporter,
+) -> Result<Vec<Outcome>> {
+    prepare_dirs(plan)?;
+    let ids = test_ids(cases, plan);
+    let mut outcomes = Vec::new();
+    let mut queue = VecDeque::new();
+    for (i, case) in cases.iter().enumerate() {
+        if case.run {
+            queue.push_back(i);
+        } else {
+            let o = ignored(case);
+            reporter.report(&TestEvent::TestFinished {
+                test: &ids[i],
+                outcome: &o,
+            });
+            outcomes.push((i, o));
+        }
+    }
+    let total = queue.len();
+    let queue = Arc::new(Mutex::new(queue));
+    enum Msg {
+        Started(usize),
+        Progress(usize, u64, u64),
+        Finished(usize, Result<Outcome>),
+    }
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let workers = plan.jobs.max(1).min(total.max(1));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            let queue = queue.clone();
+            let tx = tx.clone();
+            s.spawn(move || loop {
+                let Some(i) = queue.lock().unwrap().pop_front() else {
+                    break;
+                };
+                let _ = tx.send(Msg::Started(i));
+                let mut progress = |done, total| {
+                    let _ = tx.send(Msg::Progress(i, done, total));
+                };
+                let outcome = run_one(i, &cases[i], plan, verbose, &mut progress);
+                if tx.send(Msg::Finished(i, outcome)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        let mut first_err = None;
+        for msg in rx {
+            match msg {
+                Msg::Started(i) => reporter.report(&TestEvent::TestStarted(&ids[i])),
+                Msg::Progress(i, done, total) => reporter.report(&TestEvent::TestProgress {
+                    test: &ids[i],
+                    done,
+                    total,
+                }),
+                Msg::Finished(i, Ok(o)) => {
+                    reporter.report(&TestEvent::TestFinished {
+                        test: &ids[i],
+                        outcome: &o,
+                    });
+                    outcomes.push((i, o));
+                }
+                Msg::Finished(_, Err(e)) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    })?;
+    outcomes.sort_by_key(|(i, _)| *i);
+    Ok(outcomes.into_iter().map(|(_, o)| o).collect())
+}
+
+/// A fresh run dir and the failures dir.
+pub fn prepare_dirs(plan: &RunPlan) -> Result<()> {
+    std::fs::create_dir_all(&plan.failures_dir)
+        .with_context(|| format!("creating {}", plan.failures_dir.display()))?;
+    let _ = std::fs::remove_dir_all(&plan.run_dir);
+    std::fs::create_dir_all(&plan.run_dir)
+        .with_context(|| format!("creating {}", plan.run_dir.display()))
+}
+
+/// Each case's identity in the event stream.
+pub fn test_ids(cases: &[TestCase], plan: &RunPlan) -> Vec<TestId> {
+    cases
+        .iter()
+        .enumerate()
+        .map(|(index, c)| TestId {
+            index,
+            name: c.name.clone(),
+            binary_display: c.binary.display(),
+            planned: if c.run { plan.planned() } else { 0 },
+        })
+        .collect()
+}
+
+/// The outcome of a test that is listed but not run.
+pub fn ignored(case: &TestCase) -> Outcome {
+    Outcome {
+        name: case.name.clone(),
+        package: case.binary.package.clone(),
+        binary_display: case.binary.display(),
+        result: TestResult::Ignored,
+        schedules_run: 0,
+        schedules_planned: 0,
+        time: Duration::ZERO,
+        warnings: Vec::new(),
+    }
+}
+
+/// The directory of test `index` of the run.
+pub fn test_dir(plan: &RunPlan, index: usize) -> PathBuf {
+    plan.run_dir.join(index.to_string())
+}
+
+fn run_one(
+    index: usize,
+    case: &TestCase,
+    plan: &RunPlan,
+    verbose: bool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Outcome> {
+    let dir = TestDir::create(test_dir(plan, index))?;
+    let cmd = test_command(case, plan, &dir, &plan.seeds, plan.isolation);
+    let ended = supervise(cmd, &dir, plan, progress)?;
+    judge(case, plan, &dir, ended, verbose, progress)
+}
+
+/// What is known about one test process's end.
+struct Evidence {
+    ended: Ended,
+    progress: Option<(u64, u64)>,
+    record: Option<Result<FailureRecord, String>>,
+    counts: Option<(u64, u64, u64)>,
+    output: String,
+    warnings: Vec<String>,
+}
+
+impl Evidence {
+    fn gather(dir: &TestDir, ended: Ended, paths: &PathMap) -> Evidence {
+        let read = |p: PathBuf| {
+            std::fs::read(p)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default()
+        };
+        let stdout = read(dir.stdout());
+        let stderr = read(dir.stderr());
+        Evidence {
+            ended,
+            progress: read_progress(&dir.progress()),
+            record: read_record(&dir.failures()),
+            counts: libtest_counts(&stdout),
+            output: paths.map_text(&format!("{stdout}{stderr}")),
+            warnings: read_warnings(&dir.warnings(), paths),
+        }
+    }
+}
+
+/// Judges how `case`'s process ended (the files in `dir`, its exit) into an outcome; runs
+/// the test again one fresh process per schedule when it died without a final record.
+pub fn judge(
+    case: &TestCase,
+    plan: &RunPlan,
+    dir: &TestDir,
+    ended: Ended,
+    verbose: bool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Outcome> {
+    let time = ended.time;
+    let ev = Evidence::gather(dir, ended, &plan.paths);
+    let planned = plan.planned();
+    let j = Judging {
+        case,
+        plan,
+        dir,
+        verbose,
+    };
+    let outcome = |result: TestResult, run: u64, time: Duration| Outcome {
         name: case.name.clone(),
         package: case.binary.package.clone(),
         binary_display: case.binary.display(),
@@ -254,126 +534,339 @@ fn run_one(index: usize, case: &TestCase, plan: &RunPlan, console: &Console) -> 
         schedules_run: run,
         schedules_planned: planned,
         time,
-        warnings: warnings.clone(),
+        warnings: ev.warnings.clone(),
     };
+    let done = ev.progress.map(|p| p.0);
 
-    if killed.is_none() && status.success() {
-        return Ok(match counts {
-            // With --nocapture the output went to the terminal: the exit status is all we have.
-            Some((1, 0, _)) | None => base(TestResult::Passed, planned),
-            Some((0, 0, 1)) => base(TestResult::Ignored, 0),
-            Some(_) => {
-                let report = format!(
+    if let Some(Err(e)) = &ev.record {
+        return Ok(outcome(
+            j.tool_error(e.clone(), &ev),
+            done.unwrap_or(0),
+            time,
+        ));
+    }
+    if let Some(Ok(record)) = &ev.record {
+        // The harness's word. A record written before the traced replay (its warnings say
+        // so) with a process that then died: the replay crashed, the record still replays.
+        let died = !matches!(
+            ev.ended.exit,
+            Exit::Code(101) | Exit::Code(crate::exit_code::TEST_BLOCKED)
+        ) || ev.ended.killed.is_some();
+        let note = (died && record.kind != FailureKind::Crash).then(|| {
+            format!(
+                "note: the test process then {} while replaying this schedule with tracing; \
+                 the seed and schedule above replay the failure",
+                match &ev.ended.killed {
+                    Some(why) => format!("was stopped ({why})"),
+                    None => format!("died ({})", ev.ended.exit.describe()),
+                }
+            )
+        });
+        let run = if record.executions > 0 {
+            record.executions
+        } else {
+            done.unwrap_or(1)
+        };
+        let result = j.record_result(record.clone(), note, &ev)?;
+        return Ok(outcome(result, run, time));
+    }
+    if let Some(why) = &ev.ended.killed {
+        let result = j.failed(
+            TestResult::Failed,
+            "stopped".into(),
+            why.clone(),
+            None,
+            Some(tail(&ev.output, 60)),
+        );
+        return Ok(outcome(result, done.unwrap_or(0), time));
+    }
+    let never_reached = "never reached pulse's harness: its test attribute is not one pulse \
+         wraps (`#[tokio::test]`, an async or custom test harness), so it ran on real threads, \
+         unscheduled; test what it calls from a plain #[test], or mark it #[ignore] under cfg(pulse)";
+    match (ev.ended.exit, ev.counts) {
+        (Exit::Code(0), Some((0, 0, 1))) => Ok(outcome(TestResult::Ignored, 0, time)),
+        (Exit::Code(0), Some((1, 0, _))) | (Exit::Code(0), None)
+            if plan.nocapture || ev.counts.is_some() =>
+        {
+            match ev.progress {
+                None => {
+                    let result = j.failed(
+                        TestResult::NotScheduled,
+                        "the test never reached pulse's harness".into(),
+                        format!("the test {never_reached}"),
+                        None,
+                        None,
+                    );
+                    Ok(outcome(result, 0, time))
+                }
+                Some((done, total)) if done < total => {
+                    // Exited "successfully" halfway through its schedules: process::exit.
+                    j.after_crash(&ev, Some(done), progress, time)
+                        .map(|(r, run, time)| outcome(r, run, time))
+                }
+                Some(_) => Ok(outcome(TestResult::Passed, planned, time)),
+            }
+        }
+        (Exit::Code(0), Some(_)) => {
+            let result = j.tool_error(
+                format!(
                     "the test binary did not run `{}` (is it still a #[test]?)",
                     case.name
-                );
-                base(
-                    failed(
-                        report,
-                        None,
-                        None,
-                        Some(replay_template),
-                        Some(stdout + &stderr),
-                    ),
-                    0,
-                )
-            }
+                ),
+                &ev,
+            );
+            Ok(outcome(result, 0, time))
+        }
+        (Exit::Code(101), counts) if counts.is_some() || plan.nocapture => {
+            // libtest saw the test fail, and no record: it failed outside the scheduler.
+            let report = match ev.progress {
+                None => format!(
+                    "the test failed without a pulse failure record: it {never_reached}; \
+                     it fails without pulse too (see its output)"
+                ),
+                Some(_) => "the test failed without a pulse failure record (it failed outside \
+                     the scheduler: see its output)"
+                    .to_string(),
+            };
+            let result = j.failed(
+                TestResult::Failed,
+                "failed outside the scheduler".into(),
+                report,
+                None,
+                Some(tail(&ev.output, 60)),
+            );
+            Ok(outcome(result, done.unwrap_or(0), time))
+        }
+        // Killed by a signal, exited with another status, or exited before libtest could
+        // say how the test went: the process died.
+        _ => j
+            .after_crash(&ev, done, progress, time)
+            .map(|(r, run, time)| outcome(r, run, time)),
+    }
+}
+
+/// The judging of one test: what builds its failures and replay lines.
+struct Judging<'a> {
+    case: &'a TestCase,
+    plan: &'a RunPlan,
+    dir: &'a TestDir,
+    verbose: bool,
+}
+
+impl Judging<'_> {
+    fn failed(
+        &self,
+        make: fn(Box<Failure>) -> TestResult,
+        reason: String,
+        report: String,
+        seed: Option<u64>,
+        output: Option<String>,
+    ) -> TestResult {
+        let replay = Some(match seed {
+            Some(seed) => self.plan.seed_line(self.case, seed, false),
+            None => self.plan.rerun_line(self.case),
         });
+        make(Box::new(Failure {
+            reason,
+            record: None,
+            report,
+            seed,
+            failure_file: None,
+            replay,
+            output,
+        }))
     }
 
-    // A failure: the harness's record if it wrote one, else what we know. A replay's record
-    // has no seed: it goes beside the search's, never over it.
-    let failure_file = plan.failures_dir.join(failure_file_name(
-        &case.binary.slug(),
-        &case.name,
-        plan.replay.is_some(),
-    ));
-    let record = read_record(&failure_dir);
-    let output = plan.paths.map_text(&format!("{stdout}{stderr}"));
-    if let Some(record) = record {
-        let mut record = record;
+    fn tool_error(&self, reason: String, ev: &Evidence) -> TestResult {
+        self.failed(
+            TestResult::ToolError,
+            reason.clone(),
+            format!("pulse could not judge this test: {reason}"),
+            None,
+            Some(tail(&ev.output, 60)),
+        )
+    }
+
+    /// The outcome a harness record stands for; writes the failure file (and timeline).
+    fn record_result(
+        &self,
+        mut record: FailureRecord,
+        note: Option<String>,
+        ev: &Evidence,
+    ) -> Result<TestResult> {
+        let plan = self.plan;
         record.report = plan.paths.map_text(&record.report);
         record.message = plan.paths.map_text(&record.message);
         if let Some(loc) = &record.location {
             record.location = Some(plan.paths.map_text(loc));
         }
+        let failure_file = plan.failures_dir.join(failure_file_name(
+            &self.case.binary.slug(),
+            &self.case.name,
+            plan.replay.is_some(),
+        ));
         let json = serde_json::to_vec_pretty(&record)?;
         std::fs::write(&failure_file, json)
             .with_context(|| format!("writing {}", failure_file.display()))?;
         if !record.trace.is_empty() {
             crate::timeline::write(&record, &failure_file.with_extension("html"))?;
         }
-        let run = if record.executions > 0 {
-            record.executions
-        } else {
-            final_progress.map_or(1, |p| p.0)
-        };
-        let report = record.report.clone();
-        let replay = if record.schedule.is_empty() {
-            // No schedule to replay (the watchdog stopped the process): rerun the seed instead.
-            record.seed.map(|seed| {
-                replay_template.replace(
-                    "--replay '{schedule}'",
-                    &format!("--seed {seed} --schedules 1"),
+        let crash = record.kind == FailureKind::Crash;
+        let replay = if !record.schedule.is_empty() && record.schedule != "p1:" {
+            if record.schedule.len() > LONG_SCHEDULE {
+                // Too long for a command line people copy: replay from the failure file.
+                format!(
+                    "{} --replay {}",
+                    plan.base_line(self.case),
+                    shell_word(&failure_file.display().to_string())
                 )
-            })
-        } else if record.schedule.len() > LONG_SCHEDULE {
-            // Too long for a command line people copy: replay from the failure file.
-            Some(replay_template.replace("'{schedule}'", &format!("'{}'", failure_file.display())))
+            } else {
+                replay_line(&record.report).unwrap_or_else(|| {
+                    plan.replay_template(self.case)
+                        .replace("{schedule}", &record.schedule)
+                })
+            }
+        } else if let Some(seed) = record.seed {
+            // No schedule (a crash, or the watchdog stopped the process): its seed.
+            plan.seed_line(self.case, seed, crash)
         } else {
-            replay_line(&record.report)
-                .or_else(|| Some(replay_template.replace("{schedule}", &record.schedule)))
+            plan.rerun_line(self.case)
         };
-        let shown_output = if console.verbose() {
-            Some(output)
-        } else {
-            None
-        };
-        return Ok(base(
-            failed(
-                report,
-                Some(record),
-                Some(failure_file),
-                replay,
-                shown_output,
-            ),
-            run,
-        ));
-    }
-    let run = final_progress.map_or(0, |p| p.0);
-    let report = match (&killed, status.code()) {
-        (Some(why), _) => why.clone(),
-        (None, Some(code)) if code == exit_code::TEST_BLOCKED => {
-            "a thread blocked outside pulse's control (the harness's watchdog stopped the test; see its output below).\n\
-             Mark such code #[pulse::atomic], or instrument the crate it comes from with --instrument-dep <crate>."
-                .to_string()
+        let mut report = record.report.clone();
+        if let Some(note) = note {
+            report = format!("{}\n{note}\n", report.trim_end());
         }
-        (None, Some(101)) => "the test failed (no pulse failure record: did it fail outside the scheduler?)".to_string(),
-        (None, code) => format!("the test process ended abnormally ({}) without a failure record", describe_status(code, &status)),
-    };
-    Ok(base(
-        failed(report, None, None, None, Some(tail(&output, 60))),
-        run,
-    ))
+        let reason = match record.kind {
+            FailureKind::Crash => crash_reason(&record.message),
+            FailureKind::NotScheduled | FailureKind::ToolError => first_line(&record.message),
+            kind => kind.title().to_string(),
+        };
+        let output = self.verbose.then(|| ev.output.clone());
+        let kind = record.kind;
+        let seed = record.seed;
+        Ok(TestResult::from_kind(
+            kind,
+            Failure {
+                reason,
+                record: Some(record),
+                report,
+                seed,
+                failure_file: Some(failure_file),
+                replay: Some(replay),
+                output,
+            },
+        ))
+    }
+
+    /// The process died without a final record, after `done` schedules (if it said): run the
+    /// rest of its seeds one fresh process each, where the runtime catches the crash and
+    /// records it with its seed. Returns the result and the schedules run.
+    fn after_crash(
+        &self,
+        ev: &Evidence,
+        done: Option<u64>,
+        progress: &mut dyn FnMut(u64, u64),
+        time: Duration,
+    ) -> Result<(TestResult, u64, Duration)> {
+        let plan = self.plan;
+        let how = match ev.ended.exit {
+            Exit::Code(0) => {
+                "exited with status 0 before the test finished (process::exit?)".to_string()
+            }
+            exit => exit.describe(),
+        };
+        let output = Some(tail(&ev.output, 40));
+        if let Some(schedule) = &plan.replay {
+            // A replay runs in process (it has one schedule to run): the crash is its.
+            let report = format!(
+                "the test process died ({how}) replaying schedule {schedule}: the schedule \
+                 reproduces a crash"
+            );
+            let result = self.failed(TestResult::Crashed, how, report, None, output);
+            return Ok((result, 1, time));
+        }
+        // Random-strategy seeds are independent, so the crash is in the seeds after the last
+        // count the process reported (it writes the count after each batch of schedules).
+        // PCT's schedules depend on the executions before them: start from the first seed.
+        let from = match plan.strategy {
+            Some(Strategy::Pct { .. }) => 0,
+            _ => done.unwrap_or(0).min(plan.seeds.len().saturating_sub(1)),
+        };
+        let seeds = SeedRange {
+            from: plan.seeds.from + from,
+            to: plan.seeds.to,
+        };
+        let dir = TestDir::create(self.dir.0.join("isolated"))?;
+        let cmd = test_command(self.case, plan, &dir, &seeds, Some(Isolation::Always));
+        let mut shifted = |d: u64, _t: u64| progress(from + d, plan.seeds.len());
+        let again = supervise(cmd, &dir, plan, &mut shifted)?;
+        let time = time + again.time;
+        let again = Evidence::gather(&dir, again, &plan.paths);
+        let found = format!(
+            "the test process died ({how}) {} without a failure record; seeds {seeds} were run \
+             again, each in a fresh process (--isolation always)",
+            match done {
+                Some(d) => format!("after {d} of {} schedules", plan.seeds.len()),
+                None => "in its first schedules".to_string(),
+            },
+        );
+        match &again.record {
+            Some(Ok(record)) => {
+                let run = from + record.executions.max(1);
+                let mut record = record.clone();
+                if record.kind == FailureKind::Crash && record.message.is_empty() {
+                    record.message = how.clone();
+                }
+                let note = format!("note: {found}, which caught this");
+                let result = self.record_result(record, Some(note), &again)?;
+                Ok((result, run, time))
+            }
+            Some(Err(e)) => Ok((self.tool_error(e.clone(), &again), from, time)),
+            None => {
+                let second = match (again.ended.exit, again.counts) {
+                    (Exit::Code(0), Some((1, 0, _))) => {
+                        "none of them crashed. The crash may depend on \
+                         state earlier schedules left in statics, or on something outside pulse's \
+                         control"
+                            .to_string()
+                    }
+                    (exit, _) => format!(
+                        "that run died too ({}) without a record: the crash happens where a fresh \
+                         process per schedule cannot catch it (outside pulse's run of the test)",
+                        exit.describe()
+                    ),
+                };
+                let report =
+                    format!("{found}; {second}. The line below runs the whole search again.");
+                let result = self.failed(TestResult::Crashed, how, report, None, output);
+                Ok((result, done.unwrap_or(0), time))
+            }
+        }
+    }
 }
 
-fn failed(
-    report: String,
-    record: Option<FailureRecord>,
-    failure_file: Option<PathBuf>,
-    replay: Option<String>,
-    output: Option<String>,
-) -> TestResult {
-    TestResult::Failed(Box::new(Failure {
-        record,
-        report,
-        failure_file,
-        replay,
-        output,
-    }))
+/// How the process died, out of the runtime's crash message: `SIGSEGV, an invalid memory
+/// access`, `exit status 1 (process::exit)`.
+fn crash_reason(message: &str) -> String {
+    let line = first_line(message);
+    let line = line.split("; its last words").next().unwrap_or(&line);
+    if let Some(code) = line.split("exit status ").nth(1) {
+        return format!("exit status {} (process::exit)", code.trim());
+    }
+    match (line.find('('), line.rfind(')')) {
+        (Some(a), Some(b)) if a < b => line[a + 1..b].to_string(),
+        _ => line
+            .strip_prefix("the execution ")
+            .unwrap_or(line)
+            .to_string(),
+    }
 }
 
-/// Distinct warning lines the harness wrote to `PULSE_WARNINGS`.
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").trim().to_string()
+}
+
+/// Distinct warning lines the harness wrote to its warnings file.
 fn read_warnings(path: &Path, paths: &PathMap) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let mut out: Vec<String> = Vec::new();
@@ -386,21 +879,17 @@ fn read_warnings(path: &Path, paths: &PathMap) -> Vec<String> {
     out
 }
 
-/// The record the harness wrote into this test's own failure dir.
-fn read_record(dir: &Path) -> Option<FailureRecord> {
-    let entries = std::fs::read_dir(dir).ok()?;
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.extension().is_some_and(|x| x == "json") {
-            if let Some(r) = std::fs::read(&p)
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok())
-            {
-                return Some(r);
-            }
-        }
-    }
-    None
+/// The record the harness wrote into this test's own failure dir, or why it cannot be read.
+fn read_record(dir: &Path) -> Option<Result<FailureRecord, String>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let first = files.first()?;
+    Some(outcome::read_record_file(first))
 }
 
 /// The `replay: ...` line a report ends with.
@@ -409,21 +898,8 @@ fn replay_line(report: &str) -> Option<String> {
         l.trim()
             .strip_prefix("replay:")
             .map(|s| s.trim().to_string())
+            .filter(|s| s.starts_with("cargo pulse test"))
     })
-}
-
-fn describe_status(code: Option<i32>, status: &std::process::ExitStatus) -> String {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(sig) = status.signal() {
-            return format!("killed by signal {sig}");
-        }
-    }
-    match code {
-        Some(c) => format!("exit code {c}"),
-        None => format!("{status}"),
-    }
 }
 
 fn tail(text: &str, lines: usize) -> String {
@@ -453,6 +929,27 @@ mod tests {
         assert_eq!(
             replay_line("x\nreplay: cargo pulse test a --replay 'p1:0'"),
             Some("cargo pulse test a --replay 'p1:0'".into())
+        );
+        assert_eq!(replay_line("replay: PULSE_SEED=1 cargo test"), None);
+    }
+
+    #[test]
+    fn exits_round_trip_as_text() {
+        for e in [Exit::Code(0), Exit::Code(101), Exit::Signal(11)] {
+            assert_eq!(Exit::from_text(&e.to_text()), Some(e));
+        }
+        assert_eq!(Exit::from_text("nonsense"), None);
+    }
+
+    #[test]
+    fn crash_reasons_are_short() {
+        assert_eq!(
+            crash_reason("the execution crashed its process (SIGSEGV, an invalid memory access); its last words on stderr:\nx"),
+            "SIGSEGV, an invalid memory access"
+        );
+        assert_eq!(
+            crash_reason("the execution ended its process with exit status 0"),
+            "exit status 0 (process::exit)"
         );
     }
 }

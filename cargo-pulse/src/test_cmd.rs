@@ -7,15 +7,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use pulse_protocol::Schedule;
 
 use crate::cli::{Runner, TestArgs};
 use crate::compile;
-use crate::console::Console;
+use crate::console::{Console, ConsoleReporter};
+use crate::events::{Reporter, Reporters, RunInfo, TestEvent};
 use crate::exit_code;
-use crate::list::{self, Filters};
+use crate::list::{self, Filters, TestCase};
 use crate::mirror::{Mirror, MirrorOptions};
-use crate::outcome::{FailureRecord, TestResult};
-use crate::output::JsonOutput;
+use crate::outcome::{self, Counts, Outcome};
+use crate::output::{JsonOutput, JsonReporter};
 use crate::run::{self, RunPlan};
 use crate::seeds;
 use crate::workspace::UserWorkspace;
@@ -31,7 +33,16 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         args.verbose,
         !args.nocapture && !json.enabled,
     );
-    resolve_replay_file(&mut args)?;
+    // Refused before anything is built, like every other bad flag value (exit 2).
+    if let Err(e) = resolve_replay_file(&mut args) {
+        console.eprintln(&console.error(&format!("{e:#}")));
+        json.tool_error(&format!("{e:#}"));
+        return Ok(exit_code::TOOL_ERROR);
+    }
+    let mut reporter = Reporters::new(vec![
+        Box::new(ConsoleReporter::new(console.clone())),
+        Box::new(JsonReporter(json)),
+    ]);
 
     let started = Instant::now();
     let user = UserWorkspace::discover(
@@ -39,14 +50,15 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         args.cargo.target_dir.as_deref(),
     )?;
     let mirror = prepare_mirror(user, &args, &console)?;
-
     let seeds = seeds::resolve(args.seed, args.seeds, args.schedules);
-    if args.runner == Runner::Nextest && !args.no_run {
-        return crate::nextest::run(&mirror, &args, seeds, &console);
-    }
 
-    let Some(binaries) = compile::build(&mirror, &args.cargo, &args.targets, &console)? else {
-        json.build_failed();
+    // The build's messages are kept for the JSON event of a failed build.
+    console.record();
+    let built = compile::build(&mirror, &args.cargo, &args.targets, &console)?;
+    let build_output = console.take_recording();
+    let Some(binaries) = built else {
+        let message = compiler_messages(&build_output);
+        reporter.report(&TestEvent::BuildFailed { message: &message });
         return Ok(exit_code::TOOL_ERROR);
     };
     if args.no_run {
@@ -67,32 +79,25 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         ignored: args.ignored,
         include_ignored: args.include_ignored,
     };
-    let mut cases = Vec::new();
+    let mut cases: Vec<TestCase> = Vec::new();
     for b in binaries {
         cases.extend(list::list(&Arc::new(b), &filters)?);
     }
-    let to_run = cases.iter().filter(|c| c.run).count();
-
-    let what = match &args.replay {
-        Some(_) => "replaying 1 schedule each".to_string(),
-        None if args.seeds.is_some() => format!("seeds {seeds}"),
-        None => format!("{} schedules each, seed {}", seeds.len(), seeds.from),
+    let info = RunInfo {
+        seeds,
+        shard: args.seeds.is_some(),
+        replay: args.replay.clone(),
+        tests: cases.iter().filter(|c| c.run).count(),
     };
-    console.status(
-        "Running",
-        &format!(
-            "{to_run} test{} under pulse ({what})",
-            if to_run == 1 { "" } else { "s" }
-        ),
-    );
-    json.run_started(seeds, args.replay.as_deref(), to_run);
-
     let plan = RunPlan {
         seeds,
+        shard: args.seeds.is_some(),
         replay: args.replay.clone(),
         max_steps: args.max_steps,
-        strategy: args.strategy.clone(),
-        time: args.time.clone(),
+        strategy: args.strategy,
+        time: args.time,
+        isolation: args.isolation,
+        cleanup: args.cleanup,
         blocking_timeout: Duration::from_secs_f64(args.blocking_timeout.max(0.1)),
         timeout: args.timeout.map(Duration::from_secs_f64),
         nocapture: args.nocapture,
@@ -105,62 +110,38 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         run_dir: mirror.pulse_dir.join("run"),
         paths: mirror.paths.clone(),
     };
-    let outcomes = run::run_all(cases, &plan, &console, &mut |o| {
-        console.test_finished(o);
-        if o.failed() {
-            console.failure(o);
-        }
-        json.test(o);
-    })?;
 
-    let passed = outcomes
-        .iter()
-        .filter(|o| matches!(o.result, TestResult::Passed))
-        .count();
-    let failed = outcomes.iter().filter(|o| o.failed()).count();
-    let ignored = outcomes
-        .iter()
-        .filter(|o| matches!(o.result, TestResult::Ignored))
-        .count();
-    let code = if failed > 0 {
-        exit_code::FAILURE
-    } else {
-        exit_code::SUCCESS
-    };
-    let secs = started.elapsed().as_secs_f64();
-
-    if !args.quiet || failed > 0 {
-        console.summary_table(&outcomes);
-    }
-    if failed > 0 {
-        console.eprintln(&format!(
-            "\n{}",
-            console.bold("failures (replay each with the line shown):")
-        ));
-        for o in outcomes.iter().filter(|o| o.failed()) {
-            console.eprintln(&format!("    {}", o.full_name()));
-            if let TestResult::Failed(f) = &o.result {
-                if let Some(r) = &f.replay {
-                    console.eprintln(&format!("      {}", console.dim(r)));
-                }
-            }
+    reporter.report(&TestEvent::RunStarted(&info));
+    let outcomes: Vec<Outcome> = match args.runner {
+        Runner::Pulse => run::run_all(&cases, &plan, args.verbose, &mut reporter)?,
+        Runner::Nextest => {
+            crate::nextest::run(&mirror, &args, &cases, &plan, &console, &mut reporter)?
         }
-    }
-    let verdict = if failed > 0 {
-        console.red("FAILED")
-    } else {
-        console.green("ok")
     };
-    let seed_note = match (&args.replay, args.seeds) {
-        (Some(_), _) => "replay".to_string(),
-        (None, Some(r)) => format!("seeds {r}"),
-        (None, None) => format!("seed {}", seeds.from),
-    };
-    console.eprintln(&format!(
-        "\ntest result: {verdict}. {passed} passed; {failed} failed; {ignored} ignored; {seed_note}; finished in {secs:.2}s"
-    ));
-    json.run_finished(passed, failed, ignored, secs, code);
+    let counts = Counts::of(&outcomes);
+    let code = counts.exit_code();
+    reporter.report(&TestEvent::RunFinished {
+        info: &info,
+        outcomes: &outcomes,
+        counts,
+        secs: started.elapsed().as_secs_f64(),
+        exit_code: code,
+    });
     Ok(code)
+}
+
+/// The compiler's messages out of what the build printed: without cargo's progress lines.
+fn compiler_messages(printed: &str) -> String {
+    printed
+        .lines()
+        .filter(|l| {
+            let first = l.split_whitespace().next().unwrap_or("");
+            !matches!(first, "Compiling" | "Finished" | "Instrumented")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_string()
 }
 
 /// Mirrors and instruments, telling the user what was done and what the instrumenter noticed.
@@ -248,11 +229,12 @@ fn resolve_replay_file(args: &mut TestArgs) -> Result<()> {
     let Some(r) = &args.replay else { return Ok(()) };
     let path = Path::new(r);
     if !(r.ends_with(".json") && path.is_file()) {
+        r.parse::<Schedule>().with_context(|| {
+            format!("--replay takes a schedule as printed (`p1:...`) or a failure file (.json), not `{r}`")
+        })?;
         return Ok(());
     }
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let record: FailureRecord = serde_json::from_slice(&bytes)
-        .with_context(|| format!("parsing the failure file {}", path.display()))?;
+    let record = outcome::read_record_file(path).map_err(anyhow::Error::msg)?;
     if args.filters.is_empty() && !record.test.is_empty() {
         // The record's name may carry a crate prefix; the file's name is the test's.
         let from_name = path
@@ -290,6 +272,13 @@ fn replay_flags(args: &TestArgs) -> Vec<String> {
     }
     if let Some(n) = args.max_steps {
         f.extend(["--max-steps".to_string(), n.to_string()]);
+    }
+    // Time mode changes which choices a schedule holds; cleanup what a failure leaves.
+    if let Some(t) = args.time {
+        f.extend(["--time".to_string(), t.to_string()]);
+    }
+    if let Some(c) = args.cleanup {
+        f.extend(["--cleanup".to_string(), c.to_string()]);
     }
     f
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::outcome::FailureRecord;
+use pulse_protocol::FailureRecord;
 
 /// Writes the timeline of `record`'s trace to `path`.
 pub fn write(record: &FailureRecord, path: &Path) -> Result<()> {
@@ -81,8 +81,8 @@ fn render(record: &FailureRecord) -> String {
 
 /// The message, prefixed by the failure kind unless it already says it.
 fn headline(record: &FailureRecord) -> String {
-    let kind = record.kind.replace('_', " ");
-    if record.message.starts_with(&kind) {
+    let kind = record.kind.title();
+    if record.message.starts_with(kind) {
         record.message.clone()
     } else {
         format!("{kind}: {}", record.message)
@@ -91,12 +91,7 @@ fn headline(record: &FailureRecord) -> String {
 
 /// The report's detail lines (who waits on what, holding which locks) as a list.
 fn details(record: &FailureRecord) -> String {
-    let lines: Vec<&str> = record
-        .extra
-        .get("details")
-        .and_then(|d| d.as_array())
-        .map(|a| a.iter().filter_map(|l| l.as_str()).collect())
-        .unwrap_or_default();
+    let lines = &record.details;
     if lines.is_empty() {
         return String::new();
     }
@@ -122,10 +117,10 @@ fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::TraceStep;
+    use pulse_protocol::{FailureKind, TraceEvent};
 
-    fn step(n: u64, thread: &str, op: &str, object: Option<&str>) -> TraceStep {
-        TraceStep {
+    fn step(n: u64, thread: &str, op: &str, object: Option<&str>) -> TraceEvent {
+        TraceEvent {
             step: n,
             thread: thread.into(),
             op: op.into(),
@@ -138,12 +133,9 @@ mod tests {
     fn one_column_per_thread_and_escaped_text() {
         let record = FailureRecord {
             test: "t<1>".into(),
-            kind: "deadlock".into(),
+            kind: FailureKind::Deadlock,
             message: "a & b".into(),
-            extra: serde_json::json!({"details": ["thread 'x' blocked in Mutex::lock"]})
-                .as_object()
-                .unwrap()
-                .clone(),
+            details: vec!["thread 'x' blocked in Mutex::lock".into()],
             trace: vec![
                 step(0, "main", "thread::spawn", Some("Thread#1")),
                 step(1, "thread-1", "Mutex::lock (blocks)", Some("Mutex#0")),
