@@ -112,10 +112,15 @@ pub struct CargoArgs {
     /// (default: target/pulse/target). Share one across workspaces to build pulse once.
     #[arg(long, value_name = "DIR", help_heading = "Compilation options")]
     pub pulse_target_dir: Option<PathBuf>,
-    /// Also instrument this registry dependency (copy its source into the mirror and patch it in).
+    /// Registry dependencies to instrument (copied into the mirror and patched in): `auto`
+    /// (default: every crate of the test's graph that uses std's sync/thread/time or core's
+    /// atomics), `none`, or crate names (`a,b`; with `auto`, in addition).
+    /// `--instrument-dep NAME` is the same.
     #[arg(
-        long = "instrument-dep",
-        value_name = "CRATE",
+        long = "instrument-deps",
+        visible_alias = "instrument-dep",
+        value_name = "auto|none|CRATE,..",
+        value_delimiter = ',',
         help_heading = "Instrumentation"
     )]
     pub instrument_deps: Vec<String>,
