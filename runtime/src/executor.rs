@@ -121,6 +121,8 @@ impl Executor {
             if st.stop.is_none() {
                 st.judge_detached();
             }
+            // pulse's own work, however long a huge trace takes: not a stalled thread.
+            let _quiet = st.heartbeat.clone().map(crate::process::watchdog::Pause::new);
             st.stop.as_ref().map(|stop| explain_stop(&st, stop))
         };
         self.teardown();

@@ -7,6 +7,7 @@
 //! into the next one, and the execution records a warning that state crosses schedules.
 
 use std::cell::UnsafeCell;
+use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::ctx::Ctx;
@@ -49,9 +50,10 @@ impl<S: ObjectState> ObjectCell<S> {
     /// entry before the next `Ctx` call that can switch threads (`switch`, `block`, a wake
     /// that yields): another thread may enter the same object then.
     #[inline]
+    #[track_caller]
     pub fn enter(&self, ctx: Ctx) -> Entry<'_, S> {
         if self.owner.load(Ordering::Acquire) != ctx.execution_id() {
-            self.claim(ctx);
+            self.claim(ctx, Location::caller());
         }
         // SAFETY: owned by the running execution (just checked or claimed), whose threads
         // run one at a time on this OS thread; an entry never lives across a switch.
@@ -62,12 +64,15 @@ impl<S: ObjectState> ObjectCell<S> {
 
     /// The object's name in this execution.
     #[inline]
+    #[track_caller]
     pub fn obj(&self, ctx: Ctx) -> ObjRef {
         self.enter(ctx).obj
     }
 
+    /// Takes the object for the running execution; `used_at` is the user's operation that
+    /// first touched it in this execution (as far as `#[track_caller]` reaches).
     #[cold]
-    fn claim(&self, ctx: Ctx) {
+    fn claim(&self, ctx: Ctx, used_at: &'static Location<'static>) {
         let me = ctx.execution_id();
         let previous = self.owner.load(Ordering::Acquire);
         if previous != 0 && registry::is_live(previous) {
@@ -85,10 +90,11 @@ impl<S: ObjectState> ObjectCell<S> {
         unsafe { *self.slot.get() = Some((obj, S::default())) };
         if previous != 0 {
             ctx.warn(format!(
-                "{} is shared between executions (a `static`, or created outside the checked \
-                 closure): its value carries over from one schedule to the next, which can make \
-                 failures depend on the order schedules ran in",
-                S::KIND
+                "the {} used at {} is shared between executions (a `static`, or created outside the \
+                 checked closure): its value carries over from one schedule to the next, which can \
+                 make failures depend on the order schedules ran in",
+                S::KIND,
+                crate::report::trace::location_string(used_at)
             ));
         }
     }

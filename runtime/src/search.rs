@@ -232,16 +232,11 @@ impl Search {
     /// Runs `job` in a fresh process; `None` if this run cannot be isolated (then it never
     /// tries again, and says so).
     fn execute_isolated(&mut self, job: &Job) -> Option<Outcome> {
-        let heartbeat = self.executor.state().heartbeat.clone();
-        let pause = |on: bool| {
-            if let Some(hb) = &heartbeat {
-                hb.paused.store(on, std::sync::atomic::Ordering::Relaxed);
-            }
-        };
         // The worker has a watchdog of its own; the isolator's deadline bounds the wait.
-        pause(true);
+        let heartbeat = self.executor.state().heartbeat.clone();
+        let quiet = heartbeat.map(watchdog::Pause::new);
         let reply = self.isolator.as_mut()?.run(job);
-        pause(false);
+        drop(quiet);
         let lost = |kind, message| Outcome::lost(kind, message);
         Some(match reply {
             isolate::Reply::Done(outcome) => {

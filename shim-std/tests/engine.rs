@@ -121,7 +121,9 @@ fn warns_about_state_shared_across_executions() {
     let shared = Arc::new(Mutex::new(0));
     let report = Builder::new().schedules(5).seed(1).run(|| *shared.lock().unwrap() += 1);
     assert!(report.passed());
-    assert!(report.warnings.iter().any(|w| w.contains("shared between executions")), "{:?}", report.warnings);
+    let shared_warnings: Vec<&String> = report.warnings.iter().filter(|w| w.contains("shared between executions")).collect();
+    assert_eq!(shared_warnings.len(), 1, "once, however many schedules: {:?}", report.warnings);
+    assert!(shared_warnings[0].contains("the Mutex used at shim-std/tests/engine.rs:"), "names the user's use: {shared_warnings:?}");
 }
 
 #[test]
@@ -132,4 +134,20 @@ fn nested_check_is_refused_not_corrupting() {
     assert!(r.is_err());
     // The engine still works afterwards.
     Builder::new().schedules(10).check(|| drop(thread::spawn(|| 1).join()));
+}
+
+#[test]
+fn a_long_failing_execution_keeps_the_end_of_its_trace() {
+    let report = Builder::new().schedules(1).seed(1).max_steps(30_000).run(|| {
+        let flag = Arc::new(Mutex::new(false));
+        let f2 = flag.clone();
+        let _t = thread::spawn(move || while !*f2.lock().unwrap() {});
+        while !*flag.lock().unwrap() {}
+    });
+    let f = report.failure.expect("livelock");
+    assert_eq!(f.kind, FailureKind::StepLimit);
+    assert_eq!(f.trace.len(), 10_000, "the last 10,000 steps");
+    assert!(f.trace.last().unwrap().step >= 29_000, "{:?}", f.trace.last());
+    let text = f.to_string();
+    assert!(text.contains("trace (last 30 of 3"), "{}", text.lines().find(|l| l.contains("trace (")).unwrap_or(""));
 }

@@ -26,9 +26,8 @@ pub(crate) struct Heartbeat {
     /// Names of the current execution's threads, updated at spawn (rare).
     names: Mutex<Vec<String>>,
     done: AtomicBool,
-    /// Set while this process waits for an isolated execution in a child (which has its
-    /// own watchdog): not a stall.
-    pub paused: AtomicBool,
+    /// Set while pulse does its own work (`Pause`): not a stall.
+    paused: AtomicBool,
     /// The OS thread running the executions (signalled for a backtrace when it stalls).
     #[cfg(unix)]
     os_thread: std::sync::OnceLock<libc::pthread_t>,
@@ -139,6 +138,23 @@ fn blocking_crate(frames: &str) -> Option<String> {
         let ours = krate.starts_with("pulse") || krate.starts_with('_') || NOT_A_CULPRIT.contains(&krate);
         (!ours && !krate.is_empty() && krate.chars().all(|c| c.is_alphanumeric() || c == '_')).then(|| krate.to_string())
     })
+}
+
+/// Tells the watchdog that what runs until it is dropped is pulse's own work (explaining a
+/// failure, waiting for an isolated run's process), not a stalled thread.
+pub(crate) struct Pause(Arc<Heartbeat>);
+
+impl Pause {
+    pub(crate) fn new(heartbeat: Arc<Heartbeat>) -> Pause {
+        heartbeat.paused.store(true, Ordering::Relaxed);
+        Pause(heartbeat)
+    }
+}
+
+impl Drop for Pause {
+    fn drop(&mut self) {
+        self.0.paused.store(false, Ordering::Relaxed);
+    }
 }
 
 /// Stops the monitor when the run ends.

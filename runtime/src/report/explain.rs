@@ -176,9 +176,13 @@ fn describe_blocked(
     line
 }
 
+/// The most recent steps a report keeps: a million-step livelock's whole trace would cost
+/// seconds to resolve and hundreds of megabytes of JSON, and people read the end.
+const KEPT_TRACE: usize = 10_000;
+
 fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
     let Some(events) = &st.trace else { return Vec::new() };
-    events
+    events[events.len().saturating_sub(KEPT_TRACE)..]
         .iter()
         .map(|e| TraceEvent {
             step: e.step,

@@ -32,7 +32,8 @@ pub struct Failure {
     /// Index of the failing execution in its run, and how many ran.
     pub execution: u64,
     pub executions: u64,
-    /// The steps of the failing execution (all of them; the report prints the tail).
+    /// The steps of the failing execution (its last 10,000 at most; the report prints the
+    /// tail).
     pub trace: Vec<TraceEvent>,
     /// Whether replaying the schedule reproduced the same failure.
     pub reproduced: bool,
@@ -113,10 +114,12 @@ impl fmt::Display for Failure {
         if !self.trace.is_empty() {
             let tail = self.trace_tail.max(1);
             let skip = self.trace.len().saturating_sub(tail);
-            if skip > 0 {
-                writeln!(f, "  trace (last {tail} of {} steps):", self.trace.len())?;
+            // Steps are numbered from 0; a long trace keeps only its end.
+            let steps = self.trace.last().map_or(0, |e| e.step + 1).max(self.trace.len() as u64);
+            if skip > 0 || steps > self.trace.len() as u64 {
+                writeln!(f, "  trace (last {} of {steps} steps):", self.trace.len().min(tail))?;
             } else {
-                writeln!(f, "  trace ({} steps):", self.trace.len())?;
+                writeln!(f, "  trace ({steps} steps):")?;
             }
             f.write_str(&format_table(&self.trace[skip..]))?;
         }
