@@ -1,0 +1,74 @@
+//! Crashes are findings: a test process that dies (a null dereference, a double free, an
+//! `unsafe` precondition abort, `process::exit` in a spawned thread) is reported as CRASHED
+//! with its seed and a replay line, found with default settings, and the replay line
+//! reproduces the crash, twice.
+
+#[allow(dead_code)]
+mod support;
+
+use support::{cargo_pulse, fixture, shell};
+
+#[test]
+fn every_crash_is_found_with_default_settings_and_its_replay_reproduces_it() {
+    let dir = fixture("crashes", "crashes");
+    // Default settings: 1000 schedules from a random seed.
+    let run = cargo_pulse(
+        &dir,
+        &["test", "--color", "never", "--message-format", "json"],
+    );
+    assert_eq!(run.code, 101, "crashes fail the run");
+    // What each crash must say of itself (the signal, glibc's or std's words, the exit).
+    let expect = [
+        (
+            "list::tests::a_sender_may_push_while_the_receiver_goes_away",
+            "SIG",
+        ),
+        ("slot::tests::only_one_taker_gets_the_buffer", "double free"),
+        (
+            "publish::tests::a_reader_sees_nothing_or_everything",
+            "unsafe precondition",
+        ),
+        (
+            "audit::tests::the_auditor_finds_the_books_balanced",
+            "exit status 1",
+        ),
+    ];
+    let events = run.json();
+    for (name, says) in expect {
+        let v = events
+            .iter()
+            .find(|v| v["type"] == "test" && v["name"] == name)
+            .unwrap_or_else(|| panic!("no event for {name}"));
+        assert_eq!(v["event"], "crashed", "{name}: {v}");
+        let seed = v["seed"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{name}: a seed: {v}"));
+        assert!(
+            v["report"].as_str().unwrap_or("").contains(says),
+            "{name}: {v}"
+        );
+        assert_eq!(v["record"]["kind"], "crash", "{name}: the runtime's record");
+        let replay = v["replay"].as_str().unwrap().to_string();
+        assert!(replay.contains(&format!("--seed {seed}")), "{replay}");
+        assert!(run.stderr.contains(&replay), "the replay line is printed");
+
+        for _ in 0..2 {
+            let again = shell(
+                &dir,
+                &format!("{replay} --color never --message-format json"),
+            );
+            assert_eq!(again.code, 101, "{name}: the replay crashes again");
+            let r = again
+                .json()
+                .into_iter()
+                .find(|r| r["type"] == "test" && r["name"] == name)
+                .expect("the replayed test");
+            assert_eq!(r["event"], "crashed", "{name}: {r}");
+            assert_eq!(r["seed"], seed, "{name}: the same seed");
+            assert!(
+                r["report"].as_str().unwrap_or("").contains(says),
+                "{name}: {r}"
+            );
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! What a run says, whichever runner ran it: every status (ok, FAILED, CRASHED, NOT SCHEDULED,
+//! ignored) in the table and the JSON, the same JSON from `--runner nextest` as from pulse's
+//! own runner, bad option values refused before anything is built, and a failed build's
+//! JSON event carrying the compiler's message.
+
+#[allow(dead_code)]
+mod support;
+
+use support::{cargo_pulse, fixture, Run};
+
+/// Every option value is checked by the protocol's parsers before the build: exit 2, fast,
+/// naming the values it takes.
+#[test]
+fn bad_option_values_exit_2_at_once_with_the_valid_values() {
+    let dir = fixture("failing", "bad-option-values");
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["--strategy", "nosuch"], &["random", "pct:DEPTH"]),
+        (&["--strategy", "pct:0"], &["random", "pct:DEPTH"]),
+        (&["--time", "sometimes"], &["idle", "random"]),
+        (&["--isolation", "never"], &["auto", "off", "always"]),
+        (&["--cleanup", "free"], &["leak", "unwind"]),
+        (&["--runner", "cargo"], &["pulse", "nextest"]),
+        (&["--message-format", "xml"], &["human", "json"]),
+        (&["--color", "purple"], &["auto", "always", "never"]),
+        (&["--replay", "0.1.2"], &["p1:"]),
+    ];
+    // Warm the binary up: what is measured is the refusal, not the first load from disk.
+    cargo_pulse(&dir, &["--version"]);
+    for (flag, valid) in cases {
+        let mut args = vec!["test"];
+        args.extend_from_slice(flag);
+        let run = cargo_pulse(&dir, &args);
+        assert_eq!(run.code, 2, "{flag:?}: {}", run.stderr);
+        assert!(run.secs < 1.0, "{flag:?} took {:.2}s", run.secs);
+        for v in *valid {
+            assert!(
+                run.stderr.contains(v),
+                "{flag:?} should name `{v}`:\n{}",
+                run.stderr
+            );
+        }
+        assert!(
+            !run.stderr.contains("Compiling"),
+            "{flag:?}: nothing is built"
+        );
+    }
+    assert!(
+        !dir.join("target").exists(),
+        "refused before anything was built"
+    );
+}
+
+fn test_event<'a>(events: &'a [serde_json::Value], name: &str) -> &'a serde_json::Value {
+    events
+        .iter()
+        .find(|v| v["type"] == "test" && v["name"] == name)
+        .unwrap_or_else(|| panic!("no event for {name}"))
+}
+
+/// The JSON lines without what differs between two runs of the same thing (timings), in a
+/// stable order (tests finish in any order).
+fn comparable(run: &Run) -> Vec<serde_json::Value> {
+    let mut events = run.json();
+    for v in &mut events {
+        if let Some(m) = v.as_object_mut() {
+            m.remove("time");
+        }
+    }
+    events.sort_by_key(|v| {
+        (
+            v["type"].to_string(),
+            v["event"].to_string(),
+            v["name"].to_string(),
+        )
+    });
+    events
+}
+
+#[test]
+fn every_status_is_reported_and_nextest_gives_the_same_json() {
+    let dir = fixture("statuses", "statuses");
+    let args = [
+        "test",
+        "--seed",
+        "7",
+        "--color",
+        "never",
+        "--message-format",
+        "json",
+    ];
+    let run = cargo_pulse(&dir, &args);
+    assert_eq!(run.code, 101, "a failure and a crash were found");
+    let events = run.json();
+
+    let expect = [
+        ("tests::atomic_bumps_are_all_counted", "ok", "ok"),
+        ("tests::racy_bumps_are_all_counted", "failed", "FAILED"),
+        (
+            "tests::a_lost_bump_ends_the_process",
+            "crashed",
+            "CRASHED: ",
+        ),
+        (
+            "tests::a_generated_test_is_not_scheduled",
+            "not_scheduled",
+            "NOT SCHEDULED: ",
+        ),
+        ("tests::ignored_unless_asked", "ignored", "ignored"),
+    ];
+    for (name, event, status) in expect {
+        let v = test_event(&events, name);
+        assert_eq!(v["event"], event, "{name}: {v}");
+        assert!(
+            v["status"].as_str().unwrap().starts_with(status),
+            "{name}: {v}"
+        );
+        if event != "ok" && event != "ignored" {
+            let replay = v["replay"].as_str().unwrap_or("");
+            assert!(
+                replay.starts_with(&format!(
+                    "cargo pulse test {name} --exact -p statuses --lib"
+                )),
+                "{name}: every test that did not pass has a replay line: {v}"
+            );
+            assert!(
+                run.stderr.contains(replay),
+                "{name}: its replay line is in the closing list"
+            );
+        }
+    }
+    let crash = test_event(&events, "tests::a_lost_bump_ends_the_process");
+    assert!(crash["seed"].is_u64(), "a crash names its seed: {crash}");
+    assert!(
+        crash["status"].as_str().unwrap().contains("exit status 1"),
+        "{crash}"
+    );
+    let not_scheduled = test_event(&events, "tests::a_generated_test_is_not_scheduled");
+    assert!(
+        not_scheduled["status"]
+            .as_str()
+            .unwrap()
+            .contains("never reached pulse's harness"),
+        "{not_scheduled}"
+    );
+    let finished = events
+        .iter()
+        .find(|v| v["type"] == "run" && v["event"] == "finished")
+        .expect("a run finished event");
+    for (field, n) in [
+        ("passed", 1),
+        ("failed", 1),
+        ("crashed", 1),
+        ("not_scheduled", 1),
+        ("ignored", 1),
+    ] {
+        assert_eq!(finished[field], n, "{field}: {finished}");
+    }
+    assert_eq!(finished["exit_code"], 101);
+    // People see the same statuses in the table and the verdict line.
+    assert!(
+        run.stderr
+            .contains("NOT SCHEDULED: the test never reached pulse's harness"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("CRASHED: exit status 1"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("1 passed; 1 failed; 1 crashed; 1 not scheduled; 1 ignored"),
+        "{}",
+        run.stderr
+    );
+
+    let mut nextest_args = args.to_vec();
+    nextest_args.extend(["--runner", "nextest"]);
+    let nextest = cargo_pulse(&dir, &nextest_args);
+    assert_eq!(nextest.code, 101);
+    let (a, b) = (comparable(&run), comparable(&nextest));
+    assert_eq!(a.len(), b.len(), "the same events");
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x, y, "pulse's runner and nextest say the same");
+    }
+    assert!(
+        nextest.stderr.contains("NOT SCHEDULED: "),
+        "{}",
+        nextest.stderr
+    );
+}
+
+#[test]
+fn a_failed_builds_json_event_carries_the_compilers_message() {
+    let dir = fixture("compile-error", "compile-error-json");
+    let run = cargo_pulse(
+        &dir,
+        &["test", "--color", "never", "--message-format", "json"],
+    );
+    assert_eq!(run.code, 2);
+    let build = run
+        .json()
+        .into_iter()
+        .find(|v| v["type"] == "build" && v["event"] == "failed")
+        .expect("a build failed event");
+    let message = build["message"].as_str().unwrap_or("");
+    assert!(message.contains("mismatched types"), "{build}");
+    assert!(
+        message.contains("src/lib.rs:5:"),
+        "the user's file and line: {build}"
+    );
+    assert!(
+        !message.contains("::pulse::"),
+        "the user's text, not the rewrite: {build}"
+    );
+    assert!(!message.contains('\u{1b}'), "no colour codes in JSON");
+}
