@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use pulse_protocol::{Cleanup, Isolation, Strategy, TimeMode};
+use pulse_protocol::{Cleanup, Detached, Isolation, Strategy, TimeMode};
 
 use crate::seeds::SeedRange;
 
@@ -221,6 +221,10 @@ pub struct TestArgs {
     /// (their destructors run).
     #[arg(long, value_name = "MODE", value_parser = clap::value_parser!(Cleanup), help_heading = "Search")]
     pub cleanup: Option<Cleanup>,
+    /// Threads the test never joined that panic, stay blocked or keep running after it
+    /// returns: `warn` (default: as under std, where such a test passes) or `fail`.
+    #[arg(long, value_name = "MODE", value_parser = clap::value_parser!(Detached), help_heading = "Search")]
+    pub detached: Option<Detached>,
     /// Replay one schedule (as printed in a failure report), or a failure file (.json).
     #[arg(long, value_name = "SCHEDULE|FILE", help_heading = "Search")]
     pub replay: Option<String>,

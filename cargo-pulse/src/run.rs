@@ -18,7 +18,9 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use pulse_protocol::{Cleanup, FailureKind, FailureRecord, Isolation, Strategy, TimeMode};
+use pulse_protocol::{
+    Cleanup, Detached, FailureKind, FailureRecord, Isolation, Strategy, TimeMode,
+};
 
 use crate::events::{Reporter, TestEvent, TestId};
 use crate::harness_env::HarnessEnv;
@@ -43,6 +45,7 @@ pub struct RunPlan {
     pub time: Option<TimeMode>,
     pub isolation: Option<Isolation>,
     pub cleanup: Option<Cleanup>,
+    pub detached: Option<Detached>,
     pub blocking_timeout: Duration,
     pub timeout: Option<Duration>,
     pub nocapture: bool,
@@ -190,6 +193,7 @@ pub fn configure(
         time: plan.time,
         isolation,
         cleanup: plan.cleanup,
+        detached: plan.detached,
         replay: plan.replay.as_deref(),
         blocking_timeout: plan.blocking_timeout,
         failure_dir: &dir.failures(),

@@ -98,6 +98,7 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         time: args.time,
         isolation: args.isolation,
         cleanup: args.cleanup,
+        detached: args.detached,
         blocking_timeout: Duration::from_secs_f64(args.blocking_timeout.max(0.1)),
         timeout: args.timeout.map(Duration::from_secs_f64),
         nocapture: args.nocapture,
@@ -279,6 +280,10 @@ fn replay_flags(args: &TestArgs) -> Vec<String> {
     }
     if let Some(c) = args.cleanup {
         f.extend(["--cleanup".to_string(), c.to_string()]);
+    }
+    // Whether a detached thread's trouble fails the test.
+    if let Some(d) = args.detached {
+        f.extend(["--detached".to_string(), d.to_string()]);
     }
     f
 }

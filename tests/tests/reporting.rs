@@ -19,6 +19,7 @@ fn bad_option_values_exit_2_at_once_with_the_valid_values() {
         (&["--time", "sometimes"], &["idle", "random"]),
         (&["--isolation", "never"], &["auto", "off", "always"]),
         (&["--cleanup", "free"], &["leak", "unwind"]),
+        (&["--detached", "ignore"], &["warn", "fail"]),
         (&["--runner", "cargo"], &["pulse", "nextest"]),
         (&["--message-format", "xml"], &["human", "json"]),
         (&["--color", "purple"], &["auto", "always", "never"]),
