@@ -17,6 +17,7 @@ use crate::workspace::UserWorkspace;
 
 pub fn run(args: InstrumentArgs) -> Result<i32> {
     let user = UserWorkspace::discover(args.manifest_path.as_deref(), None)?;
+    instrumenting::configure(&user, &Default::default())?;
     let (src, build_scripts, facade_roots, inherits_from) =
         match user.packages.iter().find(|p| p.name == args.krate) {
             Some(p) if p.proc_macro => bail!(
@@ -68,7 +69,10 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
     check_out_dir(&out, &user, args.force)?;
     let support = Support::ensure(&user.target_dir.join("pulse").join("support"))?;
 
-    // Copy, with the manifest made standalone.
+    // Copy, with the manifest made standalone and each Rust file instrumented by the same
+    // per-file function as `cargo pulse test`'s mirror (same crate context, same cfgs).
+    let opts = instrumenting::options(&user.atomic_paths);
+    let mut report = pulse_instrument::TreeReport::default();
     let mut state = MirrorState::default();
     let jobs = [TreeJob {
         src: src.clone(),
@@ -80,6 +84,24 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
         std::slice::from_ref(&user.target_dir),
         &|_| true,
         &mut |path: &Path, bytes: Vec<u8>| {
+            if instrumented_here(path, &src, &build_scripts) {
+                let root_2015 = facade_roots.iter().any(|r| r == path);
+                let (bytes, file_report) =
+                    instrumenting::instrument_bytes(path, bytes, &opts, root_2015);
+                let shown = path.strip_prefix(&src).unwrap_or(path).to_path_buf();
+                let file_report = match file_report {
+                    Ok(r) => pulse_instrument::FileReport { path: shown, ..r },
+                    Err(e) => pulse_instrument::FileReport {
+                        path: shown,
+                        parse_error: Some(e),
+                        ..Default::default()
+                    },
+                };
+                if !file_report.is_empty() {
+                    report.files.push(file_report);
+                }
+                return Ok(Transformed { bytes, note: None });
+            }
             if path != root_manifest {
                 return Ok(Transformed { bytes, note: None });
             }
@@ -104,20 +126,7 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
             })
         },
     )?;
-
-    let skip: Vec<PathBuf> = build_scripts
-        .iter()
-        .filter_map(|b| b.strip_prefix(&src).ok())
-        .map(|r| out.join(r))
-        .collect();
-    let roots: Vec<PathBuf> = facade_roots
-        .iter()
-        .filter_map(|r| r.strip_prefix(&src).ok())
-        .map(|r| out.join(r))
-        .collect();
-    let opts = instrumenting::options(&user.atomic_paths);
-    let report = pulse_instrument::instrument_tree(&out, &skip, &roots, &opts)
-        .with_context(|| format!("instrumenting {}", out.display()))?;
+    report.files.sort_by(|a, b| a.path.cmp(&b.path));
     let marker = out.join(MARKER);
     std::fs::write(&marker, "written by `cargo pulse instrument`\n")
         .with_context(|| format!("writing {}", marker.display()))?;
@@ -136,6 +145,22 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
         )?;
     }
     Ok(crate::exit_code::SUCCESS)
+}
+
+/// The Rust files of the crate at `src` that run under the scheduler: not its build scripts
+/// (`build.rs` beside a manifest included), not those of packages nested in it.
+fn instrumented_here(path: &Path, src: &Path, build_scripts: &[PathBuf]) -> bool {
+    path.extension().is_some_and(|e| e == "rs")
+        && !build_scripts.iter().any(|b| b == path)
+        && !(path.file_name().is_some_and(|n| n == "build.rs")
+            && path
+                .parent()
+                .is_some_and(|d| d.join("Cargo.toml").is_file()))
+        && path
+            .ancestors()
+            .skip(1)
+            .take_while(|d| *d != src)
+            .all(|d| !d.join("Cargo.toml").is_file())
 }
 
 /// Left in every `--out` directory: a later run may write there again.

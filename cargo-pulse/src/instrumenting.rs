@@ -5,30 +5,143 @@
 //! A file syn cannot parse is mirrored unchanged: the compiler then reports the real error
 //! against the user's file, which is more useful than our parse error.
 
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use pulse_instrument::{instrument_source, Options};
+use anyhow::{Context as _, Result};
+use pulse_instrument::{Cfgs, CrateContext, FileReport, Options};
 use serde_json::{json, Value};
 
+use crate::cli::CargoArgs;
 use crate::copy_tree::Transformed;
+use crate::workspace::UserWorkspace;
 
 pub fn options(atomic_paths: &[String]) -> Options {
     Options {
         shim_root: "::pulse::std".to_string(),
         wrap_tests: true,
         atomic_paths: atomic_paths.to_vec(),
-        declare_facade: false,
+        ..Options::default()
     }
 }
 
-/// A fingerprint of everything the instrumented text depends on besides the source.
+/// A fingerprint of everything the instrumented text depends on besides the source: the
+/// options, and the build's cfgs and crate contexts once [`configure`]d.
 pub fn options_key(opts: &Options) -> String {
+    let build = BUILD.get().map(Build::key).unwrap_or_default();
     format!(
-        "{}|{}|{}",
+        "{}|{}|{}|{}|{build}",
         opts.shim_root,
         opts.wrap_tests,
-        opts.atomic_paths.join(",")
+        opts.atomic_paths.join(","),
+        opts.std_modules.join(",")
     )
+}
+
+/// What this `cargo pulse` run builds, for evaluating `#[cfg]`s as the build will: the
+/// target's cfgs (`rustc --print cfg`, `--cfg` flags in RUSTFLAGS) and each workspace
+/// package's enabled features (from the package selection and feature flags). `test` stays
+/// undecided for the user's packages (their library is compiled with and without it) and is
+/// false for registry dependencies, whose features are undecided.
+#[derive(Debug, Clone, Default)]
+pub struct Build {
+    target: Cfgs,
+    /// Package dir -> its enabled features.
+    features: BTreeMap<PathBuf, BTreeSet<String>>,
+    /// Package dirs of the user's workspace (innermost match wins).
+    packages: Vec<PathBuf>,
+}
+
+static BUILD: OnceLock<Build> = OnceLock::new();
+
+/// Per crate directory: its context and cfgs, computed once per process.
+type Facts = Arc<(CrateContext, Option<Cfgs>)>;
+static FACTS: OnceLock<Mutex<HashMap<PathBuf, Facts>>> = OnceLock::new();
+
+/// Tells instrumentation what this run builds. Called once by each command before it
+/// instruments anything; without it cfgs are not evaluated (every branch rewritten).
+pub fn configure(user: &UserWorkspace, cargo: &CargoArgs) -> Result<()> {
+    let target = target_cfgs()?;
+    let features = package_features(user, cargo)?;
+    let build = Build {
+        target,
+        features,
+        packages: user.packages.iter().map(|p| p.dir.clone()).collect(),
+    };
+    let _ = BUILD.set(build);
+    // The contexts go into the options key, so a change of an alias re-instruments the crate.
+    for p in &user.packages {
+        facts(&p.dir);
+    }
+    Ok(())
+}
+
+impl Build {
+    fn key(&self) -> String {
+        let features: Vec<String> = self
+            .features
+            .iter()
+            .map(|(dir, f)| {
+                let f: Vec<&str> = f.iter().map(String::as_str).collect();
+                format!("{}:{}", dir.display(), f.join(","))
+            })
+            .collect();
+        let contexts: Vec<String> = self.packages.iter().map(|dir| facts(dir).0.key()).collect();
+        format!(
+            "{}|{}|{}",
+            self.target.key(),
+            features.join(";"),
+            contexts.join(";")
+        )
+    }
+
+    /// The cfgs of the crate in `dir`.
+    fn cfgs(&self, dir: &Path) -> Cfgs {
+        match self.features.get(dir) {
+            Some(features) => self.target.clone().with_features(features.iter().cloned()),
+            None if self.packages.iter().any(|p| p == dir) => self.target.clone(),
+            // A registry dependency: never compiled as a test; its features are not known here.
+            None => self.target.clone().with_name("test", false),
+        }
+    }
+}
+
+/// The crate directory a file belongs to: the innermost user package holding it, else the
+/// nearest directory with a Cargo.toml (a registry dependency's source).
+fn crate_dir(path: &Path) -> PathBuf {
+    if let Some(build) = BUILD.get() {
+        if let Some(dir) = build
+            .packages
+            .iter()
+            .filter(|d| path.starts_with(d))
+            .max_by_key(|d| d.components().count())
+        {
+            return dir.clone();
+        }
+    }
+    path.ancestors()
+        .skip(1)
+        .find(|d| d.join("Cargo.toml").is_file())
+        .unwrap_or_else(|| path.parent().unwrap_or(path))
+        .to_path_buf()
+}
+
+/// The crate context and cfgs of the crate in `dir` (computed once).
+fn facts(dir: &Path) -> Facts {
+    let cache = FACTS.get_or_init(Default::default);
+    if let Some(f) = cache.lock().unwrap().get(dir) {
+        return f.clone();
+    }
+    let cfgs = BUILD.get().map(|b| b.cfgs(dir));
+    let opts = Options {
+        cfg: cfgs.clone(),
+        ..Options::default()
+    };
+    let cx = CrateContext::scan(dir, &[], &opts).unwrap_or_else(|_| CrateContext::new(dir));
+    let f = Arc::new((cx, cfgs));
+    cache.lock().unwrap().insert(dir.to_path_buf(), f.clone());
+    f
 }
 
 /// Instruments one file; `user_path` is where the user sees it (named in the report).
@@ -39,42 +152,285 @@ pub fn instrument_file(
     opts: &Options,
     crate_root_2015: bool,
 ) -> Transformed {
-    let Ok(text) = String::from_utf8(bytes.clone()) else {
-        return Transformed { bytes, note: None };
+    let (bytes, report) = instrument_bytes(user_path, bytes, opts, crate_root_2015);
+    let note = match &report {
+        Ok(report) => serde_json::to_value(report).ok(),
+        Err(e) => Some(json!({
+            "path": user_path,
+            "rewrites": [],
+            "findings": [],
+            "parse_error": { "line": e.line, "column": e.column, "message": e.message },
+        })),
     };
-    let root_opts;
-    let opts = if crate_root_2015 {
-        root_opts = Options {
-            declare_facade: true,
-            ..opts.clone()
+    Transformed { bytes, note }
+}
+
+/// The one per-file function of both commands (`cargo pulse test`'s mirror and `cargo pulse
+/// instrument`): the file's crate context (aliases declared anywhere in its crate) and its
+/// crate's cfgs come from the file's place, so the two commands cannot disagree. Returns the
+/// new contents and the report (`Err`: not parsed, contents unchanged; not UTF-8: unchanged,
+/// an empty report).
+pub fn instrument_bytes(
+    user_path: &Path,
+    bytes: Vec<u8>,
+    opts: &Options,
+    crate_root_2015: bool,
+) -> (Vec<u8>, Result<FileReport, pulse_instrument::ParseError>) {
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        let report = FileReport {
+            path: user_path.to_path_buf(),
+            ..FileReport::default()
         };
-        &root_opts
-    } else {
-        opts
+        return (bytes, Ok(report));
     };
-    match instrument_source(&text, opts) {
+    let facts = facts(&crate_dir(user_path));
+    let (cx, cfgs) = &*facts;
+    let file_opts = Options {
+        declare_facade: opts.declare_facade || crate_root_2015,
+        cfg: opts.cfg.clone().or_else(|| cfgs.clone()),
+        ..opts.clone()
+    };
+    match pulse_instrument::instrument_file(text, user_path, &file_opts, cx) {
         Ok(out) => {
             let mut report = out.report;
             report.path = user_path.to_path_buf();
-            let note = serde_json::to_value(&report).ok();
-            Transformed {
-                bytes: out.text.into_bytes(),
-                note,
-            }
+            (out.text.into_bytes(), Ok(report))
         }
-        Err(e) => {
-            let note = json!({
-                "path": user_path,
-                "rewrites": [],
-                "findings": [],
-                "parse_error": { "line": e.line, "column": e.column, "message": e.message },
-            });
-            Transformed {
-                bytes,
-                note: Some(note),
+        Err(e) => (bytes, Err(e)),
+    }
+}
+
+/// The target's cfgs: `rustc --print cfg` plus `--cfg` flags in RUSTFLAGS.
+fn target_cfgs() -> Result<Cfgs> {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = std::process::Command::new(&rustc)
+        .args(["--print", "cfg"])
+        .output()
+        .with_context(|| format!("running `{rustc} --print cfg`"))?;
+    let mut cfgs = Cfgs::from_rustc_print(&String::from_utf8_lossy(&out.stdout));
+    for flag in cfg_flags(&rustflags()) {
+        cfgs = cfgs.with_cfg_flag(&flag);
+    }
+    Ok(cfgs)
+}
+
+fn rustflags() -> Vec<String> {
+    if let Ok(enc) = std::env::var("CARGO_ENCODED_RUSTFLAGS") {
+        return enc.split('\x1f').map(String::from).collect();
+    }
+    std::env::var("RUSTFLAGS")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+/// The values of `--cfg X` / `--cfg=X` among rustc flags.
+fn cfg_flags(flags: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = flags.iter();
+    while let Some(f) = it.next() {
+        if f == "--cfg" {
+            out.extend(it.next().cloned());
+        } else if let Some(v) = f.strip_prefix("--cfg=") {
+            out.push(v.to_owned());
+        }
+    }
+    out
+}
+
+/// A package's feature table and its dependencies on other packages of the workspace, as
+/// `cargo metadata --no-deps` tells them.
+#[derive(Debug, Clone, Default)]
+struct Pkg {
+    name: String,
+    dir: PathBuf,
+    features: BTreeMap<String, Vec<String>>,
+    /// (name the package uses for it, its package name, features asked, default features,
+    /// optional, a dev-dependency)
+    deps: Vec<Dep>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Dep {
+    local: String,
+    package: String,
+    features: Vec<String>,
+    default: bool,
+    optional: bool,
+    dev: bool,
+}
+
+/// The enabled features of each workspace package for this run's selection and flags.
+fn package_features(
+    user: &UserWorkspace,
+    cargo: &CargoArgs,
+) -> Result<BTreeMap<PathBuf, BTreeSet<String>>> {
+    let meta = cargo_metadata::MetadataCommand::new()
+        .manifest_path(&user.manifest)
+        .no_deps()
+        .exec()
+        .with_context(|| format!("running `cargo metadata` on {}", user.manifest.display()))?;
+    let pkgs: Vec<Pkg> = meta
+        .packages
+        .iter()
+        .map(|p| Pkg {
+            name: p.name.to_string(),
+            dir: p
+                .manifest_path
+                .parent()
+                .map(|d| d.as_std_path().to_path_buf())
+                .unwrap_or_default(),
+            features: p.features.clone().into_iter().collect(),
+            deps: p
+                .dependencies
+                .iter()
+                .filter(|d| d.path.is_some())
+                .map(|d| Dep {
+                    local: d
+                        .rename
+                        .clone()
+                        .unwrap_or_else(|| d.name.clone())
+                        .replace('-', "_"),
+                    package: d.name.clone(),
+                    features: d.features.clone(),
+                    default: d.uses_default_features,
+                    optional: d.optional,
+                    dev: d.kind == cargo_metadata::DependencyKind::Development,
+                })
+                .collect(),
+        })
+        .collect();
+    let root_pkg = pkgs
+        .iter()
+        .find(|p| p.dir.join("Cargo.toml") == user.manifest)
+        .map(|p| p.name.clone());
+    let selected: Vec<String> = if !cargo.packages.is_empty() {
+        cargo
+            .packages
+            .iter()
+            .map(|s| s.split('@').next().unwrap_or(s).to_owned())
+            .collect()
+    } else if cargo.workspace || root_pkg.is_none() {
+        pkgs.iter()
+            .map(|p| p.name.clone())
+            .filter(|n| !cargo.exclude.contains(n))
+            .collect()
+    } else {
+        root_pkg.into_iter().collect()
+    };
+    let requested: Vec<String> = cargo
+        .features
+        .iter()
+        .flat_map(|f| f.split([' ', ',']))
+        .filter(|f| !f.is_empty())
+        .map(String::from)
+        .collect();
+    Ok(resolve_features(
+        &pkgs,
+        &selected,
+        &requested,
+        cargo.all_features,
+        cargo.no_default_features,
+    ))
+}
+
+/// Feature resolution as cargo does it within a workspace: the selected packages get the
+/// requested features (`pkg/feat` for a named one), `default` unless turned off, or all of
+/// them; a feature enables what its table lists (`x` a feature, `x/y` and `x?/y` feature `y`
+/// of dependency `x`, `dep:x` nothing to resolve here); a package depended on by a built one
+/// gets the features the dependency asks for (dev-dependencies only from selected packages).
+fn resolve_features(
+    pkgs: &[Pkg],
+    selected: &[String],
+    requested: &[String],
+    all: bool,
+    no_default: bool,
+) -> BTreeMap<PathBuf, BTreeSet<String>> {
+    let index: HashMap<&str, &Pkg> = pkgs.iter().map(|p| (p.name.as_str(), p)).collect();
+    let mut on: HashMap<&str, BTreeSet<String>> = HashMap::new();
+    let mut built: BTreeSet<&str> = BTreeSet::new();
+    let mut queue: Vec<(&str, String)> = Vec::new();
+    let mut deps_to_visit: Vec<(&str, bool)> = Vec::new();
+    for name in selected {
+        let Some(p) = index.get(name.as_str()) else {
+            continue;
+        };
+        deps_to_visit.push((p.name.as_str(), true));
+        if all {
+            queue.extend(p.features.keys().map(|f| (p.name.as_str(), f.clone())));
+        }
+        if !no_default {
+            queue.push((p.name.as_str(), "default".into()));
+        }
+        for r in requested {
+            match r.split_once('/') {
+                Some((pkg, f)) if pkg == p.name => queue.push((p.name.as_str(), f.to_owned())),
+                Some(_) => {}
+                None => queue.push((p.name.as_str(), r.clone())),
             }
         }
     }
+    loop {
+        while let Some((name, dev)) = deps_to_visit.pop() {
+            if !built.insert(name) && !dev {
+                continue;
+            }
+            let p = index[name];
+            for d in p.deps.iter().filter(|d| (dev || !d.dev) && !d.optional) {
+                if let Some(target) = index.get(d.package.as_str()) {
+                    let t = target.name.as_str();
+                    if d.default {
+                        queue.push((t, "default".into()));
+                    }
+                    queue.extend(d.features.iter().map(|f| (t, f.clone())));
+                    deps_to_visit.push((t, false));
+                }
+            }
+        }
+        let Some((name, feature)) = queue.pop() else {
+            break;
+        };
+        let p = index[name];
+        let Some(entries) = p.features.get(&feature) else {
+            continue;
+        };
+        if !on.entry(name).or_default().insert(feature) {
+            continue;
+        }
+        for e in entries {
+            if e.starts_with("dep:") {
+                continue;
+            }
+            match e.split_once('/') {
+                Some((dep, f)) => {
+                    let weak = dep.ends_with('?');
+                    let dep = dep.trim_end_matches('?');
+                    if !weak && p.features.contains_key(dep) {
+                        queue.push((name, dep.to_owned()));
+                    }
+                    if let Some(d) = p.deps.iter().find(|d| d.local == dep.replace('-', "_")) {
+                        if let Some(target) = index.get(d.package.as_str()) {
+                            queue.push((target.name.as_str(), f.to_owned()));
+                            if d.optional && !weak {
+                                deps_to_visit.push((target.name.as_str(), false));
+                                if d.default {
+                                    queue.push((target.name.as_str(), "default".into()));
+                                }
+                            }
+                        }
+                    }
+                }
+                None => queue.push((name, e.clone())),
+            }
+        }
+    }
+    pkgs.iter()
+        .map(|p| {
+            let features = on.remove(p.name.as_str()).unwrap_or_default();
+            (p.dir.clone(), features)
+        })
+        .collect()
 }
 
 /// Counts over the notes of all mirrored files.
@@ -85,6 +441,8 @@ pub struct Summary {
     /// (user file, line, column, message)
     pub findings: Vec<(String, u64, u64, String)>,
     pub parse_errors: Vec<(String, u64, u64, String)>,
+    /// Distinct cfg predicates this build could not decide (every branch rewritten).
+    pub cfg_undecided: BTreeSet<String>,
 }
 
 impl Summary {
@@ -120,6 +478,17 @@ impl Summary {
                 let (l, c, m) = pos(f);
                 s.findings.push((path.clone(), l, c, m));
             }
+            for c in note
+                .get("cfgs")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|c| c.get("value").is_some_and(Value::is_null))
+            {
+                if let Some(p) = c.get("predicate").and_then(Value::as_str) {
+                    s.cfg_undecided.insert(p.to_owned());
+                }
+            }
             if let Some(e) = note.get("parse_error").filter(|e| !e.is_null()) {
                 let (l, c, m) = pos(e);
                 s.parse_errors.push((path.clone(), l, c, m));
@@ -128,5 +497,97 @@ impl Summary {
         s.findings.sort();
         s.parse_errors.sort();
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pkg(name: &str, features: &[(&str, &[&str])], deps: Vec<Dep>) -> Pkg {
+        Pkg {
+            name: name.into(),
+            dir: PathBuf::from("/ws").join(name),
+            features: features
+                .iter()
+                .map(|(f, e)| (f.to_string(), e.iter().map(|s| s.to_string()).collect()))
+                .collect(),
+            deps,
+        }
+    }
+
+    fn dep(package: &str, features: &[&str], default: bool, optional: bool, dev: bool) -> Dep {
+        Dep {
+            local: package.replace('-', "_"),
+            package: package.into(),
+            features: features.iter().map(|s| s.to_string()).collect(),
+            default,
+            optional,
+            dev,
+        }
+    }
+
+    fn on(m: &BTreeMap<PathBuf, BTreeSet<String>>, name: &str) -> Vec<String> {
+        m[&PathBuf::from("/ws").join(name)]
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn features_resolve_as_cargo_enables_them() {
+        let pkgs = vec![
+            pkg(
+                "app",
+                &[
+                    ("default", &["std"]),
+                    ("std", &["util/std"]),
+                    ("shuttle", &["dep:shuttle"]),
+                    ("extra", &["util?/fast"]),
+                ],
+                vec![
+                    dep("util", &["base"], false, false, false),
+                    dep("helper", &[], true, false, true),
+                ],
+            ),
+            pkg(
+                "util",
+                &[
+                    ("default", &["fast"]),
+                    ("std", &[]),
+                    ("base", &[]),
+                    ("fast", &[]),
+                ],
+                vec![],
+            ),
+            pkg("helper", &[("default", &["h"]), ("h", &[])], vec![]),
+            pkg("other", &[("default", &["o"]), ("o", &[])], vec![]),
+        ];
+        let sel = ["app".to_string()];
+        let m = resolve_features(&pkgs, &sel, &[], false, false);
+        assert_eq!(on(&m, "app"), ["default", "std"]);
+        assert_eq!(on(&m, "util"), ["base", "std"], "no default features asked");
+        assert_eq!(
+            on(&m, "helper"),
+            ["default", "h"],
+            "a dev-dependency of a selected package"
+        );
+        assert!(on(&m, "other").is_empty(), "not built");
+        let m = resolve_features(&pkgs, &sel, &["extra".into()], false, true);
+        assert_eq!(on(&m, "app"), ["extra"]);
+        assert_eq!(on(&m, "util"), ["base", "fast"]);
+        let m = resolve_features(&pkgs, &sel, &["util/fast".into()], false, true);
+        assert!(on(&m, "app").is_empty());
+        let m = resolve_features(&pkgs, &sel, &[], true, false);
+        assert_eq!(on(&m, "app"), ["default", "extra", "shuttle", "std"]);
+    }
+
+    #[test]
+    fn cfg_flags_are_read_from_rustflags() {
+        let flags: Vec<String> = ["-C", "opt-level=1", "--cfg", "loom", "--cfg=tokio_unstable"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(cfg_flags(&flags), ["loom", "tokio_unstable"]);
     }
 }

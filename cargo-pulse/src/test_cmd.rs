@@ -49,6 +49,8 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         args.cargo.manifest_path.as_deref(),
         args.cargo.target_dir.as_deref(),
     )?;
+    // What this build compiles (features, target cfgs), so `#[cfg]`s are evaluated as it will.
+    crate::instrumenting::configure(&user, &args.cargo)?;
     let mirror = prepare_mirror(user, &args, &console)?;
     let seeds = seeds::resolve(args.seed, args.seeds, args.schedules);
 
