@@ -945,6 +945,134 @@ mod tests {
         assert_eq!(Exit::from_text("nonsense"), None);
     }
 
+    /// A plan and a case over a binary that is never started: `judge` reads only the files.
+    fn fixture(root: &Path) -> (RunPlan, TestCase) {
+        let binary = crate::compile::TestBinary {
+            package: "app".into(),
+            target: "app".into(),
+            kind: "lib".into(),
+            executable: root.join("no-such-binary"),
+            mirror_dir: root.to_path_buf(),
+            lib_dirs: Vec::new(),
+        };
+        let case = TestCase {
+            binary: Arc::new(binary),
+            name: "tests::t".into(),
+            ignored: false,
+            run: true,
+        };
+        let plan = RunPlan {
+            seeds: SeedRange { from: 5, to: 15 },
+            shard: false,
+            replay: None,
+            max_steps: None,
+            strategy: None,
+            time: None,
+            isolation: None,
+            cleanup: None,
+            detached: None,
+            blocking_timeout: Duration::from_secs(1),
+            timeout: None,
+            nocapture: false,
+            jobs: 1,
+            test_args: Vec::new(),
+            replay_flags: Vec::new(),
+            failures_dir: root.join("failures"),
+            run_dir: root.join("run"),
+            paths: PathMap::default(),
+        };
+        std::fs::create_dir_all(&plan.failures_dir).unwrap();
+        (plan, case)
+    }
+
+    fn judged(root: &Path, exit: Exit, files: &[(&str, &str)]) -> Outcome {
+        let (plan, case) = fixture(root);
+        let dir = TestDir::create(root.join("run/0")).unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.0.join(name), text).unwrap();
+        }
+        let ended = Ended {
+            exit,
+            time: Duration::from_millis(3),
+            killed: None,
+        };
+        judge(&case, &plan, &dir, ended, false, &mut |_, _| {}).unwrap()
+    }
+
+    const PASSED: &str = "running 1 test\ntest tests::t ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 3 filtered out\n";
+
+    #[test]
+    fn a_pass_without_a_progress_file_never_reached_the_harness() {
+        let tmp = tempfile::tempdir().unwrap();
+        let o = judged(tmp.path(), Exit::Code(0), &[("stdout", PASSED)]);
+        assert!(matches!(o.result, TestResult::NotScheduled(_)), "{o:?}");
+        assert!(
+            o.status_line().starts_with("NOT SCHEDULED: "),
+            "{}",
+            o.status_line()
+        );
+        let f = o.result.failure().unwrap();
+        assert!(f
+            .replay
+            .as_deref()
+            .unwrap()
+            .contains("--seed 5 --schedules 10"));
+
+        let tmp = tempfile::tempdir().unwrap();
+        let o = judged(
+            tmp.path(),
+            Exit::Code(0),
+            &[("stdout", PASSED), ("progress", "10 10\n")],
+        );
+        assert!(matches!(o.result, TestResult::Passed), "{o:?}");
+    }
+
+    #[test]
+    fn a_record_written_before_a_replay_that_crashed_is_reported_with_a_note() {
+        let tmp = tempfile::tempdir().unwrap();
+        let record = serde_json::json!({
+            "version": pulse_protocol::FORMAT_VERSION, "test": "tests::t", "kind": "deadlock",
+            "message": "all 2 live threads are blocked", "seed": 7, "schedule": "p1:0.1",
+            "executions": 3, "warnings": ["written before the failing schedule was replayed"],
+            "report": "pulse found a deadlock after 3 schedule(s)\n",
+        });
+        let o = judged(
+            tmp.path(),
+            Exit::Signal(11),
+            &[("failures/tests__t.json", &record.to_string())],
+        );
+        let TestResult::Failed(f) = &o.result else {
+            panic!("{o:?}")
+        };
+        assert_eq!(f.seed, Some(7));
+        assert!(f.report.contains("signal 11"), "{}", f.report);
+        assert!(f.replay.as_deref().unwrap().ends_with("--replay 'p1:0.1'"));
+        assert_eq!(o.schedules_run, 3);
+        assert!(
+            f.failure_file.as_ref().unwrap().is_file(),
+            "the failure file is kept"
+        );
+    }
+
+    #[test]
+    fn a_record_of_another_version_is_a_tool_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let o = judged(
+            tmp.path(),
+            Exit::Code(101),
+            &[(
+                "failures/tests__t.json",
+                r#"{"version":99,"kind":"something_new"}"#,
+            )],
+        );
+        assert!(matches!(o.result, TestResult::ToolError(_)), "{o:?}");
+        assert!(
+            o.status_line().contains("version 99"),
+            "{}",
+            o.status_line()
+        );
+    }
+
     #[test]
     fn crash_reasons_are_short() {
         assert_eq!(
