@@ -112,6 +112,13 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         failures_dir: mirror.failures_dir.clone(),
         run_dir: mirror.pulse_dir.join("run"),
         paths: mirror.paths.clone(),
+        uninstrumented: mirror
+            .user
+            .packages
+            .iter()
+            .filter(|p| p.proc_macro)
+            .map(|p| p.name.clone())
+            .collect(),
     };
 
     reporter.report(&TestEvent::RunStarted(&info));
