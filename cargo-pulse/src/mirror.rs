@@ -356,7 +356,7 @@ impl Mirror {
             .collect();
         let dep_stats = {
             let mut transform = |src: &Path, bytes: Vec<u8>| {
-                dep_transform(&deps, &support, &selection, &opts_i, src, bytes)
+                dep_transform(&deps, &support, &opts_i, src, bytes)
             };
             deps_state.sync(&dep_jobs, &[], &is_manifest, &mut transform)?
         };
@@ -534,7 +534,6 @@ fn mirror_transform(
 fn dep_transform(
     deps: &[DepSource],
     support: &Support,
-    selection: &deps::Selection,
     opts: &pulse_instrument::Options,
     src: &Path,
     bytes: Vec<u8>,
@@ -560,23 +559,6 @@ fn dep_transform(
         && !dep.build_scripts.iter().any(|b| b == src)
     {
         let root_2015 = dep.facade_roots.iter().any(|r| r == src);
-        let std_time_kept;
-        let opts = if selection.shim_parking_lot_core && dep.name == "parking_lot" {
-            // parking_lot hands deadlines to parking_lot_core, whose API (the shim's too) takes
-            // std's `Instant`: its own time stays std's (the shim converts to virtual time).
-            std_time_kept = pulse_instrument::Options {
-                std_modules: opts
-                    .std_modules
-                    .iter()
-                    .filter(|m| *m != "time")
-                    .cloned()
-                    .collect(),
-                ..opts.clone()
-            };
-            &std_time_kept
-        } else {
-            opts
-        };
         return Ok(instrumenting::instrument_file(src, bytes, opts, root_2015));
     }
     Ok(Transformed { bytes, note: None })

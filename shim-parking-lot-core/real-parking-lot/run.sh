@@ -6,8 +6,7 @@
 # The wiring, step by step:
 #  1. `cargo pulse instrument` each of parking_lot and lock_api (their atomics become
 #     pulse's, thread_local! pulse's per-virtual-thread one);
-#  2. put std::time back in parking_lot: parking_lot_core's API takes std's Instant, and
-#     the shim reads a deadline on the real clock (see README.md, "Timeouts");
+#  2. (nothing: parking_lot's std::time is rewritten too; the shim takes pulse's Instant)
 #  3. make every crate use ONE copy of pulse: the instrumented crates' `pulse` dependency
 #     and this shim's pulse-runtime must be the same package, or the shim's
 #     `pulse_runtime::current()` is a different thread-local and sees no execution;
@@ -43,8 +42,6 @@ for krate in parking_lot lock_api; do
     # 3: one pulse for all.
     sed -i "s#^pulse = { path = \"[^\"]*\" }#pulse = { path = \"$repo/pulse\" }#" "$work/inst/$krate/Cargo.toml"
 done
-# 2: std's Instant where parking_lot talks to parking_lot_core.
-sed -i 's/::pulse::std::time::/std::time::/g' "$work/inst/parking_lot/src/"*.rs
 
 # 4.
 cat >> "$work/Cargo.toml" <<TOML

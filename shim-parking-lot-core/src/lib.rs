@@ -20,7 +20,9 @@ mod os_lot;
 mod spinwait;
 mod types;
 
-use std::time::Instant;
+// pulse's `Instant`: parking_lot (instrumented by cargo-pulse, like every crate that calls
+// it) computes deadlines with it.
+use pulse_shim_std::time::Instant;
 
 pub use spinwait::SpinWait;
 pub use types::{
@@ -86,7 +88,7 @@ pub unsafe fn park(
             park_token,
             timeout,
         ),
-        None => os_lot::park(key, validate, before_sleep, timed_out, park_token, timeout),
+        None => os_lot::park(key, validate, before_sleep, timed_out, park_token, timeout.map(Instant::__pulse_to_std)),
     }
 }
 

@@ -23,7 +23,9 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use pulse_shim_std::time::Instant;
 
 use pulse_runtime::{Ctx, ObjRef, WakeReason};
 
@@ -204,13 +206,10 @@ fn be_fair(ctx: Ctx, lot: &mut Lot, addr: usize) -> bool {
     }
 }
 
-/// What a deadline on the real clock (what parking_lot computes from `Instant::now()`)
-/// means on the virtual clock: the time left when the thread parks, rounded up to a whole
-/// millisecond so the microseconds the real clock moved meanwhile do not change the schedule.
+/// The time left until `deadline` (pulse's `Instant`, read by parking_lot on the virtual
+/// clock) when the thread parks.
 fn virtual_timeout(deadline: Instant) -> Duration {
-    let left = deadline.saturating_duration_since(Instant::now());
-    let ms = left.as_nanos().div_ceil(1_000_000);
-    Duration::from_millis(ms.min(u64::MAX as u128) as u64)
+    deadline.saturating_duration_since(Instant::__pulse_now_unscheduled())
 }
 
 /// The object a thread parked on `key` blocks on: per thread, named after the key.

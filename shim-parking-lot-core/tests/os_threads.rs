@@ -8,7 +8,8 @@ mod common;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc};
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use pulse_shim_std::time::Instant;
+use std::time::Duration;
 
 use common::ParkLock;
 use parking_lot_core::*;

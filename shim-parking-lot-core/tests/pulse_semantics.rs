@@ -5,7 +5,8 @@
 //! `before_sleep`.
 
 use std::sync::atomic::{AtomicBool as StdBool, Ordering::SeqCst as Std};
-use std::time::{Duration, Instant};
+use pulse_shim_std::time::Instant;
+use std::time::Duration;
 
 use parking_lot_core::*;
 use pulse_runtime::{Builder, TimeMode};

@@ -81,6 +81,22 @@ impl Instant {
     pub fn checked_sub(&self, duration: Duration) -> Option<Instant> {
         self.0.checked_sub(duration).map(Instant)
     }
+
+    /// For pulse's other shims (parking_lot_core): the std instant this one stands for, on
+    /// the real clock outside an execution and on the virtual one inside.
+    #[doc(hidden)]
+    pub fn __pulse_to_std(self) -> std::time::Instant {
+        self.0
+    }
+
+    /// For pulse's other shims: `now` without the scheduling point (they have their own).
+    #[doc(hidden)]
+    pub fn __pulse_now_unscheduled() -> Instant {
+        match rt::current() {
+            Some(ctx) => Instant(base_instant() + ctx.now()),
+            None => Instant(std::time::Instant::now()),
+        }
+    }
 }
 
 impl Add<Duration> for Instant {
