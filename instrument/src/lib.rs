@@ -37,6 +37,7 @@
 
 mod atomic;
 mod cfg;
+mod edition;
 mod paths;
 mod plan;
 mod report;
@@ -84,6 +85,16 @@ pub struct Options {
     /// rewrites under every `#[cfg]` branch; `Some` leaves code the build leaves out alone and
     /// reports each predicate as decided or not (see [`Cfgs`]).
     pub cfg: Option<Cfgs>,
+    /// The file belongs to an edition-2015 crate, where `try`, `async`, `await` and `dyn` (when
+    /// it does not start a trait object) are plain identifiers (`pub fn try(&self)`). syn
+    /// follows 2018's keywords, so they are read as raw identifiers (`r#try`, same span);
+    /// the output keeps the original spelling. Wrong for a 2018+ file (`async fn` no longer
+    /// parses): set it only for 2015 crates.
+    pub edition_2015: bool,
+    /// Crates that are instrumented themselves (the crate's own name, its workspace's members,
+    /// the dependencies instrumented with it): their paths are not reported as
+    /// [`FindingKind::ForeignSync`]. Names as written in paths (`crossbeam_utils`).
+    pub instrumented_crates: Vec<String>,
 }
 
 /// std's modules the shim mirrors: [`Options::std_modules`]' default.
@@ -98,6 +109,8 @@ impl Default for Options {
             declare_facade: false,
             std_modules: SHIM_MODULES.iter().map(|m| m.to_string()).collect(),
             cfg: None,
+            edition_2015: false,
+            instrumented_crates: Vec::new(),
         }
     }
 }
@@ -212,7 +225,7 @@ pub(crate) fn instrument(
 ) -> Result<(Instrumented, Vec<ExternalRef>), ParseError> {
     let lexable = span::lexable(src);
     let index = LineIndex::new(src);
-    let tokens: TokenStream = lexable.parse().map_err(|e: proc_macro2::LexError| {
+    let tokens = lexable.parse().map_err(|e: proc_macro2::LexError| {
         let (line, column) = index.line_col(index.offset(e.span().start()));
         let message = "cannot tokenize: unbalanced delimiter or invalid token".to_owned();
         ParseError {
@@ -221,6 +234,7 @@ pub(crate) fn instrument(
             message,
         }
     })?;
+    let tokens = edition::read_as_2018(tokens, opts);
     // A file holding one expression is what `include!` pulls into expression position: the
     // token sweep alone handles it.
     let parsed = match syn::parse2::<syn::File>(tokens.clone()) {
@@ -270,7 +284,10 @@ fn extern_crate_aliases(src: &str, opts: &Options) -> Vec<(String, paths::Crate)
     if !src.contains("extern crate") {
         return Vec::new();
     }
-    let Ok(file) = syn::parse_file(&span::lexable(src)) else {
+    let Ok(tokens) = span::lexable(src).parse::<TokenStream>() else {
+        return Vec::new();
+    };
+    let Ok(file) = syn::parse2::<syn::File>(edition::read_as_2018(tokens, opts)) else {
         return Vec::new();
     };
     let out_of_build = |attrs: &[syn::Attribute]| {
@@ -349,6 +366,126 @@ mod tests {
         // Not a 2015 root: nothing added.
         let out = instrument_source("fn f() {}\n", &Options::default()).unwrap();
         assert_eq!(out.text, "fn f() {}\n");
+    }
+
+    #[test]
+    fn an_edition_2015_file_with_try_as_a_name_is_instrumented_in_its_own_spelling() {
+        // spin 0.5.2's src/once.rs: `pub fn try(&self)` and `match self.try() {`.
+        let src = "use std::sync::atomic::{AtomicUsize, Ordering};\npub struct Once(AtomicUsize);\nimpl Once {\n    pub fn try(&self) -> usize { self.0.load(Ordering::SeqCst) }\n    pub fn get(&self) -> usize { match self.try() { n => try!(Ok::<_, ()>(n)).max(std::thread::panicking() as usize) } }\n    fn async(&self, dyn: Box<dyn Fn()>) { dyn() }\n}\n";
+        let e = instrument_source(src, &Options::default()).unwrap_err();
+        assert_eq!(e.line, 4, "{e}");
+        let opts = Options {
+            edition_2015: true,
+            ..Options::default()
+        };
+        let out = instrument_source(src, &opts).unwrap();
+        assert_eq!(
+            out.text,
+            src.replace("use std::", "use ::pulse::std::")
+                .replace("max(std::", "max(::pulse::std::")
+        );
+        assert!(out.report.parse_error.is_none());
+        assert_eq!(instrument_source(&out.text, &opts).unwrap().text, out.text);
+    }
+
+    fn findings(src: &str, opts: &Options) -> Vec<(usize, FindingKind, String)> {
+        let out = instrument_source(src, opts).unwrap();
+        let mut found: Vec<_> = out
+            .report
+            .findings
+            .into_iter()
+            .map(|f| (f.line, f.kind, f.message))
+            .collect();
+        found.sort_by_key(|f| f.0);
+        found
+    }
+
+    #[test]
+    fn a_renamed_synchronising_crate_is_followed() {
+        // /tmp/trial/repro/alias-foreign (bus: `use crossbeam_channel as mpsc;`).
+        let src = "use crossbeam_channel as mpsc;\nuse crossbeam_channel::Receiver;\n\npub fn a(r: mpsc::Receiver<u8>) -> u8 { r.recv().unwrap() }\npub fn b(r: Receiver<u8>) -> u8 { r.recv().unwrap() }\nextern crate parking_lot as pl;\nfn c(m: &pl::Mutex<u8>) {}\nuse serde as s;\nfn d(x: s::Value) {}\n";
+        let found = findings(src, &Options::default());
+        let lines: Vec<usize> = found.iter().map(|f| f.0).collect();
+        assert_eq!(lines, [1, 2, 4, 6, 7], "{found:#?}");
+        assert!(found.iter().all(|f| f.1 == FindingKind::ForeignSync));
+        assert!(
+            found[0]
+                .2
+                .starts_with("`mpsc` is an alias of `crossbeam_channel`"),
+            "{}",
+            found[0].2
+        );
+        assert!(
+            found[2].2.starts_with(
+                "`mpsc::Receiver` (`mpsc` is `crossbeam_channel`): pulse does not schedule it"
+            ),
+            "{}",
+            found[2].2
+        );
+        assert!(
+            found[4]
+                .2
+                .starts_with("`pl::Mutex` (`pl` is `parking_lot`)"),
+            "{}",
+            found[4].2
+        );
+        // An alias in code the build leaves out aliases nothing.
+        let src = "#[cfg(any())]\nuse crossbeam_channel as mpsc;\nfn a(r: mpsc::Receiver<u8>) {}\n";
+        let opts = Options {
+            cfg: Some(Cfgs::default()),
+            ..Options::default()
+        };
+        assert_eq!(findings(src, &opts), []);
+    }
+
+    #[test]
+    fn instrumented_crates_are_not_foreign_synchronisation() {
+        // crossbeam-queue's tests/array_queue.rs, spin's examples, flume's tests.
+        let src = "use crossbeam_queue::ArrayQueue;\nuse crossbeam_utils::Backoff as B;\nuse crossbeam_utils as cu;\nfn f() { let m = spin::Mutex::new(0); cu::thread::scope(|_| ()); }\nuse parking_lot::Mutex;\n";
+        let opts = Options {
+            instrumented_crates: vec![
+                "crossbeam_queue".into(),
+                "crossbeam_utils".into(),
+                "spin".into(),
+            ],
+            ..Options::default()
+        };
+        let found = findings(src, &opts);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!((found[0].0, found[0].1), (5, FindingKind::ForeignSync));
+        assert_eq!(findings(src, &Options::default()).len(), 6);
+    }
+
+    #[test]
+    fn only_a_child_process_is_blocking_io() {
+        // crossbeam-channel's src/counter.rs: `use std::process;` for `process::abort()`.
+        let quiet = "use std::process;\nfn f() { process::abort(); std::process::exit(1); ::std::process::id(); }\nuse std::process::{abort, exit as leave};\n";
+        assert_eq!(findings(quiet, &Options::default()), []);
+        let src = "use std::process;\nfn f() { process::Command::new(\"x\").status(); }\nuse std::process::Command;\nuse std::{fs, process::{self, Child}};\nfn g() { std::process::Command::new(\"y\"); }\nuse std::process::*;\nuse std::process as p;\nfn h(c: p::Child) {}\n";
+        let found = findings(src, &Options::default());
+        let at: Vec<(usize, FindingKind)> = found.iter().map(|f| (f.0, f.1)).collect();
+        use FindingKind::BlockingIo as B;
+        assert_eq!(
+            at,
+            [(2, B), (3, B), (4, B), (4, B), (5, B), (6, B), (8, B)],
+            "{found:#?}"
+        );
+        assert!(
+            found[0].2.starts_with("`process::Command`: blocking I/O"),
+            "{}",
+            found[0].2
+        );
+        assert!(
+            found[4].2.starts_with("`std::process`: blocking I/O"),
+            "{}",
+            found[4].2
+        );
+        // An atomic entry covering the module silences it, as for std::fs.
+        let opts = Options {
+            atomic_paths: vec!["std::process::*".into()],
+            ..Options::default()
+        };
+        assert!(findings(src, &opts).iter().all(|f| f.2.contains("std::fs")));
     }
 
     #[test]

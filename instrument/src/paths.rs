@@ -25,6 +25,8 @@ pub(crate) struct Roots {
     names: HashMap<String, Crate>,
     /// (name, byte range of the module where a local item of that name hides the crate)
     shadowed: Vec<(String, Range<usize>)>,
+    /// `use crossbeam_channel as mpsc;`: alias -> the synchronising crate it names.
+    foreign: HashMap<String, String>,
 }
 
 impl Default for Roots {
@@ -40,6 +42,7 @@ impl Default for Roots {
         Roots {
             names,
             shadowed: Vec::new(),
+            foreign: HashMap::new(),
         }
     }
 }
@@ -47,6 +50,16 @@ impl Default for Roots {
 impl Roots {
     pub(crate) fn add_alias(&mut self, alias: &str, krate: Crate) {
         self.names.insert(alias.to_owned(), krate);
+    }
+
+    /// `use <krate> as <alias>;` of a crate that synchronises: `alias::..` paths are its.
+    pub(crate) fn add_foreign_alias(&mut self, alias: &str, krate: &str) {
+        self.foreign.insert(alias.to_owned(), krate.to_owned());
+    }
+
+    /// The crate a path's first segment `name` names, through a foreign alias if it is one.
+    pub(crate) fn foreign_crate<'n>(&'n self, name: &'n str) -> &'n str {
+        self.foreign.get(name).map_or(name, String::as_str)
     }
 
     /// A local item (`mod std`, `use x as std`) hides the extern crate for relative paths in
@@ -80,13 +93,33 @@ pub(crate) fn is_shim_module(krate: Crate, module: &str, modules: &[String]) -> 
     exists && modules.iter().any(|m| m == module)
 }
 
-/// A std module that pulse does not schedule, with what to do about it.
-pub(crate) fn std_unscheduled(krate: Crate, module: &str) -> Option<(FindingKind, &'static str)> {
+/// What a path or `use` names after a std module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Item<'a> {
+    /// `std::process::Command`, `use std::process::exit`.
+    Named(&'a str),
+    /// The module itself (`use std::process;`): its uses are judged where they are written.
+    Module,
+    /// `use std::process::*`, or nothing known after the module.
+    Any,
+}
+
+/// A std module that pulse does not schedule, with what to do about it. `std::process` only
+/// blocks through a child process (`Command`, `Child` and its pipes); `process::exit`,
+/// `abort` and `id` do not.
+pub(crate) fn std_unscheduled(
+    krate: Crate,
+    module: &str,
+    item: Item,
+) -> Option<(FindingKind, &'static str)> {
+    const BLOCKING: &str = "blocking I/O is not a scheduling point: mark the call #[pulse::atomic] or list the path in [package.metadata.pulse] atomic";
     match (krate, module) {
-        (Crate::Std, "fs" | "net" | "process") => Some((
-            FindingKind::BlockingIo,
-            "blocking I/O is not a scheduling point: mark the call #[pulse::atomic] or list the path in [package.metadata.pulse] atomic",
-        )),
+        (Crate::Std, "fs" | "net") => Some((FindingKind::BlockingIo, BLOCKING)),
+        (Crate::Std, "process") => match item {
+            Item::Named("Command" | "Child" | "ChildStdin" | "ChildStdout" | "ChildStderr")
+            | Item::Any => Some((FindingKind::BlockingIo, BLOCKING)),
+            Item::Named(_) | Item::Module => None,
+        },
         (Crate::Std | Crate::Core, "intrinsics" | "arch") => Some((
             FindingKind::RawAtomics,
             "raw intrinsics are invisible to the scheduler: use std::sync::atomic, or mark the block #[pulse::atomic] if it does not synchronise",
@@ -115,6 +148,14 @@ pub(crate) fn foreign_sync(root: &str, next: Option<&str>) -> Option<&'static st
         ("async_std" | "async_channel" | "smol" | "async_lock", Some(_)) => Some(ASYNC),
         _ => None,
     }
+}
+
+/// Whether some path into `root` is another crate's synchronisation (so `use root as x;`
+/// makes `x::..` paths worth following), and what to do about it.
+pub(crate) fn foreign_sync_crate(root: &str) -> Option<&'static str> {
+    ["sync", "lock", "channel", "Mutex"]
+        .iter()
+        .find_map(|m| foreign_sync(root, Some(m)))
 }
 
 /// Keywords after which a `::` starts a fresh (crate-rooted) path rather than continuing one.
@@ -186,6 +227,10 @@ mod tests {
         assert!(!roots.shadowed_at("std", 25));
         assert_eq!(roots.lookup("s"), Some(Crate::Std));
         assert_eq!(roots.lookup("my"), None);
+        roots.add_foreign_alias("mpsc", "crossbeam_channel");
+        assert_eq!(roots.foreign_crate("mpsc"), "crossbeam_channel");
+        assert_eq!(roots.foreign_crate("flume"), "flume");
+        assert_eq!(roots.lookup("mpsc"), None);
     }
 
     #[test]
@@ -194,7 +239,23 @@ mod tests {
         assert!(foreign_sync("tokio", Some("sync")).is_some());
         assert!(foreign_sync("tokio", Some("io")).is_none());
         assert!(foreign_sync("serde", Some("Serialize")).is_none());
-        assert!(std_unscheduled(Crate::Std, "fs").is_some());
-        assert!(std_unscheduled(Crate::Std, "collections").is_none());
+        assert!(foreign_sync_crate("crossbeam_channel").is_some());
+        assert!(foreign_sync_crate("once_cell").is_some());
+        assert!(foreign_sync_crate("futures").is_some());
+        assert!(foreign_sync_crate("tokio").is_some());
+        assert!(foreign_sync_crate("serde").is_none());
+        assert!(std_unscheduled(Crate::Std, "fs", Item::Module).is_some());
+        assert!(std_unscheduled(Crate::Std, "collections", Item::Any).is_none());
+    }
+
+    #[test]
+    fn only_a_child_process_blocks() {
+        let blocks = |item| std_unscheduled(Crate::Std, "process", item).is_some();
+        assert!(blocks(Item::Named("Command")));
+        assert!(blocks(Item::Named("Child")));
+        assert!(blocks(Item::Any));
+        assert!(!blocks(Item::Named("abort")));
+        assert!(!blocks(Item::Named("exit")));
+        assert!(!blocks(Item::Module));
     }
 }

@@ -5,7 +5,7 @@
 //! either fully rewritten or (on a parse error) not at all.
 
 use crate::atomic::Patterns;
-use crate::paths::Roots;
+use crate::paths::{self, Roots};
 use crate::report::{CfgDecision, FileReport, Finding, FindingKind, Rewrite, RewriteKind};
 use crate::span::LineIndex;
 use crate::textedit::{self, Edit};
@@ -122,6 +122,20 @@ impl<'a> Plan<'a> {
             cfg_off: Vec::new(),
             cfg_decisions: Vec::new(),
         }
+    }
+
+    /// Whether `<name>::<next>` leads into another crate's synchronisation that this build does
+    /// not instrument: the crate it names (through `use krate as name;`) and what to do.
+    pub(crate) fn foreign_sync<'n>(
+        &'n self,
+        name: &'n str,
+        next: Option<&str>,
+    ) -> Option<(&'n str, &'static str)> {
+        let krate = self.roots.foreign_crate(name);
+        if self.opts.instrumented_crates.iter().any(|c| c == krate) {
+            return None;
+        }
+        paths::foreign_sync(krate, next).map(|msg| (krate, msg))
     }
 
     /// Whether byte `at` lies in code this build leaves out.

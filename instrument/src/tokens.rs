@@ -170,27 +170,67 @@ fn ident(plan: &mut Plan, tokens: &[TokenTree], i: usize, id: &Ident, ctx: Ctx) 
         let module_name = module.to_string();
         if paths::is_shim_module(krate, &module_name, &plan.opts.std_modules) {
             root_rewrite(plan, tokens, leading, id, module, ctx);
-        } else if let Some((kind, msg)) = paths::std_unscheduled(krate, &module_name) {
-            let at = plan.index.start(id.span());
-            if !plan.in_atomic_region(at)
-                && !plan
-                    .patterns
-                    .covers_module(&[name.as_str(), module_name.as_str()])
-            {
-                let root = if krate == Crate::Core { "core" } else { "std" };
-                plan.finding(at, kind, format!("`{root}::{module_name}`: {msg}"));
-            }
+        } else {
+            let item = next_segment(tokens, i + 3).map(|m| m.to_string());
+            let item = item.as_deref().map_or(paths::Item::Any, paths::Item::Named);
+            let root = if krate == Crate::Core { "core" } else { "std" };
+            let shown = format!("{root}::{module_name}");
+            std_unscheduled(plan, id, krate, [&name, &module_name], &shown, item);
         }
-    } else if let Some(msg) = paths::foreign_sync(&name, module.map(|m| m.to_string()).as_deref()) {
+    } else if let Some((krate, root, module_name)) = std_module_import(plan, &name) {
+        // `use std::process;` then `process::Command::new(..)`: judged here.
+        let item = module.map(|m| m.to_string());
+        let shown = format!("{name}::{}", item.as_deref().unwrap_or_default());
+        let item = item.as_deref().map_or(paths::Item::Any, paths::Item::Named);
+        std_unscheduled(plan, id, krate, [&root, &module_name], &shown, item);
+    } else if let Some((foreign, msg)) =
+        plan.foreign_sync(&name, module.map(|m| m.to_string()).as_deref())
+    {
         let at = plan.index.start(id.span());
         if !plan.in_atomic_region(at) {
             let module = module.map(|m| m.to_string()).unwrap_or_default();
-            plan.finding(
-                at,
-                FindingKind::ForeignSync,
-                format!("`{name}::{module}`: {msg}"),
-            );
+            let msg = if foreign == name {
+                format!("`{name}::{module}`: {msg}")
+            } else {
+                format!("`{name}::{module}` (`{name}` is `{foreign}`): {msg}")
+            };
+            plan.finding(at, FindingKind::ForeignSync, msg);
         }
+    }
+}
+
+/// The std module a local name was imported as (`use std::process;`, `use std::process as
+/// p;`) when only some of its items block, so its uses are judged where they are written (a
+/// module reported at its `use`, like `std::fs`, is not followed): its crate, root and name.
+fn std_module_import(plan: &Plan, name: &str) -> Option<(Crate, String, String)> {
+    let [root, module] = plan.imports.get(name)?.as_slice() else {
+        return None;
+    };
+    let krate = plan.roots.lookup(root)?;
+    let reported = |item| paths::std_unscheduled(krate, module, item).is_some();
+    if reported(paths::Item::Module) || !reported(paths::Item::Any) {
+        return None;
+    }
+    Some((krate, root.clone(), module.clone()))
+}
+
+/// Reports a path into a std module pulse does not schedule (`path`: the crate and module
+/// as written; `shown`: the path named in the message), unless an atomic section or entry
+/// covers it.
+fn std_unscheduled(
+    plan: &mut Plan,
+    id: &Ident,
+    krate: Crate,
+    path: [&str; 2],
+    shown: &str,
+    item: paths::Item,
+) {
+    let Some((kind, msg)) = paths::std_unscheduled(krate, path[1], item) else {
+        return;
+    };
+    let at = plan.index.start(id.span());
+    if !plan.in_atomic_region(at) && !plan.patterns.covers_module(&path) {
+        plan.finding(at, kind, format!("`{shown}`: {msg}"));
     }
 }
 

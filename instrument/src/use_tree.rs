@@ -40,10 +40,15 @@ fn at_root(plan: &mut Plan, tree: &UseTree, leading: Option<Range<usize>>, impli
                 .lookup(&name)
                 .filter(|_| !(relative && plan.roots.shadowed_at(&name, ident_at)));
             let Some(krate) = krate else {
-                if let Some(msg) = paths::foreign_sync(&name, next.as_deref()) {
+                if let Some((foreign, msg)) = plan.foreign_sync(&name, next.as_deref()) {
                     let at = plan.index.start(p.ident.span());
                     let path = format!("{name}::{}", next.unwrap_or_default());
-                    plan.finding(at, FindingKind::ForeignSync, format!("`use {path}`: {msg}"));
+                    let msg = if foreign == name {
+                        format!("`use {path}`: {msg}")
+                    } else {
+                        format!("`use {path}` (`{name}` is `{foreign}`): {msg}")
+                    };
+                    plan.finding(at, FindingKind::ForeignSync, msg);
                 }
                 return;
             };
@@ -78,7 +83,7 @@ fn at_root(plan: &mut Plan, tree: &UseTree, leading: Option<Range<usize>>, impli
                             vec![Edit::replace(root.clone(), shim)],
                         );
                     } else {
-                        unscheduled(plan, krate, &name, &module, root.start);
+                        unscheduled(plan, krate, &name, leaf, root.start);
                     }
                 }
             }
@@ -110,7 +115,7 @@ fn split_group(
     for leaf in &leaves {
         let at = plan.index.start(leaf.span());
         match first_ident(leaf) {
-            Some(m) => unscheduled(plan, krate, root_name, &m, at),
+            Some(_) => unscheduled(plan, krate, root_name, leaf, at),
             None if krate == Crate::Std => plan.finding(
                 at,
                 FindingKind::StdGlob,
@@ -193,10 +198,57 @@ fn shim_text(plan: &Plan, implicit: bool) -> String {
     }
 }
 
-fn unscheduled(plan: &mut Plan, krate: Crate, root: &str, module: &str, at: usize) {
-    if let Some((kind, msg)) = paths::std_unscheduled(krate, module) {
-        if !plan.in_atomic_region(at) && !plan.patterns.covers_module(&[root, module]) {
+/// Reports `use <root>::<module>..` of a std module pulse does not schedule; `tree` starts at
+/// the module.
+fn unscheduled(plan: &mut Plan, krate: Crate, root: &str, tree: &UseTree, at: usize) {
+    let Some(module) = first_ident(tree) else {
+        return;
+    };
+    let mut items = Vec::new();
+    items_after_module(tree, &mut items);
+    let found = items
+        .iter()
+        .find_map(|item| paths::std_unscheduled(krate, &module, item.as_item()));
+    if let Some((kind, msg)) = found {
+        if !plan.in_atomic_region(at) && !plan.patterns.covers_module(&[root, &module]) {
             plan.finding(at, kind, format!("`use {root}::{module}`: {msg}"));
         }
     }
+}
+
+/// What a `use` brings in from the module `tree` starts at.
+enum UseItem {
+    Named(String),
+    Module,
+    Any,
+}
+
+impl UseItem {
+    fn as_item(&self) -> paths::Item<'_> {
+        match self {
+            UseItem::Named(n) => paths::Item::Named(n),
+            UseItem::Module => paths::Item::Module,
+            UseItem::Any => paths::Item::Any,
+        }
+    }
+}
+
+fn items_after_module(tree: &UseTree, out: &mut Vec<UseItem>) {
+    let UseTree::Path(p) = tree else {
+        // `use std::process;` / `use std::process as p;`: the module itself.
+        out.push(UseItem::Module);
+        return;
+    };
+    fn collect(tree: &UseTree, out: &mut Vec<UseItem>) {
+        match tree {
+            UseTree::Name(n) if n.ident == "self" => out.push(UseItem::Module),
+            UseTree::Rename(r) if r.ident == "self" => out.push(UseItem::Module),
+            UseTree::Name(n) => out.push(UseItem::Named(n.ident.to_string())),
+            UseTree::Rename(r) => out.push(UseItem::Named(r.ident.to_string())),
+            UseTree::Path(p) => out.push(UseItem::Named(p.ident.to_string())),
+            UseTree::Glob(_) => out.push(UseItem::Any),
+            UseTree::Group(g) => g.items.iter().for_each(|t| collect(t, out)),
+        }
+    }
+    collect(&p.tree, out);
 }

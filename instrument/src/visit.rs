@@ -10,7 +10,7 @@
 //! pulled from outside the tree.
 
 use crate::atomic::{self, Marker, Patterns};
-use crate::paths::Crate;
+use crate::paths::{self, Crate};
 use crate::plan::{abbrev, AttrMacroSite, ExternalRef, Plan};
 use crate::report::{FindingKind, RewriteKind};
 use crate::tests_wrap;
@@ -18,6 +18,7 @@ use crate::textedit::{order, Edit};
 use proc_macro2::Span;
 use std::collections::HashSet;
 use std::ops::Range;
+use syn::ext::IdentExt;
 use syn::visit::{self, Visit};
 use syn::{Attribute, Expr, UseTree};
 
@@ -86,6 +87,30 @@ impl Decls<'_, '_> {
         }
     }
 
+    /// `use crossbeam_channel as mpsc;` (or `extern crate .. as ..`) of a crate whose
+    /// synchronisation pulse does not see: `mpsc::..` paths in this file are followed to it.
+    fn foreign_alias(&mut self, krate: &str, alias: &syn::Ident) {
+        let instrumented = self
+            .plan
+            .opts
+            .instrumented_crates
+            .iter()
+            .any(|c| c == krate);
+        let Some(msg) = paths::foreign_sync_crate(krate) else {
+            return;
+        };
+        if instrumented || self.inactive(alias) {
+            return;
+        }
+        let alias = alias.unraw();
+        self.plan.roots.add_foreign_alias(&alias.to_string(), krate);
+        let at = self.plan.index.start(alias.span());
+        let msg = format!(
+            "`{alias}` is an alias of `{krate}` (its paths are followed in this file): {msg}"
+        );
+        self.plan.finding(at, FindingKind::ForeignSync, msg);
+    }
+
     /// Collects imports (local name -> full path) and std aliases from a use tree.
     fn use_tree(&mut self, tree: &UseTree, prefix: &mut Vec<String>) {
         match tree {
@@ -123,6 +148,8 @@ impl Decls<'_, '_> {
                         let at = self.plan.index.start(r.rename.span());
                         let msg = format!("`{alias}` is an alias of `{root}`: paths through it are rewritten in this file only; modules that import `{alias}` from here reach {root} unrewritten, so import {root}'s modules directly");
                         self.plan.finding(at, FindingKind::StdAlias, msg);
+                    } else {
+                        self.foreign_alias(root, &r.rename);
                     }
                 }
                 self.shadowing(&r.rename, "the import");
@@ -148,7 +175,10 @@ impl<'ast> Visit<'ast> for Decls<'_, '_> {
                 Some(_) if std_crate(&alias_name).is_some() => {}
                 Some(_) if self.inactive(alias) => {}
                 Some(krate) => self.plan.roots.add_alias(&alias_name, krate),
-                None => self.shadowing(alias, "the extern crate"),
+                None => {
+                    self.foreign_alias(&e.ident.to_string(), alias);
+                    self.shadowing(alias, "the extern crate");
+                }
             }
         }
     }
