@@ -71,7 +71,11 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
 
     // Copy, with the manifest made standalone and each Rust file instrumented by the same
     // per-file function as `cargo pulse test`'s mirror (same crate context, same cfgs).
-    let opts = instrumenting::options(&user.atomic_paths);
+    // The crate itself is instrumented: paths into it are not foreign synchronisation.
+    let opts = instrumenting::with_instrumented_deps(
+        &instrumenting::options(&user.atomic_paths),
+        [args.krate.as_str()],
+    );
     let mut report = pulse_instrument::TreeReport::default();
     let mut state = MirrorState::default();
     let jobs = [TreeJob {
@@ -85,9 +89,9 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
         &|_| true,
         &mut |path: &Path, bytes: Vec<u8>| {
             if instrumented_here(path, &src, &build_scripts) {
-                let root_2015 = facade_roots.iter().any(|r| r == path);
+                let edition = instrumenting::Edition2015::of(&facade_roots, path);
                 let (bytes, file_report) =
-                    instrumenting::instrument_bytes(path, bytes, &opts, root_2015);
+                    instrumenting::instrument_bytes(path, bytes, &opts, edition);
                 let shown = path.strip_prefix(&src).unwrap_or(path).to_path_buf();
                 let file_report = match file_report {
                     Ok(r) => pulse_instrument::FileReport { path: shown, ..r },

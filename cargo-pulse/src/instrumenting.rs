@@ -26,6 +26,43 @@ pub fn options(atomic_paths: &[String]) -> Options {
     }
 }
 
+/// `opts` knowing that the registry crates `deps` (package names) are instrumented too, so
+/// paths into them are not reported as foreign synchronisation. Left out of [`options_key`]:
+/// the mirror re-instruments its files whenever the dependencies are chosen again.
+pub fn with_instrumented_deps<'a>(
+    opts: &Options,
+    deps: impl IntoIterator<Item = &'a str>,
+) -> Options {
+    let mut opts = opts.clone();
+    for d in deps {
+        let name = d.replace('-', "_");
+        if !opts.instrumented_crates.contains(&name) {
+            opts.instrumented_crates.push(name);
+        }
+    }
+    opts
+}
+
+/// A file's place with respect to edition 2015: in a 2015 crate (syn must read `try` and
+/// the like as names) and whether it is a crate root (it declares the facade).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Edition2015 {
+    pub in_crate: bool,
+    pub crate_root: bool,
+}
+
+impl Edition2015 {
+    /// The place of `path` in a package whose edition-2015 crate roots are `facade_roots`.
+    /// A package with any 2015 target is taken as a 2015 crate (targets inherit the package's
+    /// edition; an instrumented dependency lists only its library's root).
+    pub fn of(facade_roots: &[PathBuf], path: &Path) -> Edition2015 {
+        Edition2015 {
+            in_crate: !facade_roots.is_empty(),
+            crate_root: facade_roots.iter().any(|r| r == path),
+        }
+    }
+}
+
 /// A fingerprint of everything the instrumented text depends on besides the source: the
 /// options, and the build's cfgs and crate contexts once [`configure`]d.
 pub fn options_key(opts: &Options) -> String {
@@ -51,6 +88,8 @@ pub struct Build {
     features: BTreeMap<PathBuf, BTreeSet<String>>,
     /// Package dirs of the user's workspace (innermost match wins).
     packages: Vec<PathBuf>,
+    /// Library crate names of the user's packages: instrumented, so never foreign.
+    crates: Vec<String>,
 }
 
 static BUILD: OnceLock<Build> = OnceLock::new();
@@ -63,11 +102,15 @@ static FACTS: OnceLock<Mutex<HashMap<PathBuf, Facts>>> = OnceLock::new();
 /// instruments anything; without it cfgs are not evaluated (every branch rewritten).
 pub fn configure(user: &UserWorkspace, cargo: &CargoArgs) -> Result<()> {
     let target = target_cfgs()?;
-    let features = package_features(user, cargo)?;
+    let (features, mut crates) = package_features(user, cargo)?;
+    crates.extend(user.packages.iter().map(|p| p.name.replace('-', "_")));
+    crates.sort();
+    crates.dedup();
     let build = Build {
         target,
         features,
         packages: user.packages.iter().map(|p| p.dir.clone()).collect(),
+        crates,
     };
     let _ = BUILD.set(build);
     // The contexts go into the options key, so a change of an alias re-instruments the crate.
@@ -89,10 +132,11 @@ impl Build {
             .collect();
         let contexts: Vec<String> = self.packages.iter().map(|dir| facts(dir).0.key()).collect();
         format!(
-            "{}|{}|{}",
+            "{}|{}|{}|{}",
             self.target.key(),
             features.join(";"),
-            contexts.join(";")
+            contexts.join(";"),
+            self.crates.join(",")
         )
     }
 
@@ -145,14 +189,13 @@ fn facts(dir: &Path) -> Facts {
 }
 
 /// Instruments one file; `user_path` is where the user sees it (named in the report).
-/// `crate_root_2015`: the file is the crate root of an edition-2015 target.
 pub fn instrument_file(
     user_path: &Path,
     bytes: Vec<u8>,
     opts: &Options,
-    crate_root_2015: bool,
+    edition: Edition2015,
 ) -> Transformed {
-    let (bytes, report) = instrument_bytes(user_path, bytes, opts, crate_root_2015);
+    let (bytes, report) = instrument_bytes(user_path, bytes, opts, edition);
     let note = match &report {
         Ok(report) => serde_json::to_value(report).ok(),
         Err(e) => Some(json!({
@@ -167,14 +210,15 @@ pub fn instrument_file(
 
 /// The one per-file function of both commands (`cargo pulse test`'s mirror and `cargo pulse
 /// instrument`): the file's crate context (aliases declared anywhere in its crate) and its
-/// crate's cfgs come from the file's place, so the two commands cannot disagree. Returns the
-/// new contents and the report (`Err`: not parsed, contents unchanged; not UTF-8: unchanged,
-/// an empty report).
+/// crate's cfgs come from the file's place, so the two commands cannot disagree; so do the
+/// crates instrumented with it (the workspace's, and the dependencies named in `opts`), which
+/// are not foreign synchronisation. Returns the new contents and the report (`Err`: not
+/// parsed, contents unchanged; not UTF-8: unchanged, an empty report).
 pub fn instrument_bytes(
     user_path: &Path,
     bytes: Vec<u8>,
     opts: &Options,
-    crate_root_2015: bool,
+    edition: Edition2015,
 ) -> (Vec<u8>, Result<FileReport, pulse_instrument::ParseError>) {
     let Ok(text) = std::str::from_utf8(&bytes) else {
         let report = FileReport {
@@ -185,11 +229,15 @@ pub fn instrument_bytes(
     };
     let facts = facts(&crate_dir(user_path));
     let (cx, cfgs) = &*facts;
-    let file_opts = Options {
-        declare_facade: opts.declare_facade || crate_root_2015,
+    let mut file_opts = Options {
+        declare_facade: opts.declare_facade || edition.crate_root,
+        edition_2015: opts.edition_2015 || edition.in_crate,
         cfg: opts.cfg.clone().or_else(|| cfgs.clone()),
         ..opts.clone()
     };
+    if let Some(build) = BUILD.get() {
+        file_opts = with_instrumented_deps(&file_opts, build.crates.iter().map(String::as_str));
+    }
     match pulse_instrument::instrument_file(text, user_path, &file_opts, cx) {
         Ok(out) => {
             let mut report = out.report;
@@ -262,10 +310,11 @@ struct Dep {
 }
 
 /// The enabled features of each workspace package for this run's selection and flags.
-fn package_features(
-    user: &UserWorkspace,
-    cargo: &CargoArgs,
-) -> Result<BTreeMap<PathBuf, BTreeSet<String>>> {
+/// Package dir -> its enabled features.
+type Features = BTreeMap<PathBuf, BTreeSet<String>>;
+
+/// Also returns the library crate names of the workspace's packages.
+fn package_features(user: &UserWorkspace, cargo: &CargoArgs) -> Result<(Features, Vec<String>)> {
     let meta = cargo_metadata::MetadataCommand::new()
         .manifest_path(&user.manifest)
         .no_deps()
@@ -326,13 +375,30 @@ fn package_features(
         .filter(|f| !f.is_empty())
         .map(String::from)
         .collect();
-    Ok(resolve_features(
+    let libs = meta
+        .packages
+        .iter()
+        .flat_map(|p| &p.targets)
+        .filter(|t| {
+            t.kind.iter().any(|k| {
+                matches!(
+                    k,
+                    cargo_metadata::TargetKind::Lib
+                        | cargo_metadata::TargetKind::RLib
+                        | cargo_metadata::TargetKind::DyLib
+                )
+            })
+        })
+        .map(|t| t.name.replace('-', "_"))
+        .collect();
+    let features = resolve_features(
         &pkgs,
         &selected,
         &requested,
         cargo.all_features,
         cargo.no_default_features,
-    ))
+    );
+    Ok((features, libs))
 }
 
 /// Feature resolution as cargo does it within a workspace: the selected packages get the
@@ -503,6 +569,37 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_file_of_a_2015_crate_is_read_as_2015() {
+        let roots = [PathBuf::from("/c/src/lib.rs")];
+        let root = Edition2015::of(&roots, Path::new("/c/src/lib.rs"));
+        assert_eq!((root.in_crate, root.crate_root), (true, true));
+        let module = Edition2015::of(&roots, Path::new("/c/src/once.rs"));
+        assert_eq!((module.in_crate, module.crate_root), (true, false));
+        let later = Edition2015::of(&[], Path::new("/c/src/lib.rs"));
+        assert_eq!(later, Edition2015::default());
+        // spin 0.5.2's src/once.rs, as the mirror instruments it.
+        let src = b"pub fn try(&self) -> Option<&std::sync::Mutex<u8>> { None }\n".to_vec();
+        let opts = options(&[]);
+        let (_, report) = instrument_bytes(Path::new("/c/src/once.rs"), src.clone(), &opts, later);
+        assert!(report.is_err());
+        let (text, report) = instrument_bytes(Path::new("/c/src/once.rs"), src, &opts, module);
+        assert!(report.is_ok());
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            "pub fn try(&self) -> Option<&::pulse::std::sync::Mutex<u8>> { None }\n"
+        );
+    }
+
+    #[test]
+    fn instrumented_dependencies_are_named_as_in_paths() {
+        let opts = with_instrumented_deps(&options(&[]), ["crossbeam-channel", "spin"]);
+        let opts = with_instrumented_deps(&opts, ["spin"]);
+        assert_eq!(opts.instrumented_crates, ["crossbeam_channel", "spin"]);
+        // Not part of the cache key: the mirror re-instruments when the choice changes.
+        assert_eq!(options_key(&opts), options_key(&options(&[])));
+    }
 
     fn pkg(name: &str, features: &[(&str, &[&str])], deps: Vec<Dep>) -> Pkg {
         Pkg {

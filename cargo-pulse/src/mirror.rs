@@ -278,6 +278,14 @@ impl Mirror {
             _ if cached => cache.selection.clone(),
             _ => deps::Selection::default(),
         };
+        // Paths into the instrumented dependencies are not foreign synchronisation.
+        let dep_names = |s: &deps::Selection| -> Vec<String> {
+            s.deps.iter().map(|d| d.name.clone()).collect()
+        };
+        let mut opts_i = instrumenting::with_instrumented_deps(
+            &opts_i,
+            dep_names(&selection).iter().map(String::as_str),
+        );
         let deps_base = pulse_dir.join("deps");
         let is_manifest = |p: &Path| p.file_name().is_some_and(|n| n == "Cargo.toml");
         let user_lock = user.root.join("Cargo.lock");
@@ -315,7 +323,13 @@ impl Mirror {
                 .with_context(|| format!("writing {}", dep_cache_file.display()))?;
             report.resolved = true;
             report.resolve_secs = t.elapsed().as_secs_f64();
-            // Re-patch the manifests now that the dependencies' places are known.
+            // Re-patch the manifests now that the dependencies' places are known, and
+            // re-instrument the sources now that the instrumented dependencies are.
+            opts_i = instrumenting::with_instrumented_deps(
+                &opts_i,
+                dep_names(&selection).iter().map(String::as_str),
+            );
+            let resync = |p: &Path| is_manifest(p) || user.should_instrument(p);
             let patching = Patching {
                 deps: &selection.deps,
                 deps_base: &deps_base,
@@ -324,7 +338,7 @@ impl Mirror {
             let mut transform = |src: &Path, bytes: Vec<u8>| {
                 mirror_transform(&user, &layout, &support, &patching, &opts_i, src, bytes)
             };
-            let again = state.sync(&jobs, &excluded, &is_manifest, &mut transform)?;
+            let again = state.sync(&jobs, &excluded, &resync, &mut transform)?;
             stats.written += again.written;
             if selection.shim_parking_lot_core {
                 // The lock (the user's, or the one cargo made in the mirror) must not pin the
@@ -345,7 +359,11 @@ impl Mirror {
         let deps = selection.deps.clone();
         let deps_state_file = pulse_dir.join("deps-state.json");
         // (parking_lot's instrumentation depends on whether the shim replaces its core.)
-        let deps_key = format!("{key}|{}", selection.shim_parking_lot_core);
+        let deps_key = format!(
+            "{key}|{}|{}",
+            selection.shim_parking_lot_core,
+            dep_names(&selection).join(",")
+        );
         let mut deps_state = MirrorState::load(&deps_state_file, &deps_key);
         let dep_jobs: Vec<TreeJob> = deps
             .iter()
@@ -355,9 +373,8 @@ impl Mirror {
             })
             .collect();
         let dep_stats = {
-            let mut transform = |src: &Path, bytes: Vec<u8>| {
-                dep_transform(&deps, &support, &opts_i, src, bytes)
-            };
+            let mut transform =
+                |src: &Path, bytes: Vec<u8>| dep_transform(&deps, &support, &opts_i, src, bytes);
             deps_state.sync(&dep_jobs, &[], &is_manifest, &mut transform)?
         };
         deps_state.save(&deps_state_file)?;
@@ -521,12 +538,13 @@ fn mirror_transform(
         });
     }
     if user.should_instrument(src) {
-        return Ok(instrumenting::instrument_file(
-            src,
-            bytes,
-            opts,
-            user.is_facade_root(src),
-        ));
+        let edition = instrumenting::Edition2015 {
+            in_crate: user
+                .package_of(src)
+                .is_some_and(|p| !p.facade_roots.is_empty()),
+            crate_root: user.is_facade_root(src),
+        };
+        return Ok(instrumenting::instrument_file(src, bytes, opts, edition));
     }
     Ok(Transformed { bytes, note: None })
 }
@@ -558,8 +576,8 @@ fn dep_transform(
         && src.extension().is_some_and(|e| e == "rs")
         && !dep.build_scripts.iter().any(|b| b == src)
     {
-        let root_2015 = dep.facade_roots.iter().any(|r| r == src);
-        return Ok(instrumenting::instrument_file(src, bytes, opts, root_2015));
+        let edition = instrumenting::Edition2015::of(&dep.facade_roots, src);
+        return Ok(instrumenting::instrument_file(src, bytes, opts, edition));
     }
     Ok(Transformed { bytes, note: None })
 }
