@@ -66,6 +66,9 @@ const LEAKED_STACKS_LIMIT: usize = 256;
 const LEAKING: &str = "executions keep leaving threads behind (threads the test never joined, or left by \
      failing schedules); to free their stacks, each schedule now runs in its own process (slower)";
 
+const NO_ISOLATION: &str = "executions ran in this process: only a libtest test can be re-run \
+     alone in a fresh one (this run is on the program's own thread)";
+
 /// Said when a test turns out to depend on state left by earlier schedules.
 const STATE_CARRIED: &str = "a failure appeared after the first schedule that does not reproduce in a fresh \
      process: the test keeps state across runs (a `static` counter, cache or registry), which \
@@ -117,6 +120,9 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         }
         isolate::Role::Search if config.isolation != Isolation::Off && !replaying => {
             search.isolator = isolate::Isolator::new(run_id, config.blocking_timeout);
+            if search.isolator.is_none() && config.isolation == Isolation::Always {
+                search.executor.state().warn(NO_ISOLATION.to_string());
+            }
         }
         isolate::Role::Search | isolate::Role::Bystander => {}
     }

@@ -144,18 +144,15 @@ pub(crate) struct Isolator {
 }
 
 impl Isolator {
-    /// How to re-run `run` of this process; `None` if this process cannot be re-run.
+    /// How to re-run `run` of this process; `None` if it cannot be re-run alone. libtest names
+    /// each test's thread after the test, so that test can run by itself (an ignored one too,
+    /// if that is how it was started). A run on `main` or an unnamed thread belongs to a
+    /// program of its own: running it again would repeat everything it did before (the bench
+    /// re-ran itself this way, ~100 ms per failure), side effects included, so it is not.
     pub(crate) fn new(run: RunId, blocking_timeout: Option<Duration>) -> Option<Isolator> {
         let exe = std::env::current_exe().ok()?;
-        let args = match &run.thread {
-            // libtest names each test's thread after the test: run that one alone (an
-            // ignored one too, if that is how it was started).
-            Some(test) if test != "main" => {
-                [test.as_str(), "--exact", "--test-threads=1", "--include-ignored"].map(OsString::from).to_vec()
-            }
-            // A program of its own: the same command line again.
-            _ => std::env::args_os().skip(1).collect(),
-        };
+        let test = run.thread.as_deref().filter(|name| *name != "main")?;
+        let args = [test, "--exact", "--test-threads=1", "--include-ignored"].map(OsString::from).to_vec();
         let reply_stem = std::env::temp_dir().join(format!("pulse-isolated-{}-{}", std::process::id(), unique()));
         let deadline = STARTUP_GRACE + 2 * blocking_timeout.unwrap_or(DEFAULT_BLOCKING_TIMEOUT);
         Some(Isolator { command: (exe, args), run, deadline, reply_stem, next_reply: 0 })
