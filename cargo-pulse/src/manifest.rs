@@ -217,6 +217,13 @@ pub fn inline_workspace_inheritance(doc: &mut DocumentMut, ws: &DocumentMut, ws_
         }
     }
 
+    // `[lints] workspace = true`: the lint levels the project builds itself with. A crate
+    // built as a dependency has its lints capped anyway, so outside the workspace it keeps
+    // rustc's and clippy's defaults.
+    if doc.get("lints").is_some_and(inherits) {
+        doc.remove("lints");
+    }
+
     for_each_dep_table(doc, &mut |kind, table| {
         if kind == "workspace.dependencies" {
             return;
