@@ -139,8 +139,8 @@ fn main() {
 
     let examples = manifest.join("../examples");
     println!("cargo:rerun-if-changed={}", examples.display());
-    println!("cargo:rerun-if-env-changed=PULSE_BENCH_SKIP_EXAMPLES");
-    let skip: Vec<String> = env::var("PULSE_BENCH_SKIP_EXAMPLES")
+    println!("cargo:rerun-if-env-changed=BENCH_SKIP_EXAMPLES");
+    let skip: Vec<String> = env::var("BENCH_SKIP_EXAMPLES")
         .unwrap_or_default()
         .split(',')
         .filter(|s| !s.is_empty())
@@ -173,7 +173,7 @@ fn main() {
         if skip.contains(&name) {
             writeln!(
                 skipped,
-                "    ({name:?}, \"skipped by PULSE_BENCH_SKIP_EXAMPLES\"),"
+                "    ({name:?}, \"skipped by BENCH_SKIP_EXAMPLES\"),"
             )
             .unwrap();
             continue;

@@ -1,5 +1,5 @@
 //! Golden tests: every fixture under tests/fixtures/ is instrumented and compared with its
-//! `*.expected.rs` (text) and `*.report.txt` (rendered report). `PULSE_BLESS=1` rewrites the
+//! `*.expected.rs` (text) and `*.report.txt` (rendered report). `INSTRUMENT_BLESS=1` rewrites the
 //! expected files (review the diff before committing it).
 //!
 //! The second test builds the rewritten fixtures as modules of a scratch crate depending on
@@ -80,7 +80,7 @@ fn first_difference(expected: &str, actual: &str) -> String {
 
 #[test]
 fn fixtures_match_expected_output_and_report() {
-    let bless = std::env::var_os("PULSE_BLESS").is_some();
+    let bless = std::env::var_os("INSTRUMENT_BLESS").is_some();
     let mut failures = Vec::new();
     let all = fixtures();
     assert!(all.len() >= 10, "fixtures missing: {}", all.len());

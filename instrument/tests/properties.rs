@@ -5,7 +5,7 @@
 //! path is left unrewritten and unreported. Randomly corrupted inputs must never panic.
 //!
 //! Hand-rolled (xorshift) rather than proptest, to keep the build small; a failing case
-//! prints its seed, and `PULSE_PROPTEST_SEED`/`PULSE_PROPTEST_CASES` replay or widen a run.
+//! prints its seed, and `INSTRUMENT_PROPERTIES_SEED`/`INSTRUMENT_PROPERTIES_CASES` replay or widen a run.
 
 mod common;
 
@@ -126,11 +126,11 @@ fn options(rng: &mut Rng) -> Options {
 }
 
 fn seeds() -> (u64, usize) {
-    let seed = std::env::var("PULSE_PROPTEST_SEED")
+    let seed = std::env::var("INSTRUMENT_PROPERTIES_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5eed);
-    let cases = std::env::var("PULSE_PROPTEST_CASES")
+    let cases = std::env::var("INSTRUMENT_PROPERTIES_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(300);
@@ -183,7 +183,7 @@ fn generated_files_keep_every_invariant() {
         let result = std::panic::catch_unwind(|| check(&src, &opts))
             .unwrap_or_else(|_| Err("panicked".into()));
         if let Err(e) = result {
-            panic!("case {case} (PULSE_PROPTEST_SEED={seed}, seed {case_seed:#x}) failed: {e}\n--- input\n{src}");
+            panic!("case {case} (INSTRUMENT_PROPERTIES_SEED={seed}, seed {case_seed:#x}) failed: {e}\n--- input\n{src}");
         }
     }
 }

@@ -2,6 +2,9 @@
 //! `cargo test` on a test that calls `pulse::check`). ARCHITECTURE.md's table describes each;
 //! a test keeps the two in step.
 
+/// What every name here starts with (to clear them all from a child's environment).
+pub const PREFIX: &str = "PULSE_";
+
 /// Executions per test (default 1000).
 pub const SCHEDULES: &str = "PULSE_SCHEDULES";
 /// The first seed; execution i uses seed + i (default: random).

@@ -59,7 +59,8 @@ fn an_execution_that_crashes_its_process_is_reported_with_its_seed() {
     assert!(f.message.contains("crashed its process (signal 6: SIGABRT"), "{f}");
     assert_eq!(f.seed, Some(3));
     assert!(f.reproduced, "the seed crashes a second fresh process too: {f}");
-    assert!(f.replay_command.contains("PULSE_SEED=3 PULSE_SCHEDULES=1"), "{}", f.replay_command);
+    let by_seed = format!("{}=3 {}=1", pulse_protocol::env::SEED, pulse_protocol::env::SCHEDULES);
+    assert!(f.replay_command.contains(&by_seed), "{}", f.replay_command);
 }
 
 #[test]

@@ -229,7 +229,7 @@ fn configure(cmd: &mut Command, path: &str) {
         if k.starts_with("CARGO_PKG_")
             || k == "CARGO_MANIFEST_DIR"
             || k == "CARGO_PRIMARY_PACKAGE"
-            || k.starts_with("PULSE_")
+            || k.starts_with(pulse_protocol::env::PREFIX)
         {
             cmd.env_remove(k);
         }
