@@ -176,6 +176,9 @@ pub struct TestArgs {
     /// Instrument and compile, but don't run the tests (prints the test executables).
     #[arg(long, help_heading = "Test selection")]
     pub no_run: bool,
+    /// Doctests are not run under pulse: refused, with the reason.
+    #[arg(long, help_heading = "Test selection")]
+    pub doc: bool,
     /// Run every test even after one fails. This is what pulse always does (each test's
     /// search is its own process); accepted so `cargo test` habits carry over.
     #[arg(long, help_heading = "Test selection")]
@@ -315,10 +318,19 @@ impl TestArgs {
         if self.ignored && self.include_ignored {
             anyhow::bail!("--ignored and --include-ignored cannot be used together");
         }
+        if self.doc {
+            anyhow::bail!("{DOCTESTS}");
+        }
         self.passthrough = rest;
         Ok(())
     }
 }
+
+/// Why `--doc` is refused.
+const DOCTESTS: &str = "pulse does not run doctests: rustdoc compiles each one from the text of its doc \
+     comment, which pulse neither rewrites nor wraps in the scheduler, so a doctest would run once on \
+     real threads and its passing would say nothing about interleavings. Run them with `cargo test \
+     --doc`, and test concurrent code in #[test] functions, which pulse runs under many schedules";
 
 #[derive(Debug, Clone, Args)]
 pub struct InstrumentArgs {
@@ -443,6 +455,15 @@ mod tests {
             Some(std::path::Path::new("elsewhere"))
         );
         assert_eq!(t.cargo.jobs, Some(3));
+    }
+
+    #[test]
+    fn doctests_are_refused_with_the_reason() {
+        let Command::Test(mut t) = Cli::try_parse_from(["cargo-pulse", "test", "--doc"]).unwrap().command else {
+            panic!("not test")
+        };
+        let err = t.absorb_passthrough().unwrap_err().to_string();
+        assert!(err.contains("does not run doctests") && err.contains("cargo test --doc"), "{err}");
     }
 
     #[test]
