@@ -459,11 +459,17 @@ mod tests {
 
     #[test]
     fn doctests_are_refused_with_the_reason() {
-        let Command::Test(mut t) = Cli::try_parse_from(["cargo-pulse", "test", "--doc"]).unwrap().command else {
+        let Command::Test(mut t) = Cli::try_parse_from(["cargo-pulse", "test", "--doc"])
+            .unwrap()
+            .command
+        else {
             panic!("not test")
         };
         let err = t.absorb_passthrough().unwrap_err().to_string();
-        assert!(err.contains("does not run doctests") && err.contains("cargo test --doc"), "{err}");
+        assert!(
+            err.contains("does not run doctests") && err.contains("cargo test --doc"),
+            "{err}"
+        );
     }
 
     #[test]

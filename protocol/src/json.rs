@@ -43,12 +43,20 @@ mod tests {
             message: "a \"quoted\"\nmessage\tand ünïcode".into(),
             seed: Some(u64::MAX),
             details: vec!["one".into(), "two".into()],
-            trace: vec![TraceEvent { step: 3, thread: "main".into(), object: Some("Mutex#1".into()), ..Default::default() }],
+            trace: vec![TraceEvent {
+                step: 3,
+                thread: "main".into(),
+                object: Some("Mutex#1".into()),
+                ..Default::default()
+            }],
             report: "x".repeat(5000),
             ..Default::default()
         };
         let text = super::to_string(&record);
         assert_eq!(super::from_str::<FailureRecord>(&text).unwrap(), record);
-        assert_eq!(serde_json::from_str::<FailureRecord>(&text).unwrap(), record);
+        assert_eq!(
+            serde_json::from_str::<FailureRecord>(&text).unwrap(),
+            record
+        );
     }
 }

@@ -16,7 +16,13 @@ pub struct ParseOptionError {
 impl fmt::Display for ParseOptionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let expected: Vec<String> = self.expected.iter().map(|v| format!("`{v}`")).collect();
-        write!(f, "unknown {} `{}` (expected one of {})", self.option, self.value, expected.join(", "))
+        write!(
+            f,
+            "unknown {} `{}` (expected one of {})",
+            self.option,
+            self.value,
+            expected.join(", ")
+        )
     }
 }
 
@@ -44,7 +50,11 @@ impl FromStr for Strategy {
             "pct" => Ok(Strategy::Pct { depth: 3 }),
             other => match other.strip_prefix("pct:").map(str::parse::<usize>) {
                 Some(Ok(depth)) if depth >= 1 => Ok(Strategy::Pct { depth }),
-                _ => Err(ParseOptionError { option: "strategy", value: other.to_string(), expected: Self::VALUES }),
+                _ => Err(ParseOptionError {
+                    option: "strategy",
+                    value: other.to_string(),
+                    expected: Self::VALUES,
+                }),
             },
         }
     }
@@ -116,7 +126,13 @@ pub enum Isolation {
     Always,
 }
 
-word_option!(Isolation, "isolation", Auto = "auto", Off = "off", Always = "always");
+word_option!(
+    Isolation,
+    "isolation",
+    Auto = "auto",
+    Off = "off",
+    Always = "always"
+);
 
 /// What happens to threads still alive when a (failing) execution ends.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -146,13 +162,20 @@ pub enum Detached {
     Fail,
 }
 
-word_option!(Detached, "detached-thread policy", Warn = "warn", Fail = "fail");
+word_option!(
+    Detached,
+    "detached-thread policy",
+    Warn = "warn",
+    Fail = "fail"
+);
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn round_trips<T: FromStr<Err = ParseOptionError> + fmt::Display + PartialEq + fmt::Debug>(values: &[&str]) {
+    fn round_trips<T: FromStr<Err = ParseOptionError> + fmt::Display + PartialEq + fmt::Debug>(
+        values: &[&str],
+    ) {
         for v in values.iter().filter(|v| !v.contains("DEPTH")) {
             let parsed: T = v.parse().unwrap();
             assert_eq!(parsed.to_string().parse::<T>().unwrap(), parsed, "{v}");
@@ -166,15 +189,24 @@ mod tests {
         round_trips::<Isolation>(Isolation::VALUES);
         round_trips::<Cleanup>(Cleanup::VALUES);
         round_trips::<Detached>(Detached::VALUES);
-        assert_eq!("pct:5".parse::<Strategy>().unwrap(), Strategy::Pct { depth: 5 });
+        assert_eq!(
+            "pct:5".parse::<Strategy>().unwrap(),
+            Strategy::Pct { depth: 5 }
+        );
     }
 
     #[test]
     fn a_bad_value_is_refused_with_the_valid_ones() {
         let e = "nosuch".parse::<Strategy>().unwrap_err();
-        assert_eq!(e.to_string(), "unknown strategy `nosuch` (expected one of `random`, `pct`, `pct:DEPTH`)");
+        assert_eq!(
+            e.to_string(),
+            "unknown strategy `nosuch` (expected one of `random`, `pct`, `pct:DEPTH`)"
+        );
         assert!("pct:0".parse::<Strategy>().is_err());
         let e = "sometimes".parse::<Isolation>().unwrap_err();
-        assert_eq!(e.to_string(), "unknown isolation `sometimes` (expected one of `auto`, `off`, `always`)");
+        assert_eq!(
+            e.to_string(),
+            "unknown isolation `sometimes` (expected one of `auto`, `off`, `always`)"
+        );
     }
 }

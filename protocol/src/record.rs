@@ -110,13 +110,22 @@ mod tests {
             test: "tests::t".into(),
             kind: FailureKind::StepLimit,
             schedule: "p1:0.1".into(),
-            trace: vec![TraceEvent { step: 1, thread: "main".into(), op: "Mutex::lock".into(), ..Default::default() }],
+            trace: vec![TraceEvent {
+                step: 1,
+                thread: "main".into(),
+                op: "Mutex::lock".into(),
+                ..Default::default()
+            }],
             ..Default::default()
         };
         let json = serde_json::to_string(&record).unwrap();
         assert!(json.contains(r#""kind":"step_limit""#), "{json}");
-        assert_eq!(serde_json::from_str::<FailureRecord>(&json).unwrap(), record);
-        let partial: FailureRecord = serde_json::from_str(r#"{"test":"t","kind":"blocked_thread"}"#).unwrap();
+        assert_eq!(
+            serde_json::from_str::<FailureRecord>(&json).unwrap(),
+            record
+        );
+        let partial: FailureRecord =
+            serde_json::from_str(r#"{"test":"t","kind":"blocked_thread"}"#).unwrap();
         assert_eq!(partial.kind, FailureKind::BlockedThread);
     }
 }

@@ -36,7 +36,10 @@ impl fmt::Display for Schedule {
         let mut i = 0;
         while i < self.choices.len() {
             let value = self.choices[i];
-            let run = self.choices[i..].iter().take_while(|&&c| c == value).count();
+            let run = self.choices[i..]
+                .iter()
+                .take_while(|&&c| c == value)
+                .count();
             if !first {
                 f.write_str(".")?;
             }

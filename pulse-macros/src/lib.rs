@@ -38,7 +38,10 @@ pub fn atomic(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Replaces the body with `{ ::pulse::atomic(|| -> Ret { body }) }`.
 fn wrap(sig: &Signature, block: &mut Block) -> syn::Result<()> {
     if let Some(asyncness) = &sig.asyncness {
-        return Err(syn::Error::new(asyncness.span(), "#[pulse::atomic] cannot make an async fn atomic"));
+        return Err(syn::Error::new(
+            asyncness.span(),
+            "#[pulse::atomic] cannot make an async fn atomic",
+        ));
     }
     let ret = match &sig.output {
         ReturnType::Default => quote!(),

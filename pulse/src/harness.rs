@@ -50,18 +50,22 @@ impl<E: ::std::fmt::Debug> TestOutcome for Result<(), E> {
         Ok(())
     }
     fn failure(self) -> Option<String> {
-        self.err().map(|e| format!("the test returned an error: {e:?}"))
+        self.err()
+            .map(|e| format!("the test returned an error: {e:?}"))
     }
 }
 
-const DID_NOT_PANIC: &str = "pulse: the test is #[should_panic] but this schedule completed without panicking";
+const DID_NOT_PANIC: &str =
+    "pulse: the test is #[should_panic] but this schedule completed without panicking";
 
 /// Runs the test body under many schedules; panics with the report if one fails.
 #[track_caller]
 pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
     let test = meta.test_name();
     // One test per process under cargo-pulse: any other OS thread is the test's.
-    let mut builder = Builder::try_from_env().unwrap_or_else(|e| panic!("pulse: {e}")).watch_os_threads(true);
+    let mut builder = Builder::try_from_env()
+        .unwrap_or_else(|e| panic!("pulse: {e}"))
+        .watch_os_threads(true);
     if let Some(template) = &builder.config.replay_command {
         builder.config.replay_command = Some(template.replace("{test}", &test));
     }
@@ -139,15 +143,22 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
 }
 
 fn env_path(name: &str) -> Option<PathBuf> {
-    ::std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+    ::std::env::var_os(name)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
 }
 
 /// Writes `<failure dir>/<test>.json` for cargo-pulse (`pulse_protocol::FailureRecord`).
 fn write_record(record: &FailureRecord) {
-    let Some(dir) = env_path(env::FAILURE_DIR) else { return };
+    let Some(dir) = env_path(env::FAILURE_DIR) else {
+        return;
+    };
     let file = dir.join(format!("{}.json", record.test.replace("::", "__")));
     let written = fs::create_dir_all(&dir).and_then(|_| fs::write(&file, json::to_string(record)));
     if let Err(e) = written {
-        eprintln!("pulse: could not write the failure record {}: {e}", file.display());
+        eprintln!(
+            "pulse: could not write the failure record {}: {e}",
+            file.display()
+        );
     }
 }

@@ -42,7 +42,9 @@ fn two_threads(increment: fn(&Mutex<u32>)) -> pulse::Report {
 
 #[test]
 fn the_race_is_found_without_atomic() {
-    let f = two_threads(racy_increment).failure.expect("lost update found");
+    let f = two_threads(racy_increment)
+        .failure
+        .expect("lost update found");
     assert_eq!(f.kind, FailureKind::Panic);
 }
 

@@ -44,13 +44,21 @@ impl Builder {
     /// (`pulse_protocol::env`); an empty one counts as unset.
     pub fn try_from_env() -> Result<Self, EnvError> {
         fn var(name: &str) -> Option<String> {
-            std::env::var(name).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+            std::env::var(name)
+                .ok()
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
         }
         fn parsed<T: FromStr>(name: &str) -> Result<Option<T>, EnvError>
         where
             T::Err: std::fmt::Display,
         {
-            var(name).map(|v| v.parse::<T>().map_err(|e| EnvError(format!("{name}={v}: {e}")))).transpose()
+            var(name)
+                .map(|v| {
+                    v.parse::<T>()
+                        .map_err(|e| EnvError(format!("{name}={v}: {e}")))
+                })
+                .transpose()
         }
         let mut b = Builder::new();
         let c = &mut b.config;
@@ -64,7 +72,9 @@ impl Builder {
         c.detached = parsed(env::DETACHED)?.unwrap_or(c.detached);
         c.isolation = parsed(env::ISOLATION)?.unwrap_or(c.isolation);
         c.time = parsed(env::TIME)?.unwrap_or(c.time);
-        c.blocking_timeout = parsed(env::BLOCKING_TIMEOUT_MS)?.map(Duration::from_millis).or(c.blocking_timeout);
+        c.blocking_timeout = parsed(env::BLOCKING_TIMEOUT_MS)?
+            .map(Duration::from_millis)
+            .or(c.blocking_timeout);
         c.replay_command = var(env::REPLAY_COMMAND).or(c.replay_command.take());
         Ok(b)
     }
@@ -105,7 +115,11 @@ impl Builder {
 
     /// How often (1 in N) a wait may wake spuriously and a weak CAS fail; 0 disables.
     pub fn spurious_odds(mut self, wakeup_one_in: u32, weak_cas_one_in: u32) -> Self {
-        self.config.odds = ChoiceOdds { spurious_wakeup: wakeup_one_in, weak_cas_failure: weak_cas_one_in, ..self.config.odds };
+        self.config.odds = ChoiceOdds {
+            spurious_wakeup: wakeup_one_in,
+            weak_cas_failure: weak_cas_one_in,
+            ..self.config.odds
+        };
         self
     }
 

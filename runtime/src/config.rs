@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pulse_protocol::Schedule;
 use crate::scheduler::{ChoiceOdds, Strategy};
+use pulse_protocol::Schedule;
 
 pub use pulse_protocol::{Cleanup, Detached, Isolation, TimeMode};
 

@@ -49,7 +49,9 @@ pub fn current() -> Option<Ctx> {
         None
     } else {
         // SAFETY: the runner sets CURRENT only while the cell is alive and clears it after.
-        Some(Ctx { cell: unsafe { &*p } })
+        Some(Ctx {
+            cell: unsafe { &*p },
+        })
     }
 }
 
@@ -112,7 +114,12 @@ impl Ctx {
     /// A scheduling point attributed to `location` rather than the caller: for operations
     /// in `Drop`, which cannot be `#[track_caller]` (an unlock is shown at its lock site).
     #[inline]
-    pub fn switch_from(self, op: &'static str, object: Option<ObjRef>, location: &'static Location<'static>) {
+    pub fn switch_from(
+        self,
+        op: &'static str,
+        object: Option<ObjRef>,
+        location: &'static Location<'static>,
+    ) {
         self.switch_at(op, object, location, false)
     }
 
@@ -124,7 +131,13 @@ impl Ctx {
     }
 
     #[inline]
-    fn switch_at(self, op: &'static str, object: Option<ObjRef>, location: &'static Location<'static>, yielding: bool) {
+    fn switch_at(
+        self,
+        op: &'static str,
+        object: Option<ObjRef>,
+        location: &'static Location<'static>,
+        yielding: bool,
+    ) {
         let must_suspend = {
             let mut st = self.state();
             if st.teardown {
@@ -149,7 +162,12 @@ impl Ctx {
     /// `timeout` passes on the virtual clock. The caller re-checks its condition after:
     /// being woken is a hint, not a guarantee (another thread may get there first).
     #[track_caller]
-    pub fn block(self, op: &'static str, object: Option<ObjRef>, timeout: Option<Duration>) -> WakeReason {
+    pub fn block(
+        self,
+        op: &'static str,
+        object: Option<ObjRef>,
+        timeout: Option<Duration>,
+    ) -> WakeReason {
         let location = Location::caller();
         {
             let mut st = self.state();
@@ -158,7 +176,12 @@ impl Ctx {
                 return self.teardown_point();
             }
             let deadline = timeout.map(|d| st.clock_ns.saturating_add(duration_nanos(d)));
-            st.block_current(Blocked { op, object, location, deadline });
+            st.block_current(Blocked {
+                op,
+                object,
+                location,
+                deadline,
+            });
             st.decide(false);
         }
         self.suspend();
@@ -262,7 +285,9 @@ impl Ctx {
                 };
             }
             if self.block("JoinHandle::join", Some(obj), None) == WakeReason::Teardown {
-                return Err(Box::new("pulse: execution ended before the thread finished"));
+                return Err(Box::new(
+                    "pulse: execution ended before the thread finished",
+                ));
             }
         }
     }
@@ -280,7 +305,11 @@ impl Ctx {
     /// `unpark` or the timeout.
     #[track_caller]
     pub fn park(self, timeout: Option<Duration>) {
-        let op = if timeout.is_some() { "thread::park_timeout" } else { "thread::park" };
+        let op = if timeout.is_some() {
+            "thread::park_timeout"
+        } else {
+            "thread::park"
+        };
         self.switch(op, None);
         let me = self.me();
         let obj = ObjRef::park(me);
@@ -358,14 +387,22 @@ impl Ctx {
 
     /// The running thread's value of the thread-local keyed by `key`, created with `init`
     /// on first use. `None` once that key's value was destroyed at thread exit.
-    pub fn with_local<T: 'static, R>(self, key: usize, init: impl FnOnce() -> T, f: impl FnOnce(&T) -> R) -> Option<R> {
+    pub fn with_local<T: 'static, R>(
+        self,
+        key: usize,
+        init: impl FnOnce() -> T,
+        f: impl FnOnce(&T) -> R,
+    ) -> Option<R> {
         let found = {
             let st = self.state();
             let t = &st.threads[st.current as usize];
             if t.destroyed_locals.contains(&key) {
                 return None;
             }
-            t.locals.iter().find(|(k, _)| *k == key).map(|(_, v)| &**v as *const dyn Any)
+            t.locals
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| &**v as *const dyn Any)
         };
         let ptr = match found {
             Some(p) => p,
@@ -393,7 +430,9 @@ impl Ctx {
         // SAFETY: boxed values stay put until the thread's locals are destroyed, which
         // happens only after the thread's code has returned.
         let value = unsafe { &*ptr };
-        Some(f(value.downcast_ref::<T>().expect("thread-local keyed by its own address")))
+        Some(f(value
+            .downcast_ref::<T>()
+            .expect("thread-local keyed by its own address")))
     }
 
     /// `available_parallelism` inside an execution: a fixed number, so replays agree
@@ -466,14 +505,15 @@ pub(crate) struct Recorded {
 /// How many `PulseAbort`s a thread may catch during teardown before it is abandoned.
 const MAX_TEARDOWN_ABORTS: u32 = 100;
 
-
 impl Ctx {
     /// Called by the panic hook: stores what it saw on the running thread. `None` if the
     /// state is busy (a panic inside the runtime itself) or cleanup runs user code, so the
     /// default hook prints it. A panic while the thread unwinds from another (a destructor's)
     /// keeps that one as its `earlier`.
     pub(crate) fn record_panic(self, make: impl FnOnce(bool) -> PanicRecord) -> Option<Recorded> {
-        let Ok(mut st) = self.cell.state.try_borrow_mut() else { return None };
+        let Ok(mut st) = self.cell.state.try_borrow_mut() else {
+            return None;
+        };
         if st.teardown {
             // Cleanup's own aborts never reach the hook: this is a real panic in user code
             // run during cleanup, worth printing.
@@ -487,7 +527,10 @@ impl Ctx {
         if t.in_panic {
             record.earlier = t.panic.take().map(Box::new);
         }
-        let recorded = Recorded { thread, record: record.clone() };
+        let recorded = Recorded {
+            thread,
+            record: record.clone(),
+        };
         t.panic = Some(record);
         t.in_panic = true;
         Some(recorded)

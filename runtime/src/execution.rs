@@ -18,8 +18,8 @@ const DETACHED_LEFT: &str = "the test returned while threads it never joined wer
 /// (then they are let go, as std's process exit would).
 pub(crate) const DETACHED_STEPS: u64 = 10_000;
 use crate::obj_ref::ObjRef;
-use crate::scheduler::{ChoiceKind, Scheduler};
 use crate::report::trace::{Event, EventKind};
+use crate::scheduler::{ChoiceKind, Scheduler};
 
 pub(crate) type Tid = u32;
 
@@ -207,26 +207,51 @@ impl ExecState {
     }
 
     pub fn object_at(&mut self, kind: &'static str, addr: usize) -> ObjRef {
-        if let Some((_, obj)) = self.addr_objects.iter().find(|(a, o)| *a == addr && o.kind == kind) {
+        if let Some((_, obj)) = self
+            .addr_objects
+            .iter()
+            .find(|(a, o)| *a == addr && o.kind == kind)
+        {
             return *obj;
         }
         // Numbered apart from stateful objects so tracing never renumbers those.
-        let id = self.addr_objects.iter().filter(|(_, o)| o.kind == kind).count() as u32;
+        let id = self
+            .addr_objects
+            .iter()
+            .filter(|(_, o)| o.kind == kind)
+            .count() as u32;
         let obj = ObjRef { kind, id };
         self.addr_objects.push((addr, obj));
         obj
     }
 
     /// Registers a new runnable thread and returns its index.
-    pub fn add_thread(&mut self, name: Option<Arc<str>>, body: Box<dyn FnOnce()>, stack_size: usize) -> Tid {
+    pub fn add_thread(
+        &mut self,
+        name: Option<Arc<str>>,
+        body: Box<dyn FnOnce()>,
+        stack_size: usize,
+    ) -> Tid {
         let tid = self.threads.len() as Tid;
         if let Some(hb) = &self.heartbeat {
-            hb.set_name(tid, if tid == 0 { "main".into() } else { name.as_deref().map_or_else(|| format!("thread-{tid}"), str::to_string) });
+            hb.set_name(
+                tid,
+                if tid == 0 {
+                    "main".into()
+                } else {
+                    name.as_deref()
+                        .map_or_else(|| format!("thread-{tid}"), str::to_string)
+                },
+            );
         }
         self.threads.push(VThread::new(name));
         self.live += 1;
         self.make_runnable(tid);
-        self.pending_spawns.push(PendingSpawn { tid, body, stack_size });
+        self.pending_spawns.push(PendingSpawn {
+            tid,
+            body,
+            stack_size,
+        });
         tid
     }
 
@@ -251,7 +276,12 @@ impl ExecState {
         }
     }
 
-    pub fn record(&mut self, op: &'static str, object: Option<ObjRef>, location: &'static Location<'static>) {
+    pub fn record(
+        &mut self,
+        op: &'static str,
+        object: Option<ObjRef>,
+        location: &'static Location<'static>,
+    ) {
         let thread = self.current;
         let t = &mut self.threads[thread as usize];
         t.last_location = Some(location);
@@ -266,14 +296,32 @@ impl ExecState {
         self.trace_event(EventKind::Op, op, object, Some(location));
     }
 
-    pub fn trace_event(&mut self, kind: EventKind, op: &'static str, object: Option<ObjRef>, location: Option<&'static Location<'static>>) {
+    pub fn trace_event(
+        &mut self,
+        kind: EventKind,
+        op: &'static str,
+        object: Option<ObjRef>,
+        location: Option<&'static Location<'static>>,
+    ) {
         if let Some(trace) = &mut self.trace {
-            trace.push(Event { step: self.steps, thread: self.current, kind, op, object, location });
+            trace.push(Event {
+                step: self.steps,
+                thread: self.current,
+                kind,
+                op,
+                object,
+                location,
+            });
         }
     }
 
     pub fn block_current(&mut self, blocked: Blocked) {
-        self.trace_event(EventKind::Block, blocked.op, blocked.object, Some(blocked.location));
+        self.trace_event(
+            EventKind::Block,
+            blocked.op,
+            blocked.object,
+            Some(blocked.location),
+        );
         let me = self.current;
         if let Some(deadline) = blocked.deadline {
             self.earliest_deadline = self.earliest_deadline.min(deadline);
@@ -306,7 +354,9 @@ impl ExecState {
     }
 
     pub fn has_waiters(&self, object: ObjRef) -> bool {
-        self.threads.iter().any(|t| matches!(t.status, Status::Blocked(b) if b.object == Some(object)))
+        self.threads
+            .iter()
+            .any(|t| matches!(t.status, Status::Blocked(b) if b.object == Some(object)))
     }
 
     /// Wakes every thread blocked on `object` (on every unlock: no allocation).
@@ -347,10 +397,17 @@ impl ExecState {
             (Detached::Warn, _) => {
                 if let Some(t) = unjoined {
                     let name = self.thread_name(t as Tid);
-                    let said = self.threads[t].panic.as_ref().map_or_else(String::new, |r| {
-                        let at = r.location.as_deref().map(|l| format!(" at {l}")).unwrap_or_default();
-                        format!("{at}: {}", r.message)
-                    });
+                    let said = self.threads[t]
+                        .panic
+                        .as_ref()
+                        .map_or_else(String::new, |r| {
+                            let at = r
+                                .location
+                                .as_deref()
+                                .map(|l| format!(" at {l}"))
+                                .unwrap_or_default();
+                            format!("{at}: {}", r.message)
+                        });
                     self.warn(format!(
                         "thread '{name}' panicked{said}, and the test never joined it (std lets such a test pass; \
                          `--detached fail` / PULSE_DETACHED=fail makes it fail)"
@@ -377,7 +434,9 @@ impl ExecState {
         }
         // After the test returned, threads it did not join run on for a while, then are let
         // go, as std's process exit would (unless detached threads are to fail the test).
-        if self.main_returned_at.is_some_and(|at| self.steps - at > DETACHED_STEPS)
+        if self
+            .main_returned_at
+            .is_some_and(|at| self.steps - at > DETACHED_STEPS)
             && self.config.detached == Detached::Warn
         {
             self.next = None;
@@ -424,7 +483,15 @@ impl ExecState {
     }
 
     fn has_timed_waiters(&self) -> bool {
-        self.threads.iter().any(|t| matches!(t.status, Status::Blocked(Blocked { deadline: Some(_), .. })))
+        self.threads.iter().any(|t| {
+            matches!(
+                t.status,
+                Status::Blocked(Blocked {
+                    deadline: Some(_),
+                    ..
+                })
+            )
+        })
     }
 
     /// `TimeMode::Random`: threads in a timed wait compete with runnable ones; picking one
@@ -452,7 +519,10 @@ impl ExecState {
             self.next = None;
             return;
         };
-        if let Status::Blocked(Blocked { deadline: Some(d), .. }) = self.threads[t as usize].status {
+        if let Status::Blocked(Blocked {
+            deadline: Some(d), ..
+        }) = self.threads[t as usize].status
+        {
             self.clock_ns = self.clock_ns.max(d);
             self.wake_expired();
         }
@@ -463,7 +533,10 @@ impl ExecState {
     fn wake_expired(&mut self) {
         self.earliest_deadline = u64::MAX;
         for tid in 0..self.threads.len() {
-            if let Status::Blocked(Blocked { deadline: Some(d), .. }) = self.threads[tid].status {
+            if let Status::Blocked(Blocked {
+                deadline: Some(d), ..
+            }) = self.threads[tid].status
+            {
                 if d <= self.clock_ns {
                     self.wake(tid as Tid, WakeReason::TimedOut);
                 } else {
@@ -485,7 +558,9 @@ impl ExecState {
                 _ => None,
             })
             .min();
-        let Some(deadline) = earliest else { return false };
+        let Some(deadline) = earliest else {
+            return false;
+        };
         self.clock_ns = self.clock_ns.max(deadline);
         self.wake_expired();
         true

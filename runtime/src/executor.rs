@@ -76,7 +76,10 @@ impl Executor {
     pub(crate) fn new(config: Config, scheduler: Box<dyn Scheduler>) -> Self {
         Executor {
             main_name: std::thread::current().name().map(Arc::from),
-            cell: Box::new(ExecCell { id: Cell::new(0), state: RefCell::new(ExecState::new(config, scheduler)) }),
+            cell: Box::new(ExecCell {
+                id: Cell::new(0),
+                state: RefCell::new(ExecState::new(config, scheduler)),
+            }),
             coroutines: Vec::new(),
             stack_guards: Vec::new(),
             stacks: Vec::new(),
@@ -122,7 +125,10 @@ impl Executor {
                 st.judge_detached();
             }
             // pulse's own work, however long a huge trace takes: not a stalled thread.
-            let _quiet = st.heartbeat.clone().map(crate::process::watchdog::Pause::new);
+            let _quiet = st
+                .heartbeat
+                .clone()
+                .map(crate::process::watchdog::Pause::new);
             st.stop.as_ref().map(|stop| explain_stop(&st, stop))
         };
         self.teardown();
@@ -161,7 +167,9 @@ impl Executor {
     }
 
     fn resume(&mut self, tid: Tid) {
-        let co = self.coroutines[tid as usize].as_mut().expect("a runnable thread has a coroutine");
+        let co = self.coroutines[tid as usize]
+            .as_mut()
+            .expect("a runnable thread has a coroutine");
         crate::process::overflow::set_running(self.stack_guards[tid as usize]);
         let result = co.resume(());
         crate::process::overflow::set_running((0, 0));
@@ -189,7 +197,11 @@ impl Executor {
                 let body = p.body;
                 // SAFETY: the coroutine is run to completion or cleaned up (`teardown`)
                 // before the execution, and so `cell` and anything `body` borrows, ends.
-                let co = unsafe { Co::with_stack_unchecked(stack, move |y: &Yielder<(), ()>, ()| thread_main(cell, tid, body, y)) };
+                let co = unsafe {
+                    Co::with_stack_unchecked(stack, move |y: &Yielder<(), ()>, ()| {
+                        thread_main(cell, tid, body, y)
+                    })
+                };
                 let slot = tid as usize;
                 if self.coroutines.len() <= slot {
                     self.coroutines.resize_with(slot + 1, || None);
@@ -202,10 +214,15 @@ impl Executor {
     }
 
     fn take_stack(&mut self, size: usize) -> DefaultStack {
-        if let Some(i) = self.stacks.iter().rposition(|s| s.base().get() - s.limit().get() >= size) {
+        if let Some(i) = self
+            .stacks
+            .iter()
+            .rposition(|s| s.base().get() - s.limit().get() >= size)
+        {
             return self.stacks.swap_remove(i);
         }
-        DefaultStack::new(size).unwrap_or_else(|e| panic!("pulse: cannot allocate a {size}-byte thread stack: {e}"))
+        DefaultStack::new(size)
+            .unwrap_or_else(|e| panic!("pulse: cannot allocate a {size}-byte thread stack: {e}"))
     }
 
     /// Deals with every thread that has not finished (only failing executions have any):
@@ -233,7 +250,9 @@ impl Executor {
         // Newest first: a thread's children (scoped threads borrowing its stack among them)
         // always have higher indices, so they unwind while what they borrow is alive.
         for tid in (0..self.coroutines.len()).rev() {
-            let Some(co) = self.coroutines[tid].as_mut() else { continue };
+            let Some(co) = self.coroutines[tid].as_mut() else {
+                continue;
+            };
             self.cell.state.borrow_mut().current = tid as Tid;
             if !co.started() {
                 let co = self.coroutines[tid].take().expect("present");
@@ -253,7 +272,9 @@ impl Executor {
             } else {
                 // It keeps blocking while unwinding: leak its stack rather than risk
                 // aborting the process by forcing a second unwind through its frames.
-                self.state().warn(format!("thread #{tid} could not be cleaned up; its stack was leaked"));
+                self.state().warn(format!(
+                    "thread #{tid} could not be cleaned up; its stack was leaked"
+                ));
                 std::mem::forget(co);
             }
         }
@@ -263,7 +284,12 @@ impl Executor {
 }
 
 /// The body of every virtual thread's coroutine.
-fn thread_main(cell: &'static ExecCell, tid: Tid, body: Box<dyn FnOnce()>, yielder: &Yielder<(), ()>) {
+fn thread_main(
+    cell: &'static ExecCell,
+    tid: Tid,
+    body: Box<dyn FnOnce()>,
+    yielder: &Yielder<(), ()>,
+) {
     cell.state.borrow_mut().threads[tid as usize].yielder = yielder;
     let result = panic::catch_unwind(AssertUnwindSafe(body));
     // Thread-locals die with the thread, newest first, one at a time: a destructor may use

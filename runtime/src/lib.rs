@@ -7,18 +7,18 @@
 //! replayed exactly.
 
 // Roughly bottom-up; no module imports one that imports it back (tests/module_graph.rs).
-pub mod scheduler;
-mod config;
-mod obj_ref;
-mod report;
-mod registry;
-mod process;
-mod execution;
-mod ctx;
-mod object;
-mod executor;
-mod search;
 mod builder;
+mod config;
+mod ctx;
+mod execution;
+mod executor;
+mod obj_ref;
+mod object;
+mod process;
+mod registry;
+mod report;
+pub mod scheduler;
+mod search;
 
 pub use builder::{Builder, EnvError};
 pub use config::{BlockedFn, Cleanup, Config, Detached, FoundFn, Isolation, ProgressFn, TimeMode};
@@ -28,9 +28,9 @@ pub use obj_ref::ObjRef;
 pub use object::{Entry, ObjectCell, ObjectState};
 pub use process::panic_hook::payload_message;
 pub use process::watchdog::BLOCKED_EXIT_CODE;
+pub use pulse_protocol::{ParseScheduleError, Schedule};
 pub use report::failure::{Failure, FailureKind, Report};
 pub use report::trace::{format_table, TraceEvent};
-pub use pulse_protocol::{ParseScheduleError, Schedule};
 pub use scheduler::{ChoiceKind, Strategy};
 
 /// Whether the execution with this id (`Ctx::execution_id`) is still running somewhere in
@@ -50,5 +50,8 @@ pub fn check<F: Fn()>(f: F) {
 /// Runs exactly one schedule (as printed by a failure) and panics if it fails.
 #[track_caller]
 pub fn replay<F: Fn()>(schedule: &str, f: F) {
-    Builder::from_env().replay(schedule).unwrap_or_else(|e| panic!("pulse: {e}")).check(f)
+    Builder::from_env()
+        .replay(schedule)
+        .unwrap_or_else(|e| panic!("pulse: {e}"))
+        .check(f)
 }

@@ -29,12 +29,18 @@ impl std::hash::Hash for ObjRef {
 impl ObjRef {
     /// A thread as something to wait for (`join`).
     pub fn thread(tid: u32) -> ObjRef {
-        ObjRef { kind: "Thread", id: tid }
+        ObjRef {
+            kind: "Thread",
+            id: tid,
+        }
     }
 
     /// A thread's park token.
     pub fn park(tid: u32) -> ObjRef {
-        ObjRef { kind: "Park", id: tid }
+        ObjRef {
+            kind: "Park",
+            id: tid,
+        }
     }
 }
 

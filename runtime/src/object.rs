@@ -42,7 +42,10 @@ unsafe impl<S: Send> Send for ObjectCell<S> {}
 
 impl<S: ObjectState> ObjectCell<S> {
     pub const fn new() -> Self {
-        ObjectCell { owner: AtomicU64::new(0), slot: UnsafeCell::new(None) }
+        ObjectCell {
+            owner: AtomicU64::new(0),
+            slot: UnsafeCell::new(None),
+        }
     }
 
     /// One shim operation's access to this object: one ownership check (claiming the
@@ -59,7 +62,11 @@ impl<S: ObjectState> ObjectCell<S> {
         // run one at a time on this OS thread; an entry never lives across a switch.
         let slot = unsafe { &mut *self.slot.get() };
         let (obj, state) = slot.as_mut().expect("claimed object has state");
-        Entry { state, obj: *obj, me: ctx.me() }
+        Entry {
+            state,
+            obj: *obj,
+            me: ctx.me(),
+        }
     }
 
     /// The object's name in this execution.
@@ -82,8 +89,15 @@ impl<S: ObjectState> ObjectCell<S> {
                 S::KIND
             );
         }
-        if self.owner.compare_exchange(previous, me, Ordering::AcqRel, Ordering::Acquire).is_err() {
-            panic!("pulse: a {} was claimed by two executions at once; run such tests one at a time", S::KIND);
+        if self
+            .owner
+            .compare_exchange(previous, me, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            panic!(
+                "pulse: a {} was claimed by two executions at once; run such tests one at a time",
+                S::KIND
+            );
         }
         let obj = ctx.new_object(S::KIND);
         // SAFETY: we own it now and nobody else can (see above).

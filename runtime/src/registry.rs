@@ -13,8 +13,14 @@ static LIVE: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
 /// Allocates a fresh execution id and marks it live.
 pub(crate) fn begin() -> u64 {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let claimed = LIVE.iter().any(|slot| slot.compare_exchange(0, id, Ordering::AcqRel, Ordering::Relaxed).is_ok());
-    assert!(claimed, "pulse: more than {SLOTS} executions at once in one process");
+    let claimed = LIVE.iter().any(|slot| {
+        slot.compare_exchange(0, id, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    });
+    assert!(
+        claimed,
+        "pulse: more than {SLOTS} executions at once in one process"
+    );
     id
 }
 

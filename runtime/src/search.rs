@@ -11,8 +11,8 @@ use crate::process::{isolate, os_threads, overflow, panic_hook, watchdog};
 use crate::report::backtrace::backtrace_wanted;
 use crate::report::explain::{replay_command, Explanation};
 use crate::report::failure::{Failure, FailureKind, Report};
-use pulse_protocol::Schedule;
 use crate::scheduler::{for_strategy, ReplayScheduler, Scheduler};
+use pulse_protocol::Schedule;
 
 /// One execution to run: a fresh one from a seed, or a replay of a schedule.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
@@ -34,8 +34,16 @@ struct JobMessage {
 impl From<Job> for JobMessage {
     fn from(job: Job) -> Self {
         match job {
-            Job::Seed(seed) => JobMessage { seed, replay: None, tracing: false },
-            Job::Replay { schedule, tracing } => JobMessage { seed: 0, replay: Some(schedule), tracing },
+            Job::Seed(seed) => JobMessage {
+                seed,
+                replay: None,
+                tracing: false,
+            },
+            Job::Replay { schedule, tracing } => JobMessage {
+                seed: 0,
+                replay: Some(schedule),
+                tracing,
+            },
         }
     }
 }
@@ -44,7 +52,10 @@ impl From<JobMessage> for Job {
     fn from(m: JobMessage) -> Self {
         match m.replay {
             None => Job::Seed(m.seed),
-            Some(schedule) => Job::Replay { schedule, tracing: m.tracing },
+            Some(schedule) => Job::Replay {
+                schedule,
+                tracing: m.tracing,
+            },
         }
     }
 }
@@ -53,7 +64,9 @@ impl std::fmt::Display for Job {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Job::Seed(seed) => write!(f, "seed {seed}"),
-            Job::Replay { schedule, .. } => write!(f, "the replay of {}", Schedule::new(schedule.clone())),
+            Job::Replay { schedule, .. } => {
+                write!(f, "the replay of {}", Schedule::new(schedule.clone()))
+            }
         }
     }
 }
@@ -63,14 +76,16 @@ impl std::fmt::Display for Job {
 /// exhaust the address space or the kernel's mapping limit.
 const LEAKED_STACKS_LIMIT: usize = 256;
 
-const LEAKING: &str = "executions keep leaving threads behind (threads the test never joined, or left by \
+const LEAKING: &str =
+    "executions keep leaving threads behind (threads the test never joined, or left by \
      failing schedules); to free their stacks, each schedule now runs in its own process (slower)";
 
 const NO_ISOLATION: &str = "executions ran in this process: only a libtest test can be re-run \
      alone in a fresh one (this run is on the program's own thread)";
 
 /// Said when a test turns out to depend on state left by earlier schedules.
-const STATE_CARRIED: &str = "a failure appeared after the first schedule that does not reproduce in a fresh \
+const STATE_CARRIED: &str =
+    "a failure appeared after the first schedule that does not reproduce in a fresh \
      process: the test keeps state across runs (a `static` counter, cache or registry), which \
      running it many times in one process would report as a bug. Each schedule now runs in its \
      own process (slower); `PULSE_ISOLATION=always` starts that way, `off` never does";
@@ -95,7 +110,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     };
     let base_seed = config.seed.unwrap_or_else(random_seed);
     let planned = if replaying { 1 } else { config.schedules };
-    let mut search = Search { executor: Executor::new(config.clone(), scheduler), isolated: false, isolator: None };
+    let mut search = Search {
+        executor: Executor::new(config.clone(), scheduler),
+        isolated: false,
+        isolator: None,
+    };
     let _watchdog = config.blocking_timeout.map(|timeout| {
         let hb = Arc::new(watchdog::Heartbeat::default());
         search.executor.state().heartbeat = Some(hb.clone());
@@ -152,7 +171,10 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         report.executions += 1;
         report.decisions += outcome.steps;
         report.choices += outcome.schedule.len() as u64;
-        if search.executor.leaked_stacks() > LEAKED_STACKS_LIMIT && !search.isolated && search.isolator.is_some() {
+        if search.executor.leaked_stacks() > LEAKED_STACKS_LIMIT
+            && !search.isolated
+            && search.isolator.is_some()
+        {
             // Every stack left behind stays mapped; a fresh process per schedule frees them.
             search.isolated = true;
             search.executor.state().warn(LEAKING.to_string());
@@ -179,13 +201,20 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     if let Some(progress) = &config.progress {
         progress(report.executions, planned);
     }
-    for name in threads_before.as_ref().map(os_threads::Snapshot::started_since).unwrap_or_default() {
+    for name in threads_before
+        .as_ref()
+        .map(os_threads::Snapshot::started_since)
+        .unwrap_or_default()
+    {
         if !report.os_threads.contains(&name) {
             report.os_threads.push(name);
         }
     }
     if !report.os_threads.is_empty() {
-        search.executor.state().warn(unscheduled_threads_warning(&report.os_threads));
+        search
+            .executor
+            .state()
+            .warn(unscheduled_threads_warning(&report.os_threads));
     }
     report.warnings = std::mem::take(&mut search.executor.state().warnings);
     if let Some(failure) = &mut report.failure {
@@ -198,7 +227,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
 fn random_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
     // Keep seeds short enough to type.
     h.finish() % 1_000_000_000_000
 }
@@ -278,7 +311,15 @@ impl Search {
 
     /// Builds the failure report: replays the failing schedule with tracing on to get the
     /// trace, and checks that the replay fails the same way.
-    fn explain(&mut self, config: &Config, f: &dyn Fn(), fast: Outcome, seed: Option<u64>, index: u64, executions: u64) -> Failure {
+    fn explain(
+        &mut self,
+        config: &Config,
+        f: &dyn Fn(),
+        fast: Outcome,
+        seed: Option<u64>,
+        index: u64,
+        executions: u64,
+    ) -> Failure {
         let schedule = Schedule::new(fast.schedule.clone());
         let fast_expl = fast.explanation.expect("a stopped execution is explained");
         let test = std::thread::current().name().unwrap_or("").to_string();
@@ -309,13 +350,18 @@ impl Search {
         // A crashed process left no schedule: its seed, run again in a fresh process, says
         // whether the crash reproduces. A worker that never answered is not tried again.
         let again = match (fast.crashed, seed) {
-            (false, _) => Some(Job::Replay { schedule: fast.schedule.clone(), tracing: true }),
+            (false, _) => Some(Job::Replay {
+                schedule: fast.schedule.clone(),
+                tracing: true,
+            }),
             (true, Some(seed)) if fast_expl.kind == FailureKind::Crash => Some(Job::Seed(seed)),
             (true, _) => None,
         };
         let traced = again.map(|job| self.execute(f, job));
         let traced_expl = traced.and_then(|t| t.explanation);
-        let reproduced = traced_expl.as_ref().is_some_and(|e| e.kind == fast_expl.kind && e.message == fast_expl.message);
+        let reproduced = traced_expl
+            .as_ref()
+            .is_some_and(|e| e.kind == fast_expl.kind && e.message == fast_expl.message);
         match traced_expl {
             Some(e) if reproduced => failure(e, true),
             _ => failure(fast_expl, false),

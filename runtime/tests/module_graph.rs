@@ -13,7 +13,10 @@ fn runtime_modules_have_no_import_cycle() {
     let graph = module_graph(&src);
     assert!(graph.len() > 10, "read the modules: {:?}", graph.keys());
     if let Some(cycle) = find_cycle(&graph) {
-        panic!("import cycle between runtime modules: {}", cycle.join(" -> "));
+        panic!(
+            "import cycle between runtime modules: {}",
+            cycle.join(" -> ")
+        );
     }
 }
 
@@ -34,7 +37,11 @@ fn module_graph(src: &Path) -> Graph {
     for file in &files {
         let from = module_name(src, file);
         let text = std::fs::read_to_string(file).unwrap();
-        let code: String = text.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
+        let code: String = text
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n");
         let edges = graph.entry(from.clone()).or_default();
         for (i, _) in code.match_indices("crate::") {
             for to in targets(&code[i + "crate::".len()..], &modules) {
@@ -53,11 +60,18 @@ fn targets(rest: &str, modules: &BTreeSet<String>) -> Vec<String> {
     let mut module = String::new();
     let mut tail = rest;
     loop {
-        let name: String = tail.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        let name: String = tail
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
         if name.is_empty() {
             break;
         }
-        let candidate = if module.is_empty() { name.clone() } else { format!("{module}::{name}") };
+        let candidate = if module.is_empty() {
+            name.clone()
+        } else {
+            format!("{module}::{name}")
+        };
         if !modules.contains(&candidate) {
             break;
         }
@@ -72,8 +86,21 @@ fn targets(rest: &str, modules: &BTreeSet<String>) -> Vec<String> {
         let group = &group[..group.find('}').unwrap_or(group.len())];
         let inner: Vec<String> = group
             .split(',')
-            .map(|item| item.trim().split("::").next().unwrap_or("").trim().to_string())
-            .map(|name| if module.is_empty() { name } else { format!("{module}::{name}") })
+            .map(|item| {
+                item.trim()
+                    .split("::")
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string()
+            })
+            .map(|name| {
+                if module.is_empty() {
+                    name
+                } else {
+                    format!("{module}::{name}")
+                }
+            })
             .filter(|m| modules.contains(m))
             .collect();
         if !inner.is_empty() {
@@ -99,7 +126,10 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 /// `report/failure.rs` -> `report::failure`; `process/mod.rs` -> `process`; `lib.rs` -> ``.
 fn module_name(src: &Path, file: &Path) -> String {
     let rel = file.strip_prefix(src).unwrap().with_extension("");
-    let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
     if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
         parts.pop();
     }
@@ -108,7 +138,12 @@ fn module_name(src: &Path, file: &Path) -> String {
 
 /// A cycle as the modules along it, first repeated at the end.
 fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
-    fn visit(node: &str, graph: &Graph, path: &mut Vec<String>, done: &mut BTreeSet<String>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &Graph,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
         if let Some(start) = path.iter().position(|n| n == node) {
             let mut cycle = path[start..].to_vec();
             cycle.push(node.to_string());
@@ -128,5 +163,7 @@ fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
         None
     }
     let mut done = BTreeSet::new();
-    graph.keys().find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
+    graph
+        .keys()
+        .find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
 }

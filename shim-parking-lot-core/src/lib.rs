@@ -88,7 +88,14 @@ pub unsafe fn park(
             park_token,
             timeout,
         ),
-        None => os_lot::park(key, validate, before_sleep, timed_out, park_token, timeout.map(Instant::__pulse_to_std)),
+        None => os_lot::park(
+            key,
+            validate,
+            before_sleep,
+            timed_out,
+            park_token,
+            timeout.map(Instant::__pulse_to_std),
+        ),
     }
 }
 

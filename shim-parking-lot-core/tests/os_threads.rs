@@ -5,10 +5,10 @@
 
 mod common;
 
+use pulse_shim_std::time::Instant;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc};
 use std::thread::{self, JoinHandle};
-use pulse_shim_std::time::Instant;
 use std::time::Duration;
 
 use common::ParkLock;

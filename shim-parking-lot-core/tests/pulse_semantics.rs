@@ -4,8 +4,8 @@
 //! Threads are queued in a known order: each waits until the one before it has run
 //! `before_sleep`.
 
-use std::sync::atomic::{AtomicBool as StdBool, Ordering::SeqCst as Std};
 use pulse_shim_std::time::Instant;
+use std::sync::atomic::{AtomicBool as StdBool, Ordering::SeqCst as Std};
 use std::time::Duration;
 
 use parking_lot_core::*;

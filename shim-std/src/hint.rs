@@ -23,4 +23,3 @@ pub fn spin_loop() {
 /// nothing observable, only code layout.
 #[inline(always)]
 pub const fn cold_path() {}
-

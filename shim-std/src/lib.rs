@@ -7,8 +7,8 @@
 //! between senders, timeouts) is a scheduler choice. Outside one, each type behaves
 //! exactly like std's, so instrumented code still runs normally.
 
-mod rt;
 pub mod hint;
+mod rt;
 pub mod sync;
 pub mod thread;
 pub mod time;

@@ -105,7 +105,8 @@ impl Add<Duration> for Instant {
     /// # Panics
     /// On overflow, as std's.
     fn add(self, other: Duration) -> Instant {
-        self.checked_add(other).expect("overflow when adding duration to instant")
+        self.checked_add(other)
+            .expect("overflow when adding duration to instant")
     }
 }
 
@@ -119,7 +120,8 @@ impl Sub<Duration> for Instant {
     type Output = Instant;
 
     fn sub(self, other: Duration) -> Instant {
-        self.checked_sub(other).expect("overflow when subtracting duration from instant")
+        self.checked_sub(other)
+            .expect("overflow when subtracting duration from instant")
     }
 }
 
@@ -173,7 +175,9 @@ impl SystemTime {
     /// The time elapsed from `earlier` to this time; `Err` (holding how much later
     /// `earlier` is) if `earlier` is later.
     pub fn duration_since(&self, earlier: SystemTime) -> Result<Duration, SystemTimeError> {
-        self.0.duration_since(earlier.0).map_err(|e| SystemTimeError(e.duration()))
+        self.0
+            .duration_since(earlier.0)
+            .map_err(|e| SystemTimeError(e.duration()))
     }
 
     /// The time elapsed since this time (reads the clock: a scheduling point under pulse).
@@ -197,7 +201,8 @@ impl Add<Duration> for SystemTime {
     type Output = SystemTime;
 
     fn add(self, dur: Duration) -> SystemTime {
-        self.checked_add(dur).expect("overflow when adding duration to instant")
+        self.checked_add(dur)
+            .expect("overflow when adding duration to instant")
     }
 }
 
@@ -211,7 +216,8 @@ impl Sub<Duration> for SystemTime {
     type Output = SystemTime;
 
     fn sub(self, dur: Duration) -> SystemTime {
-        self.checked_sub(dur).expect("overflow when subtracting duration from instant")
+        self.checked_sub(dur)
+            .expect("overflow when subtracting duration from instant")
     }
 }
 

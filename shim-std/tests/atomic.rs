@@ -85,15 +85,24 @@ fn integers_match_std_outside_an_execution() {
 #[test]
 fn bool_matches_std_outside_an_execution() {
     let (a, s) = (pa::AtomicBool::new(false), sa::AtomicBool::new(false));
-    assert_eq!((size_of::<pa::AtomicBool>(), align_of::<pa::AtomicBool>()), (1, 1));
+    assert_eq!(
+        (size_of::<pa::AtomicBool>(), align_of::<pa::AtomicBool>()),
+        (1, 1)
+    );
     assert_eq!(a.swap(true, SeqCst), s.swap(true, SeqCst));
     assert_eq!(a.fetch_and(false, SeqCst), s.fetch_and(false, SeqCst));
     assert_eq!(a.fetch_nand(true, SeqCst), s.fetch_nand(true, SeqCst));
     assert_eq!(a.fetch_or(false, SeqCst), s.fetch_or(false, SeqCst));
     assert_eq!(a.fetch_xor(true, SeqCst), s.fetch_xor(true, SeqCst));
     assert_eq!(a.fetch_not(SeqCst), s.fetch_not(SeqCst));
-    assert_eq!(a.compare_exchange(true, false, SeqCst, SeqCst), s.compare_exchange(true, false, SeqCst, SeqCst));
-    assert_eq!(a.compare_exchange(true, false, SeqCst, SeqCst), s.compare_exchange(true, false, SeqCst, SeqCst));
+    assert_eq!(
+        a.compare_exchange(true, false, SeqCst, SeqCst),
+        s.compare_exchange(true, false, SeqCst, SeqCst)
+    );
+    assert_eq!(
+        a.compare_exchange(true, false, SeqCst, SeqCst),
+        s.compare_exchange(true, false, SeqCst, SeqCst)
+    );
     assert!(!a.update(SeqCst, SeqCst, |b| !b));
     assert_eq!(a.try_update(SeqCst, SeqCst, |_| None), Err(true));
     assert_eq!(format!("{a:?}"), "true");
@@ -108,8 +117,14 @@ fn ptr_matches_std_outside_an_execution() {
     let mut xs = [1u64, 2, 3, 4];
     let base = xs.as_mut_ptr();
     let (a, s) = (pa::AtomicPtr::new(base), sa::AtomicPtr::new(base));
-    assert_eq!(size_of::<pa::AtomicPtr<u64>>(), size_of::<sa::AtomicPtr<u64>>());
-    assert_eq!(align_of::<pa::AtomicPtr<u64>>(), align_of::<sa::AtomicPtr<u64>>());
+    assert_eq!(
+        size_of::<pa::AtomicPtr<u64>>(),
+        size_of::<sa::AtomicPtr<u64>>()
+    );
+    assert_eq!(
+        align_of::<pa::AtomicPtr<u64>>(),
+        align_of::<sa::AtomicPtr<u64>>()
+    );
     assert_eq!(a.fetch_ptr_add(2, SeqCst), s.fetch_ptr_add(2, SeqCst));
     assert_eq!(a.fetch_ptr_sub(1, SeqCst), s.fetch_ptr_sub(1, SeqCst));
     assert_eq!(a.fetch_byte_add(8, SeqCst), s.fetch_byte_add(8, SeqCst));
@@ -165,7 +180,11 @@ fn lost_update_with_load_then_store_is_found() {
     });
     let failure = report.failure.expect("the race must be found");
     assert_eq!(failure.kind, FailureKind::Panic);
-    assert!(failure.message.contains("lost update"), "{}", failure.message);
+    assert!(
+        failure.message.contains("lost update"),
+        "{}",
+        failure.message
+    );
     assert!(report.executions < 1000);
 }
 
@@ -183,7 +202,12 @@ fn each_operation_is_a_scheduling_point() {
     // One thread doing k operations on an atomic reaches k points, whatever the kind
     // (weak CAS failures off, so `update` cannot retry).
     let count = |ops: fn(&pa::AtomicI64)| {
-        Builder::new().schedules(1).seed(3).spurious_odds(8, 0).run(move || ops(&pa::AtomicI64::new(0))).decisions
+        Builder::new()
+            .schedules(1)
+            .seed(3)
+            .spurious_odds(8, 0)
+            .run(move || ops(&pa::AtomicI64::new(0)))
+            .decisions
     };
     let base = count(|_| {});
     assert_eq!(
@@ -205,7 +229,11 @@ fn each_operation_is_a_scheduling_point() {
         }) - base,
         1
     );
-    assert_eq!(count(|a| drop(format!("{a:?}"))) - base, 0, "Debug is not a scheduling point");
+    assert_eq!(
+        count(|a| drop(format!("{a:?}"))) - base,
+        0,
+        "Debug is not a scheduling point"
+    );
     assert_eq!(
         count(|a| {
             a.update(SeqCst, SeqCst, |x| x + 1);
@@ -228,7 +256,10 @@ fn compare_exchange_weak_fails_spuriously_on_some_schedules() {
             }
         }
         // A value that differs always fails, never "spuriously succeeds".
-        assert_eq!(a.compare_exchange_weak(7, 8, SeqCst, SeqCst).unwrap_err(), a.load(SeqCst));
+        assert_eq!(
+            a.compare_exchange_weak(7, 8, SeqCst, SeqCst).unwrap_err(),
+            a.load(SeqCst)
+        );
     });
     assert!(report.passed(), "{:?}", report.failure);
     let n = spurious.load(SeqCst);
@@ -258,21 +289,28 @@ fn weak_cas_loop_and_fetch_update_stay_correct() {
         assert_eq!(a.load(SeqCst), 111);
     });
     assert!(report.passed(), "{:?}", report.failure);
-    assert!(retries.load(SeqCst) > 0, "some schedule must make the loop retry");
+    assert!(
+        retries.load(SeqCst) > 0,
+        "some schedule must make the loop retry"
+    );
 }
 
 #[test]
 fn spin_loop_yields_to_the_thread_it_waits_for() {
     // Without the yield the spinner could be picked forever and hit the step limit.
-    let report = Builder::new().schedules(300).seed(2).max_steps(2_000).run(|| {
-        let flag = Arc::new(pa::AtomicBool::new(false));
-        let f2 = flag.clone();
-        let t = thread::spawn(move || f2.store(true, Release));
-        while !flag.load(Acquire) {
-            pulse_shim_std::hint::spin_loop();
-        }
-        t.join().unwrap();
-    });
+    let report = Builder::new()
+        .schedules(300)
+        .seed(2)
+        .max_steps(2_000)
+        .run(|| {
+            let flag = Arc::new(pa::AtomicBool::new(false));
+            let f2 = flag.clone();
+            let t = thread::spawn(move || f2.store(true, Release));
+            while !flag.load(Acquire) {
+                pulse_shim_std::hint::spin_loop();
+            }
+            t.join().unwrap();
+        });
     assert!(report.passed(), "{:?}", report.failure);
 }
 

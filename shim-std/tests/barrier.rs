@@ -39,7 +39,10 @@ fn outside_an_execution_it_behaves_like_std() {
     assert_eq!(leaders.load(SeqCst), ROUNDS);
     let alone = Barrier::new(1).wait();
     assert!(alone.is_leader());
-    assert_eq!(format!("{alone:?}"), "BarrierWaitResult { is_leader: true }");
+    assert_eq!(
+        format!("{alone:?}"),
+        "BarrierWaitResult { is_leader: true }"
+    );
     assert_eq!(format!("{barrier:?}"), "Barrier { .. }");
 }
 
@@ -55,12 +58,17 @@ fn nobody_passes_early_and_each_generation_has_one_leader() {
         let leaders: Arc<[AtomicUsize; ROUNDS]> = Arc::new(Default::default());
         let handles: Vec<_> = (0..N)
             .map(|_| {
-                let (barrier, arrived, leaders) = (barrier.clone(), arrived.clone(), leaders.clone());
+                let (barrier, arrived, leaders) =
+                    (barrier.clone(), arrived.clone(), leaders.clone());
                 thread::spawn(move || {
                     for round in 0..ROUNDS {
                         arrived[round].fetch_add(1, SeqCst);
                         let result = barrier.wait();
-                        assert_eq!(arrived[round].load(SeqCst), N, "passed before everyone arrived");
+                        assert_eq!(
+                            arrived[round].load(SeqCst),
+                            N,
+                            "passed before everyone arrived"
+                        );
                         if result.is_leader() {
                             leaders[round].fetch_add(1, SeqCst);
                         }
@@ -90,7 +98,11 @@ fn finds_a_barrier_that_waits_for_more_threads_than_arrive() {
     });
     let failure = report.failure.expect("the deadlock is found");
     assert_eq!(failure.kind, FailureKind::Deadlock);
-    assert!(failure.details.iter().all(|d| d.contains("Barrier::wait")), "{:?}", failure.details);
+    assert!(
+        failure.details.iter().all(|d| d.contains("Barrier::wait")),
+        "{:?}",
+        failure.details
+    );
 }
 
 /// Which released thread runs first after the barrier is the scheduler's choice.
@@ -109,7 +121,11 @@ fn finds_a_race_after_the_barrier() {
         t.join().unwrap();
     });
     let failure = report.failure.expect("the race is found");
-    assert!(failure.message.contains("the other thread ran first"), "{}", failure.message);
+    assert!(
+        failure.message.contains("the other thread ran first"),
+        "{}",
+        failure.message
+    );
 }
 
 /// A static barrier: arrivals left over from an execution that deadlocked must not
@@ -120,7 +136,10 @@ fn a_static_barrier_starts_afresh_in_each_execution() {
     let stuck = builder(4).run(|| {
         B.wait();
     });
-    assert_eq!(stuck.failure.expect("one thread alone deadlocks").kind, FailureKind::Deadlock);
+    assert_eq!(
+        stuck.failure.expect("one thread alone deadlocks").kind,
+        FailureKind::Deadlock
+    );
     let report = builder(5).schedules(200).run(|| {
         let passed = Arc::new(AtomicBool::new(false));
         let p = passed.clone();
@@ -130,7 +149,10 @@ fn a_static_barrier_starts_afresh_in_each_execution() {
             B.wait();
         });
         B.wait();
-        assert!(passed.load(SeqCst), "released before the other thread arrived");
+        assert!(
+            passed.load(SeqCst),
+            "released before the other thread arrived"
+        );
         t.join().unwrap();
     });
     assert!(report.failure.is_none(), "{:?}", report.failure);

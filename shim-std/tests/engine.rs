@@ -25,7 +25,17 @@ fn lost_update() {
 #[test]
 fn same_seed_gives_byte_identical_reports() {
     // Backtraces (shown under RUST_BACKTRACE) name the caller's line, which differs here.
-    let run = || Builder::new().schedules(1000).seed(77).run(lost_update).failure.map(|f| pulse_runtime::Failure { backtrace: None, ..f });
+    let run = || {
+        Builder::new()
+            .schedules(1000)
+            .seed(77)
+            .run(lost_update)
+            .failure
+            .map(|f| pulse_runtime::Failure {
+                backtrace: None,
+                ..f
+            })
+    };
     let (a, b) = (run().expect("found"), run().expect("found"));
     assert_eq!(a.to_string(), b.to_string());
     assert_eq!(serde_json_like(&a), serde_json_like(&b));
@@ -38,10 +48,20 @@ fn serde_json_like(f: &pulse_runtime::Failure) -> String {
 
 #[test]
 fn replaying_the_printed_schedule_reproduces_100_times() {
-    let found = Builder::new().schedules(1000).seed(5).run(lost_update).failure.expect("found");
+    let found = Builder::new()
+        .schedules(1000)
+        .seed(5)
+        .run(lost_update)
+        .failure
+        .expect("found");
     let schedule = found.schedule.to_string();
     for _ in 0..100 {
-        let again = Builder::new().replay(&schedule).unwrap().run(lost_update).failure.expect("replay fails too");
+        let again = Builder::new()
+            .replay(&schedule)
+            .unwrap()
+            .run(lost_update)
+            .failure
+            .expect("replay fails too");
         assert_eq!(again.message, found.message);
         assert_eq!(again.trace, found.trace);
     }
@@ -49,16 +69,29 @@ fn replaying_the_printed_schedule_reproduces_100_times() {
 
 #[test]
 fn replaying_the_seed_alone_reproduces() {
-    let found = Builder::new().schedules(1000).seed(9).run(lost_update).failure.expect("found");
+    let found = Builder::new()
+        .schedules(1000)
+        .seed(9)
+        .run(lost_update)
+        .failure
+        .expect("found");
     let seed = found.seed.unwrap();
-    let again = Builder::new().schedules(1).seed(seed).run(lost_update).failure.expect("same seed fails");
+    let again = Builder::new()
+        .schedules(1)
+        .seed(seed)
+        .run(lost_update)
+        .failure
+        .expect("same seed fails");
     assert_eq!(again.schedule, found.schedule);
 }
 
 #[test]
 fn replay_of_a_schedule_that_does_not_fit_says_so() {
     let report = Builder::new().replay("p1:1*40").unwrap().run(lost_update);
-    assert_eq!(report.failure.expect("diverges").kind, FailureKind::ReplayDiverged);
+    assert_eq!(
+        report.failure.expect("diverges").kind,
+        FailureKind::ReplayDiverged
+    );
 }
 
 #[test]
@@ -68,17 +101,25 @@ fn a_deadlocked_execution_is_cleaned_up_and_later_ones_run() {
     static B: Mutex<u32> = Mutex::new(0);
     let mut deadlocks = 0;
     for seed in 0..50 {
-        let r = Builder::new().schedules(1).seed(seed).cleanup(if seed % 2 == 0 { Cleanup::Leak } else { Cleanup::Unwind }).run(|| {
-            let t = thread::spawn(|| {
-                let _a = A.lock().unwrap();
-                let _b = B.lock().unwrap();
+        let r = Builder::new()
+            .schedules(1)
+            .seed(seed)
+            .cleanup(if seed % 2 == 0 {
+                Cleanup::Leak
+            } else {
+                Cleanup::Unwind
+            })
+            .run(|| {
+                let t = thread::spawn(|| {
+                    let _a = A.lock().unwrap();
+                    let _b = B.lock().unwrap();
+                });
+                {
+                    let _b = B.lock().unwrap();
+                    let _a = A.lock().unwrap();
+                }
+                t.join().unwrap();
             });
-            {
-                let _b = B.lock().unwrap();
-                let _a = A.lock().unwrap();
-            }
-            t.join().unwrap();
-        });
         if let Some(f) = r.failure {
             assert_eq!(f.kind, FailureKind::Deadlock, "{f}");
             deadlocks += 1;
@@ -98,56 +139,94 @@ fn leaked_threads_drop_their_resources() {
         }
     }
     let drops = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let report = Builder::new().schedules(20).seed(3).cleanup(Cleanup::Unwind).run(|| {
-        let pair = Arc::new((Mutex::new(()), Condvar::new()));
-        let p2 = pair.clone();
-        let c = Counted(drops.clone());
-        thread::spawn(move || {
-            let _c = c;
-            let g = p2.0.lock().unwrap();
-            let _g = p2.1.wait(g).unwrap(); // never notified
-            loop {
-                thread::yield_now();
-            }
+    let report = Builder::new()
+        .schedules(20)
+        .seed(3)
+        .cleanup(Cleanup::Unwind)
+        .run(|| {
+            let pair = Arc::new((Mutex::new(()), Condvar::new()));
+            let p2 = pair.clone();
+            let c = Counted(drops.clone());
+            thread::spawn(move || {
+                let _c = c;
+                let g = p2.0.lock().unwrap();
+                let _g = p2.1.wait(g).unwrap(); // never notified
+                loop {
+                    thread::yield_now();
+                }
+            });
+            panic!("main fails while the thread waits");
         });
-        panic!("main fails while the thread waits");
-    });
     assert_eq!(report.failure.expect("found").kind, FailureKind::Panic);
-    assert_eq!(drops.load(std::sync::atomic::Ordering::SeqCst), report.executions as usize + 1);
+    assert_eq!(
+        drops.load(std::sync::atomic::Ordering::SeqCst),
+        report.executions as usize + 1
+    );
 }
 
 #[test]
 fn warns_about_state_shared_across_executions() {
     let shared = Arc::new(Mutex::new(0));
-    let report = Builder::new().schedules(5).seed(1).run(|| *shared.lock().unwrap() += 1);
+    let report = Builder::new()
+        .schedules(5)
+        .seed(1)
+        .run(|| *shared.lock().unwrap() += 1);
     assert!(report.passed());
-    let shared_warnings: Vec<&String> = report.warnings.iter().filter(|w| w.contains("shared between executions")).collect();
-    assert_eq!(shared_warnings.len(), 1, "once, however many schedules: {:?}", report.warnings);
-    assert!(shared_warnings[0].contains("the Mutex used at shim-std/tests/engine.rs:"), "names the user's use: {shared_warnings:?}");
+    let shared_warnings: Vec<&String> = report
+        .warnings
+        .iter()
+        .filter(|w| w.contains("shared between executions"))
+        .collect();
+    assert_eq!(
+        shared_warnings.len(),
+        1,
+        "once, however many schedules: {:?}",
+        report.warnings
+    );
+    assert!(
+        shared_warnings[0].contains("the Mutex used at shim-std/tests/engine.rs:"),
+        "names the user's use: {shared_warnings:?}"
+    );
 }
 
 #[test]
 fn nested_check_is_refused_not_corrupting() {
     let r = std::panic::catch_unwind(|| {
-        Builder::new().schedules(1).check(|| Builder::new().schedules(1).check(|| {}))
+        Builder::new()
+            .schedules(1)
+            .check(|| Builder::new().schedules(1).check(|| {}))
     });
     assert!(r.is_err());
     // The engine still works afterwards.
-    Builder::new().schedules(10).check(|| drop(thread::spawn(|| 1).join()));
+    Builder::new()
+        .schedules(10)
+        .check(|| drop(thread::spawn(|| 1).join()));
 }
 
 #[test]
 fn a_long_failing_execution_keeps_the_end_of_its_trace() {
-    let report = Builder::new().schedules(1).seed(1).max_steps(30_000).run(|| {
-        let flag = Arc::new(Mutex::new(false));
-        let f2 = flag.clone();
-        let _t = thread::spawn(move || while !*f2.lock().unwrap() {});
-        while !*flag.lock().unwrap() {}
-    });
+    let report = Builder::new()
+        .schedules(1)
+        .seed(1)
+        .max_steps(30_000)
+        .run(|| {
+            let flag = Arc::new(Mutex::new(false));
+            let f2 = flag.clone();
+            let _t = thread::spawn(move || while !*f2.lock().unwrap() {});
+            while !*flag.lock().unwrap() {}
+        });
     let f = report.failure.expect("livelock");
     assert_eq!(f.kind, FailureKind::StepLimit);
     assert_eq!(f.trace.len(), 10_000, "the last 10,000 steps");
-    assert!(f.trace.last().unwrap().step >= 29_000, "{:?}", f.trace.last());
+    assert!(
+        f.trace.last().unwrap().step >= 29_000,
+        "{:?}",
+        f.trace.last()
+    );
     let text = f.to_string();
-    assert!(text.contains("trace (last 30 of 3"), "{}", text.lines().find(|l| l.contains("trace (")).unwrap_or(""));
+    assert!(
+        text.contains("trace (last 30 of 3"),
+        "{}",
+        text.lines().find(|l| l.contains("trace (")).unwrap_or("")
+    );
 }

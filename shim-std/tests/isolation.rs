@@ -14,38 +14,53 @@ fn a_test_counting_in_a_static_is_isolated_not_failed() {
         let before = RUNS.fetch_add(1, SeqCst);
         let t = thread::spawn(|| RUNS.load(SeqCst));
         assert!(t.join().unwrap() >= 1);
-        assert_eq!(before, 0, "under cargo test this body runs once per process");
+        assert_eq!(
+            before, 0,
+            "under cargo test this body runs once per process"
+        );
     });
     assert!(report.passed(), "{}", report.failure.unwrap());
     assert_eq!(report.executions, 40);
-    assert!(report.warnings.iter().any(|w| w.contains("fresh process")), "{:?}", report.warnings);
+    assert!(
+        report.warnings.iter().any(|w| w.contains("fresh process")),
+        "{:?}",
+        report.warnings
+    );
 }
 
 #[test]
 fn with_isolation_off_the_same_test_fails_on_its_second_schedule() {
     static RUNS: AtomicUsize = AtomicUsize::new(0);
-    let report = Builder::new().schedules(40).seed(1).isolation(Isolation::Off).run(|| {
-        assert_eq!(RUNS.fetch_add(1, SeqCst), 0);
-    });
+    let report = Builder::new()
+        .schedules(40)
+        .seed(1)
+        .isolation(Isolation::Off)
+        .run(|| {
+            assert_eq!(RUNS.fetch_add(1, SeqCst), 0);
+        });
     assert_eq!(report.failure.expect("stale state").execution, 1);
 }
 
 #[test]
 fn a_real_race_is_still_found_when_every_schedule_is_isolated() {
-    let report = Builder::new().schedules(300).seed(2).isolation(Isolation::Always).run(|| {
-        let n = Arc::new(Mutex::new(0));
-        let t = {
-            let n = n.clone();
-            thread::spawn(move || {
-                let v = *n.lock().unwrap();
-                *n.lock().unwrap() = v + 1;
-            })
-        };
-        let v = *n.lock().unwrap();
-        *n.lock().unwrap() = v + 1;
-        t.join().unwrap();
-        assert_eq!(*n.lock().unwrap(), 2);
-    });
+    let report = Builder::new()
+        .schedules(300)
+        .seed(2)
+        .isolation(Isolation::Always)
+        .run(|| {
+            let n = Arc::new(Mutex::new(0));
+            let t = {
+                let n = n.clone();
+                thread::spawn(move || {
+                    let v = *n.lock().unwrap();
+                    *n.lock().unwrap() = v + 1;
+                })
+            };
+            let v = *n.lock().unwrap();
+            *n.lock().unwrap() = v + 1;
+            t.join().unwrap();
+            assert_eq!(*n.lock().unwrap(), 2);
+        });
     let f = report.failure.expect("lost update found");
     assert_eq!(f.kind, FailureKind::Panic);
     assert!(f.reproduced && !f.trace.is_empty(), "{f}");
@@ -53,22 +68,43 @@ fn a_real_race_is_still_found_when_every_schedule_is_isolated() {
 
 #[test]
 fn an_execution_that_crashes_its_process_is_reported_with_its_seed() {
-    let report = Builder::new().schedules(5).seed(3).isolation(Isolation::Always).run(|| std::process::abort());
+    let report = Builder::new()
+        .schedules(5)
+        .seed(3)
+        .isolation(Isolation::Always)
+        .run(|| std::process::abort());
     let f = report.failure.expect("crash reported");
     assert_eq!(f.kind, FailureKind::Crash);
-    assert!(f.message.contains("crashed its process (signal 6: SIGABRT"), "{f}");
+    assert!(
+        f.message.contains("crashed its process (signal 6: SIGABRT"),
+        "{f}"
+    );
     assert_eq!(f.seed, Some(3));
-    assert!(f.reproduced, "the seed crashes a second fresh process too: {f}");
-    let by_seed = format!("{}=3 {}=1", pulse_protocol::env::SEED, pulse_protocol::env::SCHEDULES);
+    assert!(
+        f.reproduced,
+        "the seed crashes a second fresh process too: {f}"
+    );
+    let by_seed = format!(
+        "{}=3 {}=1",
+        pulse_protocol::env::SEED,
+        pulse_protocol::env::SCHEDULES
+    );
     assert!(f.replay_command.contains(&by_seed), "{}", f.replay_command);
 }
 
 #[test]
 fn an_execution_that_exits_its_process_is_a_crash() {
-    let report = Builder::new().schedules(5).seed(3).isolation(Isolation::Always).run(|| std::process::exit(7));
+    let report = Builder::new()
+        .schedules(5)
+        .seed(3)
+        .isolation(Isolation::Always)
+        .run(|| std::process::exit(7));
     let f = report.failure.expect("exit reported");
     assert_eq!(f.kind, FailureKind::Crash);
-    assert!(f.message.contains("ended its process with exit status 7"), "{f}");
+    assert!(
+        f.message.contains("ended its process with exit status 7"),
+        "{f}"
+    );
 }
 
 #[test]
@@ -87,11 +123,23 @@ fn a_worker_that_never_answers_is_killed_at_its_deadline() {
         .isolation(Isolation::Always)
         .blocking_timeout(std::time::Duration::from_millis(100))
         .run(|| {});
-    let f = report.failure.expect("reported as a tool error, not waited for");
+    let f = report
+        .failure
+        .expect("reported as a tool error, not waited for");
     assert_eq!(f.kind, FailureKind::ToolError);
-    assert!(f.message.contains("seed 4") && f.message.contains("had not reached"), "{f}");
-    assert!(f.to_string().starts_with("pulse could not finish the run"), "{f}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
+    assert!(
+        f.message.contains("seed 4") && f.message.contains("had not reached"),
+        "{f}"
+    );
+    assert!(
+        f.to_string().starts_with("pulse could not finish the run"),
+        "{f}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -100,17 +148,28 @@ fn a_run_the_test_binary_cannot_reach_again_runs_in_process_and_says_so() {
     let report = std::thread::Builder::new()
         .name("not-a-test".into())
         .spawn(|| {
-            Builder::new().schedules(20).seed(5).isolation(Isolation::Always).run(|| {
-                let t = thread::spawn(|| 1);
-                assert_eq!(t.join().unwrap(), 1);
-            })
+            Builder::new()
+                .schedules(20)
+                .seed(5)
+                .isolation(Isolation::Always)
+                .run(|| {
+                    let t = thread::spawn(|| 1);
+                    assert_eq!(t.join().unwrap(), 1);
+                })
         })
         .unwrap()
         .join()
         .unwrap();
     assert!(report.passed(), "{}", report.failure.unwrap());
     assert_eq!(report.executions, 20);
-    assert!(report.warnings.iter().any(|w| w.contains("could not run in fresh processes")), "{:?}", report.warnings);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("could not run in fresh processes")),
+        "{:?}",
+        report.warnings
+    );
 }
 
 #[test]
@@ -121,27 +180,50 @@ fn a_panic_in_drop_during_unwinding_is_a_crash_reported_with_both_panics() {
             panic!("the destructor's panic");
         }
     }
-    let report = Builder::new().schedules(3).seed(6).isolation(Isolation::Always).run(|| {
-        let _bomb = Bomb;
-        panic!("the first panic");
-    });
+    let report = Builder::new()
+        .schedules(3)
+        .seed(6)
+        .isolation(Isolation::Always)
+        .run(|| {
+            let _bomb = Bomb;
+            panic!("the first panic");
+        });
     let f = report.failure.expect("the abort is reported");
     assert_eq!(f.kind, FailureKind::Crash, "{f}");
-    for said in ["SIGABRT", "the first panic", "then, while unwinding, panicked", "the destructor's panic", "isolation.rs:"] {
+    for said in [
+        "SIGABRT",
+        "the first panic",
+        "then, while unwinding, panicked",
+        "the destructor's panic",
+        "isolation.rs:",
+    ] {
         assert!(f.message.contains(said), "{said:?} missing from {f}");
     }
     let first = f.message.find("the first panic").unwrap();
-    assert!(first < f.message.find("the destructor's panic").unwrap(), "root cause first: {f}");
+    assert!(
+        first < f.message.find("the destructor's panic").unwrap(),
+        "root cause first: {f}"
+    );
 }
 
 #[test]
 #[cfg(debug_assertions)]
 fn an_unsafe_precondition_abort_is_a_crash_with_its_message() {
-    let report = Builder::new().schedules(3).seed(7).isolation(Isolation::Always).run(|| {
-        let t = thread::spawn(|| unsafe { std::hint::assert_unchecked(std::hint::black_box(false)) });
-        t.join().unwrap();
-    });
+    let report = Builder::new()
+        .schedules(3)
+        .seed(7)
+        .isolation(Isolation::Always)
+        .run(|| {
+            let t = thread::spawn(|| unsafe {
+                std::hint::assert_unchecked(std::hint::black_box(false))
+            });
+            t.join().unwrap();
+        });
     let f = report.failure.expect("the abort is reported");
     assert_eq!(f.kind, FailureKind::Crash, "{f}");
-    assert!(f.message.contains("unsafe precondition(s) violated") && f.message.contains("cannot unwind"), "{f}");
+    assert!(
+        f.message.contains("unsafe precondition(s) violated")
+            && f.message.contains("cannot unwind"),
+        "{f}"
+    );
 }

@@ -28,8 +28,18 @@ fn isolation_from_concurrent_tests_capturing_backtraces_never_hangs() {
             .env("RUST_BACKTRACE", "1"),
         DEADLINE,
     );
-    assert!(run.status.success(), "{}\n{}\n{}", run.status, run.stdout, run.stderr);
-    assert!(run.stdout.contains("4 passed"), "every scenario ran:\n{}", run.stdout);
+    assert!(
+        run.status.success(),
+        "{}\n{}\n{}",
+        run.status,
+        run.stdout,
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("4 passed"),
+        "every scenario ran:\n{}",
+        run.stdout
+    );
 }
 
 /// Isolated runs of a failing test (its traced replay captures a backtrace in the child)
@@ -45,11 +55,17 @@ fn scenario() {
         })
     };
     for round in 0..ROUNDS {
-        let report = Builder::new().schedules(2).seed(round).isolation(Isolation::Always).run(|| {
-            let t = pulse_shim_std::thread::spawn(|| 1);
-            assert_eq!(t.join().unwrap(), 2, "boom");
-        });
-        let f = report.failure.expect("the assertion fails on every schedule");
+        let report = Builder::new()
+            .schedules(2)
+            .seed(round)
+            .isolation(Isolation::Always)
+            .run(|| {
+                let t = pulse_shim_std::thread::spawn(|| 1);
+                assert_eq!(t.join().unwrap(), 2, "boom");
+            });
+        let f = report
+            .failure
+            .expect("the assertion fails on every schedule");
         assert_eq!(f.kind, FailureKind::Panic);
         assert!(f.message.contains("boom"), "{f}");
         assert!(f.reproduced, "{f}");

@@ -4,7 +4,9 @@
 
 use pulse_runtime::{Builder, Detached, FailureKind, Report};
 use pulse_shim_std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
-use pulse_shim_std::sync::mpsc::{self, RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
+use pulse_shim_std::sync::mpsc::{
+    self, RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError,
+};
 use pulse_shim_std::sync::Arc;
 use pulse_shim_std::thread;
 use pulse_shim_std::time::Instant;
@@ -30,14 +32,20 @@ fn sequential_semantics() {
     assert_eq!(rx.recv(), Ok(1));
     assert_eq!(rx.try_recv(), Ok(2));
     assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
-    assert_eq!(rx.recv_timeout(Duration::from_millis(1)), Err(RecvTimeoutError::Timeout));
+    assert_eq!(
+        rx.recv_timeout(Duration::from_millis(1)),
+        Err(RecvTimeoutError::Timeout)
+    );
     tx.send(3).unwrap();
     drop((tx, tx2));
     // Buffered messages outlive the senders; then the channel reports disconnection.
     assert_eq!(rx.try_iter().collect::<Vec<_>>(), [3]);
     assert_eq!(rx.recv(), Err(RecvError));
     assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
-    assert_eq!(rx.recv_timeout(Duration::from_secs(1)), Err(RecvTimeoutError::Disconnected));
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(1)),
+        Err(RecvTimeoutError::Disconnected)
+    );
 
     let (tx, rx) = mpsc::sync_channel(2);
     tx.send('a').unwrap();
@@ -55,7 +63,10 @@ fn sequential_semantics() {
     assert_eq!(rx.into_iter().next(), None);
 
     let (tx, rx) = mpsc::channel::<String>();
-    assert_eq!(format!("{tx:?} {rx:?} {:?}", rx.iter()), "Sender { .. } Receiver { .. } Iter { rx: Receiver { .. } }");
+    assert_eq!(
+        format!("{tx:?} {rx:?} {:?}", rx.iter()),
+        "Sender { .. } Receiver { .. } Iter { rx: Receiver { .. } }"
+    );
     drop(rx);
     assert_eq!(tx.send("x".into()).unwrap_err().0, "x");
 }
@@ -96,7 +107,11 @@ fn messages_are_fifo_per_sender() {
         assert_eq!(got.len(), 6);
         for id in 0..2 {
             let mine: Vec<u32> = got.iter().filter(|m| m.0 == id).map(|m| m.1).collect();
-            assert_eq!(mine, [0, 1, 2], "sender {id}'s messages out of order: {got:?}");
+            assert_eq!(
+                mine,
+                [0, 1, 2],
+                "sender {id}'s messages out of order: {got:?}"
+            );
         }
         a.join().unwrap();
         b.join().unwrap();
@@ -118,7 +133,10 @@ fn senders_messages_arrive_in_both_orders() {
         if first == 'a' { &a_first } else { &b_first }.fetch_add(1, SeqCst);
     });
     let (a, b) = (a_first.into_inner(), b_first.into_inner());
-    assert!(a > 0 && b > 0, "both orders must be explored: a first {a}, b first {b}");
+    assert!(
+        a > 0 && b > 0,
+        "both orders must be explored: a first {a}, b first {b}"
+    );
 }
 
 #[test]
@@ -144,7 +162,11 @@ fn dropping_the_receiver_wakes_blocked_senders_with_their_message() {
             });
             drop(rx);
             let results = t.join().unwrap();
-            assert_eq!(results.last(), Some(&Err(SendError(bound))), "bound {bound}: {results:?}");
+            assert_eq!(
+                results.last(),
+                Some(&Err(SendError(bound))),
+                "bound {bound}: {results:?}"
+            );
         }
     });
 }
@@ -163,7 +185,11 @@ fn receiver_drop_drops_buffered_messages() {
         tx.send(Counted(&drops)).unwrap();
         tx.send(Counted(&drops)).unwrap();
         drop(rx);
-        assert_eq!(drops.load(SeqCst), 2, "dropped with the receiver, not with the last sender");
+        assert_eq!(
+            drops.load(SeqCst),
+            2,
+            "dropped with the receiver, not with the last sender"
+        );
     });
 }
 
@@ -184,7 +210,10 @@ fn sync_channel_blocks_the_sender_when_full() {
                 s2.store(2, SeqCst);
             });
             let before = sent.load(SeqCst);
-            assert!(bound >= 2 || before < 2, "second send completed with a full buffer");
+            assert!(
+                bound >= 2 || before < 2,
+                "second send completed with a full buffer"
+            );
             if before == 2 {
                 seen.fetch_add(1, SeqCst);
             }
@@ -204,7 +233,10 @@ fn a_full_sync_channel_with_no_receiver_running_deadlocks() {
         tx.send(1).unwrap();
         tx.send(2).unwrap();
     });
-    assert_eq!(report.failure.expect("must deadlock").kind, FailureKind::Deadlock);
+    assert_eq!(
+        report.failure.expect("must deadlock").kind,
+        FailureKind::Deadlock
+    );
 }
 
 #[test]
@@ -226,7 +258,10 @@ fn rendezvous_send_returns_only_once_received() {
         let (tx, _rx) = mpsc::sync_channel(0);
         tx.send(1).unwrap();
     });
-    assert_eq!(report.failure.expect("nobody receives").kind, FailureKind::Deadlock);
+    assert_eq!(
+        report.failure.expect("nobody receives").kind,
+        FailureKind::Deadlock
+    );
 }
 
 #[test]
@@ -249,7 +284,10 @@ fn rendezvous_try_send_succeeds_only_with_a_waiting_receiver() {
         }
         assert_eq!(t.join().unwrap(), Ok(5));
     });
-    assert!(full.into_inner() > 0, "some schedule must try before the receiver waits");
+    assert!(
+        full.into_inner() > 0,
+        "some schedule must try before the receiver waits"
+    );
 }
 
 #[test]
@@ -258,11 +296,17 @@ fn recv_timeout_times_out_on_the_virtual_clock() {
     check(100, || {
         let (tx, rx) = mpsc::channel::<u8>();
         let t0 = Instant::now();
-        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Err(RecvTimeoutError::Timeout));
+        assert_eq!(
+            rx.recv_timeout(Duration::from_secs(5)),
+            Err(RecvTimeoutError::Timeout)
+        );
         assert!(t0.elapsed() >= Duration::from_secs(5));
         drop(tx);
     });
-    assert!(started.elapsed() < Duration::from_secs(3), "timeouts must not take real time");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "timeouts must not take real time"
+    );
 }
 
 #[test]
@@ -276,7 +320,10 @@ fn recv_timeout_receives_what_arrives_before_the_deadline() {
             tx2.send(2).unwrap();
         });
         assert_eq!(rx.recv_timeout(Duration::from_secs(1)), Ok(1));
-        assert_eq!(rx.recv_timeout(Duration::from_millis(500)), Err(RecvTimeoutError::Timeout));
+        assert_eq!(
+            rx.recv_timeout(Duration::from_millis(500)),
+            Err(RecvTimeoutError::Timeout)
+        );
         assert_eq!(rx.recv_timeout(Duration::from_secs(3)), Ok(2));
         quick.join().unwrap();
         slow.join().unwrap();
@@ -311,9 +358,15 @@ fn consumer(drain_after_done: bool) -> Report {
 
 #[test]
 fn producer_consumer_bug_is_found_and_fix_passes() {
-    let failure = consumer(false).failure.expect("the lost message must be found");
+    let failure = consumer(false)
+        .failure
+        .expect("the lost message must be found");
     assert_eq!(failure.kind, FailureKind::Panic);
-    assert!(failure.message.contains("consumer lost messages"), "{}", failure.message);
+    assert!(
+        failure.message.contains("consumer lost messages"),
+        "{}",
+        failure.message
+    );
     let fixed = consumer(true);
     assert!(fixed.passed(), "{}", fixed.failure.unwrap());
 }
@@ -325,7 +378,11 @@ fn std_channel_inside_an_execution_is_refused() {
         let _ = tx.send(1);
     });
     let failure = report.failure.expect("must be refused");
-    assert!(failure.message.contains("created outside pulse::check"), "{}", failure.message);
+    assert!(
+        failure.message.contains("created outside pulse::check"),
+        "{}",
+        failure.message
+    );
     // Still a working std channel outside.
     tx.send(2).unwrap();
     assert_eq!(rx.recv(), Ok(2));
@@ -356,7 +413,11 @@ fn each_visible_operation_is_one_scheduling_point() {
     // the extra operations reached.
     let steps = |f: fn()| Builder::new().schedules(1).seed(1).run(f).decisions;
     let base = steps(|| drop(mpsc::sync_channel::<u8>(1)));
-    assert_eq!(base, steps(|| drop(mpsc::channel::<u8>())), "creating a channel is invisible");
+    assert_eq!(
+        base,
+        steps(|| drop(mpsc::channel::<u8>())),
+        "creating a channel is invisible"
+    );
     let (send, try_send, recv, try_recv) = (
         steps(|| {
             let (tx, rx) = mpsc::sync_channel(1);
@@ -380,7 +441,10 @@ fn each_visible_operation_is_one_scheduling_point() {
             drop((tx, rx));
         }),
     );
-    assert_eq!((send - base, try_send - base, recv - send, try_recv - base), (1, 1, 1, 1));
+    assert_eq!(
+        (send - base, try_send - base, recv - send, try_recv - base),
+        (1, 1, 1, 1)
+    );
     // Dropping a sender that is not the last one, or cloning one, is invisible; dropping
     // the last sender and the receiver (`base` drops both) are two points.
     let clone_drop = steps(|| {
@@ -396,17 +460,21 @@ fn each_visible_operation_is_one_scheduling_point() {
 #[test]
 fn threads_left_blocked_on_a_channel_are_reported_and_cleaned_up() {
     for rendezvous in [false, true] {
-        let report = Builder::new().schedules(20).seed(21).detached(Detached::Fail).run(move || {
-            if rendezvous {
-                let (tx, rx) = mpsc::sync_channel(0);
-                std::mem::forget(rx);
-                thread::spawn(move || tx.send(1));
-            } else {
-                let (tx, rx) = mpsc::channel::<u8>();
-                std::mem::forget(tx);
-                thread::spawn(move || rx.recv());
-            }
-        });
+        let report = Builder::new()
+            .schedules(20)
+            .seed(21)
+            .detached(Detached::Fail)
+            .run(move || {
+                if rendezvous {
+                    let (tx, rx) = mpsc::sync_channel(0);
+                    std::mem::forget(rx);
+                    thread::spawn(move || tx.send(1));
+                } else {
+                    let (tx, rx) = mpsc::channel::<u8>();
+                    std::mem::forget(tx);
+                    thread::spawn(move || rx.recv());
+                }
+            });
         let failure = report.failure.expect("the blocked thread must be reported");
         assert_eq!(failure.kind, FailureKind::LeakedThread, "{failure}");
     }

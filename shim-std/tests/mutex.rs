@@ -81,12 +81,19 @@ fn try_lock_sees_both_outcomes_across_schedules() {
         let t = thread::spawn(move || drop(m2.lock().unwrap()));
         let got = m.try_lock().is_ok();
         let mut o = outcomes.lock().unwrap();
-        if got { o.0 += 1 } else { o.1 += 1 }
+        if got {
+            o.0 += 1
+        } else {
+            o.1 += 1
+        }
         drop(o);
         t.join().unwrap();
     });
     let (ok, blocked) = *outcomes.lock().unwrap();
-    assert!(ok > 0 && blocked > 0, "try_lock outcomes: {ok} ok, {blocked} would-block");
+    assert!(
+        ok > 0 && blocked > 0,
+        "try_lock outcomes: {ok} ok, {blocked} would-block"
+    );
 }
 
 #[test]
@@ -94,7 +101,10 @@ fn get_mut_and_into_inner() {
     let mut m = Mutex::new(vec![1]);
     m.get_mut().unwrap().push(2);
     assert_eq!(m.into_inner().unwrap(), vec![1, 2]);
-    assert_eq!(format!("{:?}", Mutex::new(3)), "Mutex { data: 3, poisoned: false, .. }");
+    assert_eq!(
+        format!("{:?}", Mutex::new(3)),
+        "Mutex { data: 3, poisoned: false, .. }"
+    );
 }
 
 #[test]
@@ -104,7 +114,10 @@ fn lost_update_is_found_and_one_critical_section_passes() {
         *n.lock().unwrap() = v + 1;
     };
     let fixed = |n: &Arc<Mutex<u32>>| *n.lock().unwrap() += 1;
-    for (body, should_fail) in [(&racy as &(dyn Fn(&Arc<Mutex<u32>>) + Sync), true), (&fixed, false)] {
+    for (body, should_fail) in [
+        (&racy as &(dyn Fn(&Arc<Mutex<u32>>) + Sync), true),
+        (&fixed, false),
+    ] {
         let report = Builder::new().schedules(1000).seed(3).run(|| {
             let n = Arc::new(Mutex::new(0));
             thread::scope(|s| {
@@ -113,7 +126,12 @@ fn lost_update_is_found_and_one_critical_section_passes() {
             });
             assert_eq!(*n.lock().unwrap(), 2);
         });
-        assert_eq!(report.failure.is_some(), should_fail, "{:?}", report.failure.map(|f| f.to_string()));
+        assert_eq!(
+            report.failure.is_some(),
+            should_fail,
+            "{:?}",
+            report.failure.map(|f| f.to_string())
+        );
     }
 }
 
@@ -136,8 +154,14 @@ fn ab_ba_deadlock_is_reported_with_holders() {
     let f = report.failure.expect("deadlock found");
     assert_eq!(f.kind, FailureKind::Deadlock);
     assert_eq!(f.details.len(), 2, "{f}");
-    assert!(f.details.iter().all(|d| d.contains("holding Mutex#")), "{f}");
-    assert!(f.details.iter().all(|d| d.contains("tests/mutex.rs:")), "{f}");
+    assert!(
+        f.details.iter().all(|d| d.contains("holding Mutex#")),
+        "{f}"
+    );
+    assert!(
+        f.details.iter().all(|d| d.contains("tests/mutex.rs:")),
+        "{f}"
+    );
 }
 
 #[test]
@@ -173,50 +197,66 @@ fn condvar_if_instead_of_while_is_found_and_while_passes() {
         drop(g);
         producer.join().unwrap();
     }
-    let buggy = Builder::new().schedules(1000).seed(2).run(|| consumer(false));
-    assert!(buggy.failure.is_some(), "lost wakeup / spurious wakeup not found");
-    Builder::new().schedules(10_000).seed(2).check(|| consumer(true));
+    let buggy = Builder::new()
+        .schedules(1000)
+        .seed(2)
+        .run(|| consumer(false));
+    assert!(
+        buggy.failure.is_some(),
+        "lost wakeup / spurious wakeup not found"
+    );
+    Builder::new()
+        .schedules(10_000)
+        .seed(2)
+        .check(|| consumer(true));
 }
 
 #[test]
 fn notify_one_wakes_exactly_one_and_which_one_varies() {
     let woken_first = std::sync::Mutex::new([0u32; 2]);
-    Builder::new().schedules(400).seed(9).spurious_odds(0, 0).check(|| {
-        let state = Arc::new((Mutex::new((0u32, None::<usize>)), Condvar::new()));
-        let waiters: Vec<_> = (0..2)
-            .map(|i| {
-                let s = state.clone();
-                thread::spawn(move || {
-                    let (m, c) = &*s;
-                    let mut g = m.lock().unwrap();
-                    g.0 += 1;
-                    while g.1.is_none() {
-                        g = c.wait(g).unwrap();
-                    }
-                    if g.1 == Some(usize::MAX) {
-                        g.1 = Some(i);
-                    }
+    Builder::new()
+        .schedules(400)
+        .seed(9)
+        .spurious_odds(0, 0)
+        .check(|| {
+            let state = Arc::new((Mutex::new((0u32, None::<usize>)), Condvar::new()));
+            let waiters: Vec<_> = (0..2)
+                .map(|i| {
+                    let s = state.clone();
+                    thread::spawn(move || {
+                        let (m, c) = &*s;
+                        let mut g = m.lock().unwrap();
+                        g.0 += 1;
+                        while g.1.is_none() {
+                            g = c.wait(g).unwrap();
+                        }
+                        if g.1 == Some(usize::MAX) {
+                            g.1 = Some(i);
+                        }
+                    })
                 })
-            })
-            .collect();
-        let (m, c) = &*state;
-        let mut g = m.lock().unwrap();
-        while g.0 < 2 {
+                .collect();
+            let (m, c) = &*state;
+            let mut g = m.lock().unwrap();
+            while g.0 < 2 {
+                drop(g);
+                thread::yield_now();
+                g = m.lock().unwrap();
+            }
+            g.1 = Some(usize::MAX);
+            c.notify_all();
             drop(g);
-            thread::yield_now();
-            g = m.lock().unwrap();
-        }
-        g.1 = Some(usize::MAX);
-        c.notify_all();
-        drop(g);
-        for w in waiters {
-            w.join().unwrap();
-        }
-        let first = m.lock().unwrap().1.unwrap();
-        woken_first.lock().unwrap()[first] += 1;
-    });
+            for w in waiters {
+                w.join().unwrap();
+            }
+            let first = m.lock().unwrap().1.unwrap();
+            woken_first.lock().unwrap()[first] += 1;
+        });
     let counts = *woken_first.lock().unwrap();
-    assert!(counts[0] > 0 && counts[1] > 0, "which waiter wins is not explored: {counts:?}");
+    assert!(
+        counts[0] > 0 && counts[1] > 0,
+        "which waiter wins is not explored: {counts:?}"
+    );
 }
 
 #[test]
@@ -225,14 +265,21 @@ fn wait_timeout_times_out_on_the_virtual_clock() {
     check(|| {
         let m = Mutex::new(());
         let c = Condvar::new();
-        let (g, r) = c.wait_timeout(m.lock().unwrap(), Duration::from_secs(30)).unwrap();
+        let (g, r) = c
+            .wait_timeout(m.lock().unwrap(), Duration::from_secs(30))
+            .unwrap();
         // Nobody notifies: it times out, or wakes spuriously (std allows both).
         let _ = r.timed_out();
         drop(g);
-        let (_g, r) = c.wait_timeout_while(m.lock().unwrap(), Duration::from_secs(30), |_| true).unwrap();
+        let (_g, r) = c
+            .wait_timeout_while(m.lock().unwrap(), Duration::from_secs(30), |_| true)
+            .unwrap();
         assert!(r.timed_out());
     });
-    assert!(started.elapsed() < Duration::from_secs(20), "virtual time must not take real time");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "virtual time must not take real time"
+    );
 }
 
 #[test]
@@ -243,10 +290,16 @@ fn condvar_outside_an_execution_is_std() {
         *p2.0.lock().unwrap() = true;
         p2.1.notify_all();
     });
-    let g = pair.1.wait_while(pair.0.lock().unwrap(), |ready| !*ready).unwrap();
+    let g = pair
+        .1
+        .wait_while(pair.0.lock().unwrap(), |ready| !*ready)
+        .unwrap();
     assert!(*g);
     drop(g);
     t.join().unwrap();
-    let (_g, r) = pair.1.wait_timeout(pair.0.lock().unwrap(), Duration::from_millis(10)).unwrap();
+    let (_g, r) = pair
+        .1
+        .wait_timeout(pair.0.lock().unwrap(), Duration::from_millis(10))
+        .unwrap();
     assert!(r.timed_out());
 }

@@ -34,7 +34,11 @@ fn once_outside_an_execution_behaves_like_std() {
                     std::thread::sleep(std::time::Duration::from_millis(10));
                     runs.fetch_add(1, SeqCst);
                 });
-                assert_eq!(runs.load(SeqCst), 1, "returned before the initialisation completed");
+                assert_eq!(
+                    runs.load(SeqCst),
+                    1,
+                    "returned before the initialisation completed"
+                );
             })
         })
         .collect();
@@ -46,10 +50,19 @@ fn once_outside_an_execution_behaves_like_std() {
     assert_eq!(format!("{once:?}"), "Once { .. }");
 
     let once = Once::new();
-    assert_eq!(panic_message(|| once.call_once(|| panic!("init fails"))), "init fails");
+    assert_eq!(
+        panic_message(|| once.call_once(|| panic!("init fails"))),
+        "init fails"
+    );
     assert!(!once.is_completed());
-    assert_eq!(panic_message(|| once.call_once(|| {})), "Once instance has previously been poisoned");
-    assert_eq!(panic_message(|| once.wait()), "Once instance has previously been poisoned");
+    assert_eq!(
+        panic_message(|| once.call_once(|| {})),
+        "Once instance has previously been poisoned"
+    );
+    assert_eq!(
+        panic_message(|| once.wait()),
+        "Once instance has previously been poisoned"
+    );
     once.call_once_force(|state| {
         assert!(state.is_poisoned());
         assert_eq!(format!("{state:?}"), "OnceState { poisoned: true }");
@@ -152,7 +165,11 @@ fn once_runs_exactly_once_under_contention() {
                         thread::yield_now();
                         runs.fetch_add(1, SeqCst);
                     });
-                    assert_eq!(runs.load(SeqCst), 2, "returned before the initialisation completed");
+                    assert_eq!(
+                        runs.load(SeqCst),
+                        2,
+                        "returned before the initialisation completed"
+                    );
                 })
             })
             .collect();
@@ -180,7 +197,10 @@ fn a_panic_in_call_once_poisons_inside_an_execution() {
         match other.join().unwrap() {
             Ok(()) => RAN_FIRST.store(true, SeqCst),
             Err(payload) => {
-                assert_eq!(payload_message(&*payload), "Once instance has previously been poisoned");
+                assert_eq!(
+                    payload_message(&*payload),
+                    "Once instance has previously been poisoned"
+                );
                 assert!(!once.is_completed());
                 SAW_POISON.store(true, SeqCst);
                 let mut forced = false;
@@ -215,7 +235,10 @@ fn finds_a_wait_on_a_once_nobody_completes() {
         let once = Once::new();
         once.wait();
     });
-    assert_eq!(report.failure.expect("the deadlock is found").kind, FailureKind::Deadlock);
+    assert_eq!(
+        report.failure.expect("the deadlock is found").kind,
+        FailureKind::Deadlock
+    );
 }
 
 /// Racing `get_or_init`s: one initialiser runs and everyone gets its value; a racing `get`
@@ -279,12 +302,19 @@ fn finds_a_check_then_set_race_on_a_once_lock() {
             })
             .collect();
         for h in handles {
-            assert!(!matches!(h.join().unwrap(), Some(Err(_))), "nobody set it in between");
+            assert!(
+                !matches!(h.join().unwrap(), Some(Err(_))),
+                "nobody set it in between"
+            );
         }
     });
     let failure = report.failure.expect("the race is found");
     assert_eq!(failure.kind, FailureKind::Panic);
-    assert!(failure.message.contains("nobody set it in between"), "{}", failure.message);
+    assert!(
+        failure.message.contains("nobody set it in between"),
+        "{}",
+        failure.message
+    );
 }
 
 #[test]
@@ -359,7 +389,10 @@ fn an_initialisation_cut_short_by_the_end_of_its_execution() {
     ];
     for init in cut_short {
         let report = builder(10).schedules(10).run(init);
-        assert_eq!(report.failure.expect("the initialiser deadlocks").kind, FailureKind::Deadlock);
+        assert_eq!(
+            report.failure.expect("the initialiser deadlocks").kind,
+            FailureKind::Deadlock
+        );
     }
     builder(11).schedules(10).check(|| {
         ONCE.call_once(|| {});

@@ -17,7 +17,13 @@ fn a_failure_whose_replay_crashes_the_process_was_handed_out_first() {
             .schedules(10)
             .seed(3)
             .isolation(Isolation::Off)
-            .on_found(move |f| std::fs::write(&out, format!("{} {} {:?}", f.seed.unwrap(), f.schedule, f.message)).unwrap())
+            .on_found(move |f| {
+                std::fs::write(
+                    &out,
+                    format!("{} {} {:?}", f.seed.unwrap(), f.schedule, f.message),
+                )
+                .unwrap()
+            })
             .run(|| {
                 // The search's execution fails; its replay (the next one) aborts.
                 if RUNS.fetch_add(1, SeqCst) == 0 {
@@ -30,11 +36,19 @@ fn a_failure_whose_replay_crashes_the_process_was_handed_out_first() {
     let dir = std::env::temp_dir().join(format!("pulse-replay-crash-{}", std::process::id()));
     let child = common::run_with_deadline(
         std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["a_failure_whose_replay_crashes_the_process_was_handed_out_first", "--exact", "--nocapture"])
+            .args([
+                "a_failure_whose_replay_crashes_the_process_was_handed_out_first",
+                "--exact",
+                "--nocapture",
+            ])
             .env(OUT, &dir),
         std::time::Duration::from_secs(60),
     );
-    assert!(!child.status.success(), "the child aborted: {}", child.status);
+    assert!(
+        !child.status.success(),
+        "the child aborted: {}",
+        child.status
+    );
     let said = std::fs::read_to_string(&dir).expect("the failure was handed out before the replay");
     let _ = std::fs::remove_file(&dir);
     assert_eq!(said, "3 p1: \"found it\"");

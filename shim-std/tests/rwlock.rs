@@ -23,14 +23,20 @@ fn outside_an_execution_it_behaves_like_std() {
         let r2 = lock.try_read().unwrap();
         assert_eq!(*r1 + *r2, 10);
         assert!(matches!(lock.try_write(), Err(TryLockError::WouldBlock)));
-        assert_eq!(format!("{lock:?}"), "RwLock { data: 5, poisoned: false, .. }");
+        assert_eq!(
+            format!("{lock:?}"),
+            "RwLock { data: 5, poisoned: false, .. }"
+        );
     }
     {
         let mut w = lock.write().unwrap();
         *w += 1;
         assert!(matches!(lock.try_read(), Err(TryLockError::WouldBlock)));
         assert!(matches!(lock.try_write(), Err(TryLockError::WouldBlock)));
-        assert_eq!(format!("{lock:?}"), "RwLock { data: <locked>, poisoned: false, .. }");
+        assert_eq!(
+            format!("{lock:?}"),
+            "RwLock { data: <locked>, poisoned: false, .. }"
+        );
         let r = RwLockWriteGuard::downgrade(w);
         assert_eq!(*r, 6);
         assert!(lock.try_read().is_ok());
@@ -106,7 +112,10 @@ fn readers_share_and_writers_exclude_on_every_schedule() {
     });
     assert!(report.failure.is_none(), "{:?}", report.failure);
     assert_eq!(report.executions, SCHEDULES);
-    assert!(READERS_OVERLAPPED.load(SeqCst), "readers never held the lock together");
+    assert!(
+        READERS_OVERLAPPED.load(SeqCst),
+        "readers never held the lock together"
+    );
 }
 
 #[test]
@@ -193,7 +202,11 @@ fn finds_the_lost_update_of_a_read_then_write_upgrade() {
     });
     let failure = report.failure.expect("the lost update is found");
     assert_eq!(failure.kind, FailureKind::Panic);
-    assert!(failure.message.contains("assertion `left == right` failed"), "{}", failure.message);
+    assert!(
+        failure.message.contains("assertion `left == right` failed"),
+        "{}",
+        failure.message
+    );
     assert!(failure.reproduced);
 }
 
@@ -215,7 +228,11 @@ fn finds_an_ab_ba_deadlock() {
     });
     let failure = report.failure.expect("the deadlock is found");
     assert_eq!(failure.kind, FailureKind::Deadlock);
-    assert!(failure.details.iter().any(|d| d.contains("RwLock")), "{:?}", failure.details);
+    assert!(
+        failure.details.iter().any(|d| d.contains("RwLock")),
+        "{:?}",
+        failure.details
+    );
 }
 
 #[test]
@@ -230,7 +247,11 @@ fn a_static_lock_works_across_executions() {
     assert!(report.failure.is_none(), "{:?}", report.failure);
     // The value persists (a static), the lock's holders and waiters do not.
     assert_eq!(*L.read().unwrap(), 200);
-    assert!(report.warnings.iter().any(|w| w.contains("RwLock")), "{:?}", report.warnings);
+    assert!(
+        report.warnings.iter().any(|w| w.contains("RwLock")),
+        "{:?}",
+        report.warnings
+    );
 }
 
 /// Compile-time checks that the types are as usable as std's.
@@ -259,36 +280,51 @@ fn trait_impls_and_variance_match_std() {
 /// takes `read` twice while a writer queues deadlocks; pulse explores that policy.
 #[test]
 fn recursive_read_while_a_writer_waits_is_a_deadlock_pulse_finds() {
-    let report = pulse_runtime::Builder::new().schedules(1000).seed(3).run(|| {
-        let l = std::sync::Arc::new(RwLock::new(0));
-        let l2 = l.clone();
-        let w = thread::spawn(move || *l2.write().unwrap() += 1);
-        let r1 = l.read().unwrap();
-        thread::yield_now();
-        let r2 = l.read().unwrap();
-        drop((r1, r2));
-        w.join().unwrap();
-    });
-    let f = report.failure.expect("the writer-preference deadlock is found");
+    let report = pulse_runtime::Builder::new()
+        .schedules(1000)
+        .seed(3)
+        .run(|| {
+            let l = std::sync::Arc::new(RwLock::new(0));
+            let l2 = l.clone();
+            let w = thread::spawn(move || *l2.write().unwrap() += 1);
+            let r1 = l.read().unwrap();
+            thread::yield_now();
+            let r2 = l.read().unwrap();
+            drop((r1, r2));
+            w.join().unwrap();
+        });
+    let f = report
+        .failure
+        .expect("the writer-preference deadlock is found");
     assert_eq!(f.kind, pulse_runtime::FailureKind::Deadlock, "{f}");
 }
 
 #[test]
 fn try_read_sees_a_queued_writer_on_some_schedules() {
     let outcomes = std::sync::Mutex::new((0, 0));
-    pulse_runtime::Builder::new().schedules(500).seed(8).check(|| {
-        let l = std::sync::Arc::new(RwLock::new(0));
-        let r = l.read().unwrap();
-        let l2 = l.clone();
-        let w = thread::spawn(move || *l2.write().unwrap() += 1);
-        thread::yield_now();
-        let got = l.try_read().is_ok();
-        let mut o = outcomes.lock().unwrap();
-        if got { o.0 += 1 } else { o.1 += 1 }
-        drop(o);
-        drop(r);
-        w.join().unwrap();
-    });
+    pulse_runtime::Builder::new()
+        .schedules(500)
+        .seed(8)
+        .check(|| {
+            let l = std::sync::Arc::new(RwLock::new(0));
+            let r = l.read().unwrap();
+            let l2 = l.clone();
+            let w = thread::spawn(move || *l2.write().unwrap() += 1);
+            thread::yield_now();
+            let got = l.try_read().is_ok();
+            let mut o = outcomes.lock().unwrap();
+            if got {
+                o.0 += 1
+            } else {
+                o.1 += 1
+            }
+            drop(o);
+            drop(r);
+            w.join().unwrap();
+        });
     let (ok, refused) = *outcomes.lock().unwrap();
-    assert!(ok > 0 && refused > 0, "try_read with a writer waiting: {ok} ok, {refused} refused");
+    assert!(
+        ok > 0 && refused > 0,
+        "try_read with a writer waiting: {ok} ok, {refused} refused"
+    );
 }

@@ -9,7 +9,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 
 fn once(f: impl Fn()) -> pulse_runtime::Report {
-    Builder::new().detached(Detached::Fail).schedules(1).seed(1).cleanup(Cleanup::Unwind).run(f)
+    Builder::new()
+        .detached(Detached::Fail)
+        .schedules(1)
+        .seed(1)
+        .cleanup(Cleanup::Unwind)
+        .run(f)
 }
 
 /// Like crossbeam-channel's `Waker`: asserts in `Drop` that nobody is still registered,
@@ -17,26 +22,37 @@ fn once(f: impl Fn()) -> pulse_runtime::Report {
 struct AssertsNobodyWaits(Arc<ps::sync::Mutex<usize>>);
 impl Drop for AssertsNobodyWaits {
     fn drop(&mut self) {
-        assert_eq!(*self.0.lock().unwrap_or_else(|e| e.into_inner()), 0, "a waiter is still registered");
+        assert_eq!(
+            *self.0.lock().unwrap_or_else(|e| e.into_inner()),
+            0,
+            "a waiter is still registered"
+        );
     }
 }
 
 #[test]
 fn by_default_leftover_threads_are_leaked_so_asserting_destructors_cannot_abort() {
-    let report = Builder::new().detached(Detached::Fail).schedules(1).seed(1).run(|| {
-        let registered = Arc::new(ps::sync::Mutex::new(0));
-        let (tx, rx) = ps::sync::mpsc::sync_channel::<()>(0);
-        let guard = AssertsNobodyWaits(registered.clone());
-        ps::thread::spawn(move || {
-            let _g = guard;
-            *registered.lock().unwrap() += 1;
-            let _ = rx.recv(); // never answered, and never unregisters
+    let report = Builder::new()
+        .detached(Detached::Fail)
+        .schedules(1)
+        .seed(1)
+        .run(|| {
+            let registered = Arc::new(ps::sync::Mutex::new(0));
+            let (tx, rx) = ps::sync::mpsc::sync_channel::<()>(0);
+            let guard = AssertsNobodyWaits(registered.clone());
+            ps::thread::spawn(move || {
+                let _g = guard;
+                *registered.lock().unwrap() += 1;
+                let _ = rx.recv(); // never answered, and never unregisters
+            });
+            std::mem::forget(tx);
         });
-        std::mem::forget(tx);
-    });
     // Unwinding the thread would panic in `AssertsNobodyWaits::drop` during the unwind and
     // abort the process; leaked, it is simply reported.
-    assert_eq!(report.failure.expect("leaked thread").kind, FailureKind::LeakedThread);
+    assert_eq!(
+        report.failure.expect("leaked thread").kind,
+        FailureKind::LeakedThread
+    );
 }
 
 static ENV_DROPPED: AtomicBool = AtomicBool::new(false);
@@ -73,8 +89,15 @@ fn scoped_threads_unwind_before_what_they_borrow_is_dropped() {
         });
         drop(tx);
     });
-    assert_eq!(report.failure.expect("deadlock").kind, FailureKind::Deadlock);
-    assert_eq!(USED_AFTER_DROP.load(SeqCst), 0, "a scoped thread was unwound after its 'env was dropped");
+    assert_eq!(
+        report.failure.expect("deadlock").kind,
+        FailureKind::Deadlock
+    );
+    assert_eq!(
+        USED_AFTER_DROP.load(SeqCst),
+        0,
+        "a scoped thread was unwound after its 'env was dropped"
+    );
 }
 
 struct Deregister(Arc<ps::sync::Mutex<Vec<u32>>>);
@@ -100,7 +123,10 @@ fn cleanup_does_not_poison_locks() {
         });
         std::mem::forget(tx);
     });
-    assert_eq!(report.failure.expect("leaked thread").kind, FailureKind::LeakedThread);
+    assert_eq!(
+        report.failure.expect("leaked thread").kind,
+        FailureKind::LeakedThread
+    );
 }
 
 struct SpawnsOnDrop;
@@ -125,40 +151,67 @@ fn a_drop_that_spawns_and_joins_during_cleanup_survives() {
 
 #[test]
 fn a_thread_that_keeps_catching_the_cleanup_is_abandoned_not_looped() {
-    let report = Builder::new().detached(Detached::Fail).schedules(1).max_steps(200).cleanup(Cleanup::Unwind).run(|| {
-        let m = Arc::new(ps::sync::Mutex::new(0));
-        ps::thread::spawn(move || loop {
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| *m.lock().unwrap() += 1));
+    let report = Builder::new()
+        .detached(Detached::Fail)
+        .schedules(1)
+        .max_steps(200)
+        .cleanup(Cleanup::Unwind)
+        .run(|| {
+            let m = Arc::new(ps::sync::Mutex::new(0));
+            ps::thread::spawn(move || loop {
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    *m.lock().unwrap() += 1
+                }));
+            });
         });
-    });
-    assert_eq!(report.failure.expect("runaway").kind, FailureKind::StepLimit);
-    assert!(report.warnings.iter().any(|w| w.contains("could not be cleaned up")), "{:?}", report.warnings);
+    assert_eq!(
+        report.failure.expect("runaway").kind,
+        FailureKind::StepLimit
+    );
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("could not be cleaned up")),
+        "{:?}",
+        report.warnings
+    );
     // The engine is still usable afterwards.
-    Builder::new().detached(Detached::Fail).schedules(10).check(|| drop(ps::thread::spawn(|| 1).join()));
+    Builder::new()
+        .detached(Detached::Fail)
+        .schedules(10)
+        .check(|| drop(ps::thread::spawn(|| 1).join()));
 }
 
 #[test]
 fn a_caught_panic_does_not_poison_later_unlocks() {
-    Builder::new().detached(Detached::Fail).schedules(2000).seed(1).check(|| {
-        let m = Arc::new(ps::sync::Mutex::new(0));
-        let m2 = Arc::new(ps::sync::Mutex::new(0));
-        let h = {
-            let m2 = m2.clone();
-            ps::thread::spawn(move || {
-                let _g = m2.lock().unwrap();
-                panic!("boom");
-            })
-        };
-        let _ = std::panic::catch_unwind(|| panic!("caught and handled"));
-        for _ in 0..3 {
-            let g = m.lock().unwrap();
-            ps::thread::yield_now();
-            drop(g);
-        }
-        assert!(h.join().is_err());
-        assert!(!m.is_poisoned(), "m was poisoned although no thread panicked while holding it");
-        assert!(m2.is_poisoned());
-    });
+    Builder::new()
+        .detached(Detached::Fail)
+        .schedules(2000)
+        .seed(1)
+        .check(|| {
+            let m = Arc::new(ps::sync::Mutex::new(0));
+            let m2 = Arc::new(ps::sync::Mutex::new(0));
+            let h = {
+                let m2 = m2.clone();
+                ps::thread::spawn(move || {
+                    let _g = m2.lock().unwrap();
+                    panic!("boom");
+                })
+            };
+            let _ = std::panic::catch_unwind(|| panic!("caught and handled"));
+            for _ in 0..3 {
+                let g = m.lock().unwrap();
+                ps::thread::yield_now();
+                drop(g);
+            }
+            assert!(h.join().is_err());
+            assert!(
+                !m.is_poisoned(),
+                "m was poisoned although no thread panicked while holding it"
+            );
+            assert!(m2.is_poisoned());
+        });
 }
 
 ps::thread_local! {
@@ -182,13 +235,16 @@ fn a_thread_local_destructor_can_read_other_thread_locals() {
     .join()
     .unwrap();
     assert_eq!(FLUSHED.swap(0, SeqCst), 5, "std");
-    Builder::new().detached(Detached::Fail).schedules(1).check(|| {
-        ps::thread::spawn(|| {
-            A.with(|_| ());
-            B.with(|_| ());
-        })
-        .join()
-        .unwrap();
-    });
+    Builder::new()
+        .detached(Detached::Fail)
+        .schedules(1)
+        .check(|| {
+            ps::thread::spawn(|| {
+                A.with(|_| ());
+                B.with(|_| ());
+            })
+            .join()
+            .unwrap();
+        });
     assert_eq!(FLUSHED.load(SeqCst), 5, "pulse");
 }

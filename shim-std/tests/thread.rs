@@ -26,7 +26,12 @@ fn names_ids_and_current() {
     check(|| {
         let h = thread::Builder::new()
             .name("worker".into())
-            .spawn(|| (thread::current().name().map(str::to_string), thread::current().id()))
+            .spawn(|| {
+                (
+                    thread::current().name().map(str::to_string),
+                    thread::current().id(),
+                )
+            })
             .unwrap();
         assert_eq!(h.thread().name(), Some("worker"));
         let id = h.thread().id();
@@ -34,7 +39,12 @@ fn names_ids_and_current() {
         assert_eq!(name.as_deref(), Some("worker"));
         assert_eq!(inner_id, id);
         assert_ne!(id, thread::current().id());
-        assert_eq!(thread::spawn(|| thread::current().name().map(str::to_string)).join().unwrap(), None);
+        assert_eq!(
+            thread::spawn(|| thread::current().name().map(str::to_string))
+                .join()
+                .unwrap(),
+            None
+        );
     });
 }
 
@@ -61,9 +71,11 @@ fn scoped_threads_borrow_locals() {
 #[test]
 fn scope_panics_when_an_unjoined_scoped_thread_panicked() {
     check(|| {
-        let r = std::panic::catch_unwind(|| thread::scope(|s| {
-            s.spawn(|| panic!("inner"));
-        }));
+        let r = std::panic::catch_unwind(|| {
+            thread::scope(|s| {
+                s.spawn(|| panic!("inner"));
+            })
+        });
         assert!(r.is_err());
         // A manually joined panic is the caller's business: no scope panic.
         thread::scope(|s| {
@@ -107,13 +119,25 @@ fn an_unjoined_threads_panic_is_a_warning_as_under_std_or_a_failure_when_asked()
         thread::spawn(|| panic!("nobody joins me"));
     };
     let report = Builder::new().schedules(10).seed(1).run(body);
-    assert!(report.passed(), "std lets this test pass: {}", report.failure.unwrap());
     assert!(
-        report.warnings.iter().any(|w| w.contains("panicked at") && w.contains("tests/thread.rs:") && w.contains("nobody joins me")),
+        report.passed(),
+        "std lets this test pass: {}",
+        report.failure.unwrap()
+    );
+    assert!(
+        report.warnings.iter().any(|w| w.contains("panicked at")
+            && w.contains("tests/thread.rs:")
+            && w.contains("nobody joins me")),
         "{:?}",
         report.warnings
     );
-    let f = Builder::new().schedules(10).seed(1).detached(Detached::Fail).run(body).failure.expect("found");
+    let f = Builder::new()
+        .schedules(10)
+        .seed(1)
+        .detached(Detached::Fail)
+        .run(body)
+        .failure
+        .expect("found");
     assert_eq!(f.kind, FailureKind::Panic);
     assert_eq!(f.message, "nobody joins me");
     assert!(f.location.as_deref().unwrap().contains("tests/thread.rs:"));
@@ -129,9 +153,19 @@ fn a_thread_left_blocked_at_the_end_is_a_warning_or_a_failure_when_asked() {
         std::mem::forget(g);
     };
     let report = Builder::new().schedules(10).seed(1).run(body);
-    assert!(report.passed() && report.warnings.iter().any(|w| w.contains("never joined")), "{report:?}");
-    let strict = Builder::new().schedules(10).seed(1).detached(Detached::Fail).run(body);
-    assert_eq!(strict.failure.expect("found").kind, FailureKind::LeakedThread);
+    assert!(
+        report.passed() && report.warnings.iter().any(|w| w.contains("never joined")),
+        "{report:?}"
+    );
+    let strict = Builder::new()
+        .schedules(10)
+        .seed(1)
+        .detached(Detached::Fail)
+        .run(body);
+    assert_eq!(
+        strict.failure.expect("found").kind,
+        FailureKind::LeakedThread
+    );
 }
 
 /// threadpool's `test_active_count`: workers that never end. std passes the test and kills
@@ -146,10 +180,25 @@ fn a_thread_still_running_when_the_test_returns_is_let_go_after_a_while() {
     let started = std::time::Instant::now();
     let report = Builder::new().schedules(100).seed(1).run(body);
     assert!(report.passed(), "{}", report.failure.unwrap());
-    assert!(report.warnings.iter().any(|w| w.contains("never joined")), "{:?}", report.warnings);
-    assert!(started.elapsed() < Duration::from_secs(20), "a bounded number of steps each: {:?}", started.elapsed());
-    let strict = Builder::new().schedules(1).max_steps(50_000).detached(Detached::Fail).run(body);
-    assert_eq!(strict.failure.expect("runs to the step limit").kind, FailureKind::StepLimit);
+    assert!(
+        report.warnings.iter().any(|w| w.contains("never joined")),
+        "{:?}",
+        report.warnings
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "a bounded number of steps each: {:?}",
+        started.elapsed()
+    );
+    let strict = Builder::new()
+        .schedules(1)
+        .max_steps(50_000)
+        .detached(Detached::Fail)
+        .run(body);
+    assert_eq!(
+        strict.failure.expect("runs to the step limit").kind,
+        FailureKind::StepLimit
+    );
 }
 
 #[test]
@@ -181,7 +230,10 @@ fn stacks_are_as_deep_as_std_and_configurable() {
     assert_eq!(std::thread::spawn(|| depth(1_000)).join().unwrap(), 1_000);
     check(|| {
         assert_eq!(thread::spawn(|| depth(1_000)).join().unwrap(), 1_000);
-        let big = thread::Builder::new().stack_size(16 << 20).spawn(|| depth(5_000)).unwrap();
+        let big = thread::Builder::new()
+            .stack_size(16 << 20)
+            .spawn(|| depth(5_000))
+            .unwrap();
         assert_eq!(big.join().unwrap(), 5_000);
     });
 }
@@ -189,19 +241,28 @@ fn stacks_are_as_deep_as_std_and_configurable() {
 #[test]
 fn a_stack_overflow_in_a_virtual_thread_is_reported_like_std() {
     if std::env::var_os("SHIM_STD_TEST_OVERFLOW_CHILD").is_some() {
-        Builder::new().schedules(1).check(|| drop(thread::spawn(|| depth(u64::MAX)).join()));
+        Builder::new()
+            .schedules(1)
+            .check(|| drop(thread::spawn(|| depth(u64::MAX)).join()));
         return;
     }
     // The overflow aborts the process, so it happens in a child: this test, re-run.
     let out = common::run_with_deadline(
         std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["a_stack_overflow_in_a_virtual_thread_is_reported_like_std", "--exact", "--nocapture"])
+            .args([
+                "a_stack_overflow_in_a_virtual_thread_is_reported_like_std",
+                "--exact",
+                "--nocapture",
+            ])
             .env("SHIM_STD_TEST_OVERFLOW_CHILD", "1"),
         Duration::from_secs(120),
     );
     assert!(!out.status.success());
     let stderr = out.stderr;
-    assert!(stderr.contains("pulse: a virtual thread has overflowed its stack"), "{stderr}");
+    assert!(
+        stderr.contains("pulse: a virtual thread has overflowed its stack"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -222,13 +283,22 @@ fn a_joined_threads_panic_leads_the_report_not_the_unwrap_it_caused() {
             .unwrap();
         t.join().unwrap();
     });
-    let f = report.failure.expect("the panic propagates through join().unwrap()");
+    let f = report
+        .failure
+        .expect("the panic propagates through join().unwrap()");
     assert_eq!(f.kind, FailureKind::Panic);
     assert_eq!(f.thread, "indexer", "{f}");
     assert!(f.message.contains("index out of bounds"), "{f}");
-    assert!(f.location.as_deref().is_some_and(|l| l.contains("thread.rs")), "{f}");
     assert!(
-        f.details.iter().any(|d| d.contains("which made thread 'main' panic") && d.contains("Any { .. }")),
+        f.location
+            .as_deref()
+            .is_some_and(|l| l.contains("thread.rs")),
+        "{f}"
+    );
+    assert!(
+        f.details
+            .iter()
+            .any(|d| d.contains("which made thread 'main' panic") && d.contains("Any { .. }")),
         "{f}"
     );
 }
@@ -241,5 +311,8 @@ fn a_main_thread_panic_of_its_own_is_not_blamed_on_a_joined_thread() {
         panic!("the test's own assertion");
     });
     let f = report.failure.unwrap();
-    assert_eq!((f.thread.as_str(), f.message.as_str()), ("main", "the test's own assertion"));
+    assert_eq!(
+        (f.thread.as_str(), f.message.as_str()),
+        ("main", "the test's own assertion")
+    );
 }

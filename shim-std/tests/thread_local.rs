@@ -95,7 +95,11 @@ fn helpers_inside_an_execution() {
 #[test]
 fn values_do_not_carry_over_between_executions() {
     check(20, || {
-        assert_eq!(COUNTER.get(), 0, "a new execution starts from the initializer");
+        assert_eq!(
+            COUNTER.get(),
+            0,
+            "a new execution starts from the initializer"
+        );
         COUNTER.set(1);
         LOG.with_borrow_mut(|v| v.push(1));
         assert_eq!(LOG.with_borrow(Vec::len), 1);
@@ -127,7 +131,11 @@ fn destructors_run_when_a_virtual_thread_exits() {
         let before = DROPS.load(SeqCst);
         let t = thread::spawn(|| NOISY.with(|n| n.0));
         assert_eq!(t.join().unwrap(), 1);
-        assert_eq!(DROPS.load(SeqCst), before + 1, "dropped before join returned");
+        assert_eq!(
+            DROPS.load(SeqCst),
+            before + 1,
+            "dropped before join returned"
+        );
         // A thread that never touches the key creates no value to drop.
         thread::spawn(|| ()).join().unwrap();
         assert_eq!(DROPS.load(SeqCst), before + 1);

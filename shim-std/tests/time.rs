@@ -17,8 +17,13 @@ fn outside_an_execution_the_clocks_are_std() {
     assert!(t1 >= t0 && t1 - t0 >= Duration::from_millis(20));
     assert!(t0.elapsed() >= Duration::from_millis(20));
     let ours = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
-    let std = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
-    assert!(std.abs_diff(ours) < Duration::from_secs(5), "real wall clock: {ours:?} vs {std:?}");
+    let std = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    assert!(
+        std.abs_diff(ours) < Duration::from_secs(5),
+        "real wall clock: {ours:?} vs {std:?}"
+    );
     assert!(SystemTime::now().elapsed().is_ok());
 }
 
@@ -96,7 +101,11 @@ fn sleeping_advances_the_virtual_clock_without_real_time() {
         assert!(t0.elapsed() < Duration::from_secs(61));
         assert!(s0.elapsed().unwrap() >= Duration::from_secs(60));
     });
-    assert!(started.elapsed() < Duration::from_secs(5), "sleeps must be virtual: {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "sleeps must be virtual: {:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -109,13 +118,19 @@ fn system_time_starts_at_a_fixed_date_and_replays_identically() {
             let theirs = t.join().unwrap();
             seen.lock().unwrap().push(format!("{mine:?} {theirs:?}"));
             let since = mine.duration_since(UNIX_EPOCH).unwrap();
-            assert!(since >= VIRTUAL_DATE && since < VIRTUAL_DATE + Duration::from_secs(1), "{since:?}");
+            assert!(
+                since >= VIRTUAL_DATE && since < VIRTUAL_DATE + Duration::from_secs(1),
+                "{since:?}"
+            );
         });
         seen.into_inner().unwrap()
     };
     let first = readings();
     assert_eq!(first.len(), 20);
-    assert!(first.iter().any(|r| r != &first[0]), "readings depend on the schedule");
+    assert!(
+        first.iter().any(|r| r != &first[0]),
+        "readings depend on the schedule"
+    );
     assert_eq!(first, readings(), "same seed, same times");
 }
 

@@ -19,10 +19,16 @@ fn main() {
         let lib = dir.join("src/lib.rs");
         println!("cargo:rerun-if-changed={}", lib.display());
         let source = std::fs::read_to_string(&lib).expect("readable example");
-        let instrumented = pulse_instrument::instrument_source(&source, &pulse_instrument::Options::default())
-            .unwrap_or_else(|e| panic!("{}: {e}", lib.display()));
+        let instrumented =
+            pulse_instrument::instrument_source(&source, &pulse_instrument::Options::default())
+                .unwrap_or_else(|e| panic!("{}: {e}", lib.display()));
         let name = dir.file_name().unwrap().to_string_lossy().replace('-', "_");
-        writeln!(out, "#[allow(dead_code, unused_imports, clippy::all)]\npub mod {name} {{\n{}\n}}", instrumented.text).unwrap();
+        writeln!(
+            out,
+            "#[allow(dead_code, unused_imports, clippy::all)]\npub mod {name} {{\n{}\n}}",
+            instrumented.text
+        )
+        .unwrap();
     }
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("corpus.rs");
     std::fs::write(dest, out).expect("OUT_DIR is writable");

@@ -442,7 +442,13 @@ fn uninstrumented_blocking_is_reported_not_hung() {
     let dir = fixture("registry-dep", "registry-dep-blocked");
     let run = cargo_pulse(
         &dir,
-        &args(&["test", "--instrument-deps", "none", "--blocking-timeout", "2"]),
+        &args(&[
+            "test",
+            "--instrument-deps",
+            "none",
+            "--blocking-timeout",
+            "2",
+        ]),
     );
     assert_eq!(run.code, 101);
     assert!(

@@ -143,7 +143,12 @@ fn fetched() -> &'static Result<PathBuf, String> {
         let out = run_with_deadline(cmd, Duration::from_secs(120), &dir.join("fetch.log"));
         match out.code {
             Some(0) => {}
-            Some(c) => return Err(format!("cargo fetch exited {c}: {}", last_lines(&out.stderr))),
+            Some(c) => {
+                return Err(format!(
+                    "cargo fetch exited {c}: {}",
+                    last_lines(&out.stderr)
+                ))
+            }
             None => return Err(format!("cargo fetch did not finish in {:.0}s", out.secs)),
         }
         // The registry's source dir (`index.crates.io-<hash>`), found by the first crate.
@@ -153,7 +158,12 @@ fn fetched() -> &'static Result<PathBuf, String> {
             .map_err(|e| format!("{}: {e}", src.display()))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .find(|p| p.join(&first).join("Cargo.toml").exists())
-            .ok_or_else(|| format!("{first} not found under {} after cargo fetch", src.display()))
+            .ok_or_else(|| {
+                format!(
+                    "{first} not found under {} after cargo fetch",
+                    src.display()
+                )
+            })
     })
 }
 
@@ -190,7 +200,9 @@ fn check(name: &str) {
     let dir = support::copy_fixture(&registry.join(&full), &format!("registry-{full}"));
     // The copy's own dev-dependencies, with the same fail-fast network settings; the lock
     // file is kept in the scratch dir so later runs resolve the same versions.
-    let lock = scratch().join("registry-locks").join(format!("{full}.lock"));
+    let lock = scratch()
+        .join("registry-locks")
+        .join(format!("{full}.lock"));
     std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
     if lock.exists() {
         std::fs::copy(&lock, dir.join("Cargo.lock")).unwrap();
@@ -223,7 +235,8 @@ fn check(name: &str) {
         "$ cargo pulse {} (in {}) -> {} in {:.1}s\n{}",
         SETTINGS.join(" "),
         dir.display(),
-        run.code.map_or("killed at the deadline".into(), |c| format!("exit {c}")),
+        run.code
+            .map_or("killed at the deadline".into(), |c| format!("exit {c}")),
         run.secs,
         run.stderr
     );
@@ -240,7 +253,9 @@ fn check(name: &str) {
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
     assert!(
-        !json.iter().any(|v| v["type"] == "build" || v["type"] == "error"),
+        !json
+            .iter()
+            .any(|v| v["type"] == "build" || v["type"] == "error"),
         "{full}: build or tool error"
     );
     let finished = json
@@ -488,9 +503,15 @@ const CRATES: &[Crate] = &[
             ("crossbeam-queue::test/array_queue drops", CB_STRESS),
             ("crossbeam-queue::test/array_queue linearizable", CB_STRESS),
             ("crossbeam-queue::test/array_queue mpmc", CB_STRESS),
-            ("crossbeam-queue::test/array_queue mpmc_ring_buffer", CB_STRESS),
+            (
+                "crossbeam-queue::test/array_queue mpmc_ring_buffer",
+                CB_STRESS,
+            ),
             ("crossbeam-queue::test/array_queue spsc", CB_STRESS),
-            ("crossbeam-queue::test/array_queue spsc_ring_buffer", CB_STRESS),
+            (
+                "crossbeam-queue::test/array_queue spsc_ring_buffer",
+                CB_STRESS,
+            ),
             ("crossbeam-queue::test/seg_queue drops", CB_STRESS),
             ("crossbeam-queue::test/seg_queue mpmc", CB_STRESS),
             ("crossbeam-queue::test/seg_queue spsc", CB_STRESS),

@@ -54,7 +54,10 @@ impl RunId {
             r.set(n + 1);
             n
         });
-        RunId { thread: std::thread::current().name().map(str::to_string), ordinal }
+        RunId {
+            thread: std::thread::current().name().map(str::to_string),
+            ordinal,
+        }
     }
 }
 
@@ -81,7 +84,9 @@ pub(crate) struct ReplyTo(PathBuf);
 
 /// This run's role, read from the environment.
 pub(crate) fn role<J: DeserializeOwned>(run: &RunId) -> Role<J> {
-    let Some(order) = std::env::var_os(WORKER_ENV) else { return Role::Search };
+    let Some(order) = std::env::var_os(WORKER_ENV) else {
+        return Role::Search;
+    };
     let order: Order<J> = match json::from_str(&order.to_string_lossy()) {
         Ok(order) => order,
         Err(e) => panic!("pulse: {WORKER_ENV} is not an order pulse wrote ({e})"),
@@ -91,7 +96,10 @@ pub(crate) fn role<J: DeserializeOwned>(run: &RunId) -> Role<J> {
     }
     // Tells the parent the run was reached (its report names the phase on a timeout).
     let _ = std::fs::File::create(&order.reply);
-    Role::Serve { job: order.job, reply: ReplyTo(order.reply) }
+    Role::Serve {
+        job: order.job,
+        reply: ReplyTo(order.reply),
+    }
 }
 
 impl ReplyTo {
@@ -99,9 +107,13 @@ impl ReplyTo {
     /// else of the re-run (the test's other code, libtest's report) should run.
     pub(crate) fn send<T: Serialize>(self, outcome: &T) -> ! {
         let part = self.0.with_extension("part");
-        let written = std::fs::write(&part, json::to_string(outcome)).and_then(|()| std::fs::rename(&part, &self.0));
+        let written = std::fs::write(&part, json::to_string(outcome))
+            .and_then(|()| std::fs::rename(&part, &self.0));
         if let Err(e) = &written {
-            eprintln!("pulse: an isolated execution could not write its outcome to {}: {e}", self.0.display());
+            eprintln!(
+                "pulse: an isolated execution could not write its outcome to {}: {e}",
+                self.0.display()
+            );
         }
         exit_now(if written.is_ok() { 0 } else { 1 })
     }
@@ -124,13 +136,22 @@ pub(crate) enum Reply<T> {
     Done(T),
     /// The execution ended its process (a crash, an abort, `process::exit`); what it wrote
     /// to stderr.
-    Died { how: String, stderr: String },
+    Died {
+        how: String,
+        stderr: String,
+    },
     /// The worker's watchdog found a thread blocked outside pulse; it reported it itself.
     Blocked,
     /// The re-run ended without reaching this run: the test cannot be re-run this way.
-    Unreachable { how: String },
+    Unreachable {
+        how: String,
+    },
     /// The worker did not finish in time and was killed; what it wrote to stderr.
-    TimedOut { phase: &'static str, after: Duration, stderr: String },
+    TimedOut {
+        phase: &'static str,
+        after: Duration,
+        stderr: String,
+    },
 }
 
 /// Runs jobs of one run, each in a fresh re-run of this process.
@@ -152,10 +173,22 @@ impl Isolator {
     pub(crate) fn new(run: RunId, blocking_timeout: Option<Duration>) -> Option<Isolator> {
         let exe = std::env::current_exe().ok()?;
         let test = run.thread.as_deref().filter(|name| *name != "main")?;
-        let args = [test, "--exact", "--test-threads=1", "--include-ignored"].map(OsString::from).to_vec();
-        let reply_stem = std::env::temp_dir().join(format!("pulse-isolated-{}-{}", std::process::id(), unique()));
+        let args = [test, "--exact", "--test-threads=1", "--include-ignored"]
+            .map(OsString::from)
+            .to_vec();
+        let reply_stem = std::env::temp_dir().join(format!(
+            "pulse-isolated-{}-{}",
+            std::process::id(),
+            unique()
+        ));
         let deadline = STARTUP_GRACE + 2 * blocking_timeout.unwrap_or(DEFAULT_BLOCKING_TIMEOUT);
-        Some(Isolator { command: (exe, args), run, deadline, reply_stem, next_reply: 0 })
+        Some(Isolator {
+            command: (exe, args),
+            run,
+            deadline,
+            reply_stem,
+            next_reply: 0,
+        })
     }
 
     /// Runs `job` in a fresh process and waits (with a deadline) for its answer.
@@ -167,7 +200,11 @@ impl Isolator {
         };
         let (reply, stderr) = (file("json"), file("stderr"));
         self.next_reply += 1;
-        let order = Order { run: self.run.clone(), job, reply: reply.clone() };
+        let order = Order {
+            run: self.run.clone(),
+            job,
+            reply: reply.clone(),
+        };
         let order = json::to_string(&order);
         let spawned = std::fs::File::create(&stderr).and_then(|err| self.spawn(&order, err));
         // What the worker said on stderr: part of the report when it died, else passed on.
@@ -180,7 +217,9 @@ impl Isolator {
             Ok(child) => child,
             Err(e) => {
                 said();
-                return Reply::Unreachable { how: format!("could not start {}: {e}", self.command.0.display()) };
+                return Reply::Unreachable {
+                    how: format!("could not start {}: {e}", self.command.0.display()),
+                };
             }
         };
         let status = match wait_until(&mut child, Instant::now() + self.deadline) {
@@ -192,7 +231,11 @@ impl Isolator {
                 } else {
                     "was starting and had not reached the test's pulse run"
                 };
-                return Reply::TimedOut { phase, after: self.deadline, stderr: said() };
+                return Reply::TimedOut {
+                    phase,
+                    after: self.deadline,
+                    stderr: said(),
+                };
             }
         };
         let answer = std::fs::read(&reply).ok();
@@ -206,7 +249,10 @@ impl Isolator {
                 pass_on(&stderr);
                 match json::from_str(&String::from_utf8_lossy(&bytes)) {
                     Ok(outcome) => Reply::Done(outcome),
-                    Err(e) => Reply::Died { how: format!("its answer could not be read ({e})"), stderr: String::new() },
+                    Err(e) => Reply::Died {
+                        how: format!("its answer could not be read ({e})"),
+                        stderr: String::new(),
+                    },
                 }
             }
             // Reached, but no answer: the execution took the process down.
@@ -214,10 +260,15 @@ impl Isolator {
                 pass_on(&stderr);
                 Reply::Blocked
             }
-            Some(_) => Reply::Died { how: describe(status), stderr },
+            Some(_) => Reply::Died {
+                how: describe(status),
+                stderr,
+            },
             None => {
                 pass_on(&stderr);
-                Reply::Unreachable { how: describe(status) }
+                Reply::Unreachable {
+                    how: describe(status),
+                }
             }
         }
     }
@@ -225,7 +276,12 @@ impl Isolator {
     fn spawn(&self, order: &str, stderr: std::fs::File) -> std::io::Result<Child> {
         let (exe, args) = &self.command;
         let mut command = Command::new(exe);
-        command.args(args).env(WORKER_ENV, order).stdin(Stdio::null()).stdout(Stdio::null()).stderr(stderr);
+        command
+            .args(args)
+            .env(WORKER_ENV, order)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr);
         for name in PARENT_ONLY_ENV {
             command.env_remove(name);
         }
@@ -289,7 +345,10 @@ fn describe(status: ExitStatus) -> String {
     {
         use std::os::unix::process::ExitStatusExt;
         if let Some(signal) = status.signal() {
-            return format!("the execution crashed its process ({})", signal_name(signal));
+            return format!(
+                "the execution crashed its process ({})",
+                signal_name(signal)
+            );
         }
     }
     match status.code() {
@@ -319,4 +378,3 @@ fn unique() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
-

@@ -14,12 +14,15 @@ impl Snapshot {
     pub(crate) fn take() -> Snapshot {
         #[cfg(target_os = "linux")]
         {
-            let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Snapshot::default() };
+            let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+                return Snapshot::default();
+            };
             let threads = tasks
                 .flatten()
                 .filter_map(|task| {
                     let tid = task.file_name().to_str()?.parse().ok()?;
-                    let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+                    let name =
+                        std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
                     Some((tid, name.trim().to_string()))
                 })
                 .collect();
@@ -32,10 +35,16 @@ impl Snapshot {
     /// Names of threads alive now that were not in `self` (pulse's own watchdog left out).
     pub(crate) fn started_since(&self) -> Vec<String> {
         let mut now = Snapshot::take();
-        now.0.retain(|tid, name| !self.0.contains_key(tid) && name != crate::process::watchdog::THREAD_NAME);
+        now.0.retain(|tid, name| {
+            !self.0.contains_key(tid) && name != crate::process::watchdog::THREAD_NAME
+        });
         // A thread names itself once it runs; until then it shows its creator's name.
         for _ in 0..20 {
-            if !now.0.values().any(|name| self.0.values().any(|old| old == name)) {
+            if !now
+                .0
+                .values()
+                .any(|name| self.0.values().any(|old| old == name))
+            {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -46,6 +55,15 @@ impl Snapshot {
                 }
             }
         }
-        now.0.into_iter().map(|(tid, name)| if name.is_empty() { format!("tid {tid}") } else { name }).collect()
+        now.0
+            .into_iter()
+            .map(|(tid, name)| {
+                if name.is_empty() {
+                    format!("tid {tid}")
+                } else {
+                    name
+                }
+            })
+            .collect()
     }
 }

@@ -49,7 +49,11 @@ mod handler {
     const MESSAGE: &[u8] = b"\npulse: a virtual thread has overflowed its stack; give it more with \
 PULSE_STACK_SIZE=<bytes> (Builder::stack_size) or thread::Builder::stack_size\nfatal runtime error: stack overflow, aborting\n";
 
-    extern "C" fn on_fault(signal: libc::c_int, info: *mut libc::siginfo_t, _context: *mut libc::c_void) {
+    extern "C" fn on_fault(
+        signal: libc::c_int,
+        info: *mut libc::siginfo_t,
+        _context: *mut libc::c_void,
+    ) {
         // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
         let addr = unsafe { (*info).si_addr() } as usize;
         let (start, end) = GUARD.try_with(|g| g.get()).unwrap_or((0, 0));
@@ -62,7 +66,11 @@ PULSE_STACK_SIZE=<bytes> (Builder::stack_size) or thread::Builder::stack_size\nf
         }
         // Not ours: put the previous handler back; the faulting instruction runs again and
         // faults into it.
-        let previous = if signal == libc::SIGSEGV { &PREVIOUS_SEGV } else { &PREVIOUS_BUS };
+        let previous = if signal == libc::SIGSEGV {
+            &PREVIOUS_SEGV
+        } else {
+            &PREVIOUS_BUS
+        };
         let p = previous.load(Ordering::Acquire);
         // SAFETY: `p` is a leaked, never-freed sigaction, or null.
         unsafe {
@@ -77,12 +85,17 @@ PULSE_STACK_SIZE=<bytes> (Builder::stack_size) or thread::Builder::stack_size\nf
     }
 
     pub(super) fn install() {
-        for (signal, previous) in [(libc::SIGSEGV, &PREVIOUS_SEGV), (libc::SIGBUS, &PREVIOUS_BUS)] {
+        for (signal, previous) in [
+            (libc::SIGSEGV, &PREVIOUS_SEGV),
+            (libc::SIGBUS, &PREVIOUS_BUS),
+        ] {
             // SAFETY: installs a handler that only reads a thread-local and calls
             // async-signal-safe functions; the old action is kept (leaked) for chaining.
             unsafe {
                 let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = on_fault as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) as usize;
+                action.sa_sigaction = on_fault
+                    as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
+                    as usize;
                 action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
                 libc::sigemptyset(&mut action.sa_mask);
                 let old = Box::into_raw(Box::new(std::mem::zeroed::<libc::sigaction>()));

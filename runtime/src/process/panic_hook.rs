@@ -24,8 +24,11 @@ pub(crate) fn install() {
 }
 
 /// Messages of core's panics that cannot unwind: the process aborts right after the hook.
-const ABORTING: &[&str] =
-    &["panic in a destructor during cleanup", "panic in a function that cannot unwind", "unsafe precondition(s) violated"];
+const ABORTING: &[&str] = &[
+    "panic in a destructor during cleanup",
+    "panic in a function that cannot unwind",
+    "unsafe precondition(s) violated",
+];
 
 /// Stores the panic on the running virtual thread; false if there is none. A panic the
 /// process will not survive (one that cannot unwind, such as the one a destructor's panic
@@ -33,10 +36,14 @@ const ABORTING: &[&str] =
 /// interrupted: the record dies with the process, and whoever sees the crash (cargo-pulse,
 /// an isolated run's parent) shows what led to it.
 fn record(info: &PanicHookInfo<'_>) -> bool {
-    let Some(ctx) = crate::ctx::current() else { return false };
+    let Some(ctx) = crate::ctx::current() else {
+        return false;
+    };
     let Some(Recorded { thread, record }) = ctx.record_panic(|capture_backtrace| PanicRecord {
         message: payload_message(info.payload()),
-        location: info.location().map(|l| crate::report::trace::location_string(l)),
+        location: info
+            .location()
+            .map(|l| crate::report::trace::location_string(l)),
         backtrace: capture_backtrace.then(|| user_frames(&Backtrace::force_capture().to_string())),
         earlier: None,
     }) else {
@@ -44,7 +51,10 @@ fn record(info: &PanicHookInfo<'_>) -> bool {
     };
     if ABORTING.iter().any(|m| record.message.starts_with(m)) {
         // Straight to the file descriptor: libtest's capture would die with the process.
-        let _ = std::io::Write::write_all(&mut std::io::stderr(), fatal_report(&thread, &record).as_bytes());
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            fatal_report(&thread, &record).as_bytes(),
+        );
     }
     true
 }
@@ -57,8 +67,16 @@ fn fatal_report(thread: &str, fatal: &PanicRecord) -> String {
     }
     let mut out = String::new();
     for (i, r) in chain.iter().rev().enumerate() {
-        let at = r.location.as_deref().map(|l| format!(" at {l}")).unwrap_or_default();
-        let how = if i == 0 { format!("pulse: thread '{thread}' panicked") } else { "  then, while unwinding, panicked".to_string() };
+        let at = r
+            .location
+            .as_deref()
+            .map(|l| format!(" at {l}"))
+            .unwrap_or_default();
+        let how = if i == 0 {
+            format!("pulse: thread '{thread}' panicked")
+        } else {
+            "  then, while unwinding, panicked".to_string()
+        };
         out.push_str(&format!("{how}{at}:\n    {}\n", r.message));
     }
     out.push_str("  this panic cannot unwind: the process aborts\n");

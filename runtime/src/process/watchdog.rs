@@ -39,7 +39,8 @@ impl Heartbeat {
         self.beats.fetch_add(1, Ordering::Relaxed);
         self.thread.store(thread, Ordering::Relaxed);
         if let Some(l) = location {
-            self.location.store(l as *const _ as *mut _, Ordering::Relaxed);
+            self.location
+                .store(l as *const _ as *mut _, Ordering::Relaxed);
         }
     }
 
@@ -55,7 +56,11 @@ impl Heartbeat {
 
 /// Watches `heartbeat` until the run ends; on a stall longer than `timeout`, reports and
 /// exits the process.
-pub(crate) fn start(heartbeat: Arc<Heartbeat>, timeout: Duration, on_blocked: Option<BlockedFn>) -> Guard {
+pub(crate) fn start(
+    heartbeat: Arc<Heartbeat>,
+    timeout: Duration,
+    on_blocked: Option<BlockedFn>,
+) -> Guard {
     #[cfg(unix)]
     {
         // SAFETY: pthread_self has no preconditions.
@@ -105,7 +110,12 @@ pub(crate) fn start(heartbeat: Arc<Heartbeat>, timeout: Duration, on_blocked: Op
 
 fn describe(hb: &Heartbeat, stalled: Duration) -> String {
     let tid = hb.thread.load(Ordering::Relaxed);
-    let name = hb.names.lock().ok().and_then(|n| n.get(tid as usize).cloned()).unwrap_or_else(|| format!("thread-{tid}"));
+    let name = hb
+        .names
+        .lock()
+        .ok()
+        .and_then(|n| n.get(tid as usize).cloned())
+        .unwrap_or_else(|| format!("thread-{tid}"));
     let loc = hb.location.load(Ordering::Relaxed);
     // SAFETY: only ever set from `&'static Location`.
     let last = (!loc.is_null()).then(|| crate::report::trace::location_string(unsafe { &*loc }));
@@ -119,24 +129,38 @@ fn describe(hb: &Heartbeat, stalled: Duration) -> String {
          Fix: mark the call #[pulse::atomic] if it is a self-contained side effect, or instrument \
          the dependency (`cargo pulse test --instrument-dep <crate>`).",
         stalled.as_secs_f64(),
-        last.map(|l| format!(" since its last pulse operation at {l}")).unwrap_or_default(),
+        last.map(|l| format!(" since its last pulse operation at {l}"))
+            .unwrap_or_default(),
     )
 }
 
 /// The crate of the innermost frame that is neither std's nor pulse's: where the thread
 /// blocks. Frames are `user_frames` lines (`  N: symbol`, innermost first).
 fn blocking_crate(frames: &str) -> Option<String> {
-    const NOT_A_CULPRIT: &[&str] = &["std", "core", "alloc", "libc", "__rustc", "test", "corosensei"];
+    const NOT_A_CULPRIT: &[&str] = &[
+        "std",
+        "core",
+        "alloc",
+        "libc",
+        "__rustc",
+        "test",
+        "corosensei",
+    ];
     frames.lines().find_map(|line| {
         let (n, symbol) = line.trim_start().split_once(": ")?;
         if !n.chars().all(|c| c.is_ascii_digit()) {
             return None;
         }
         // `<parking_lot::RawMutex as lock_api::RawMutex>::lock` blocks in parking_lot.
-        let symbol = symbol.trim_start_matches('<').trim_start_matches('&').trim_start_matches("mut ");
+        let symbol = symbol
+            .trim_start_matches('<')
+            .trim_start_matches('&')
+            .trim_start_matches("mut ");
         let krate = symbol.split("::").next()?.trim();
-        let ours = krate.starts_with("pulse") || krate.starts_with('_') || NOT_A_CULPRIT.contains(&krate);
-        (!ours && !krate.is_empty() && krate.chars().all(|c| c.is_alphanumeric() || c == '_')).then(|| krate.to_string())
+        let ours =
+            krate.starts_with("pulse") || krate.starts_with('_') || NOT_A_CULPRIT.contains(&krate);
+        (!ours && !krate.is_empty() && krate.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            .then(|| krate.to_string())
     })
 }
 
@@ -218,7 +242,15 @@ mod tests {
     #[test]
     fn the_culprit_is_the_innermost_crate_that_is_neither_std_nor_pulse() {
         let frames = "  0: std::sys::pal::unix::futex::futex_wait\n         at /rustc/x/futex.rs:1:1\n  1: <parking_lot::raw_mutex::RawMutex as lock_api::mutex::RawMutex>::lock\n  2: my_crate::work\n  3: pulse_runtime::executor::thread_main\n";
-        assert_eq!(super::blocking_crate(frames).as_deref(), Some("parking_lot"));
-        assert_eq!(super::blocking_crate("  0: std::thread::park\n  1: core::ops::function::FnOnce::call_once\n"), None);
+        assert_eq!(
+            super::blocking_crate(frames).as_deref(),
+            Some("parking_lot")
+        );
+        assert_eq!(
+            super::blocking_crate(
+                "  0: std::thread::park\n  1: core::ops::function::FnOnce::call_once\n"
+            ),
+            None
+        );
     }
 }

@@ -31,17 +31,28 @@ pub(crate) fn user_frames_of(backtrace: &str, extra_machinery: &[&str]) -> Strin
         }
     }
     let machinery = |s: &str| {
-        s.contains("panicking") || s.contains("begin_unwind") || s.contains("panic_hook") || s.contains("short_backtrace")
-            || s.starts_with("pulse_runtime::ctx::Ctx::record_panic") || s.starts_with("core::bool")
+        s.contains("panicking")
+            || s.contains("begin_unwind")
+            || s.contains("panic_hook")
+            || s.contains("short_backtrace")
+            || s.starts_with("pulse_runtime::ctx::Ctx::record_panic")
+            || s.starts_with("core::bool")
             || s.starts_with("<alloc::boxed::Box<dyn for<")
             || s.contains("backtrace::Backtrace")
             || extra_machinery.iter().any(|m| s.contains(m))
     };
     // Only the leading run: std's own catch_unwind frames deep in the stack look alike.
-    let start = frames.iter().position(|(s, _)| !machinery(s)).unwrap_or(frames.len());
+    let start = frames
+        .iter()
+        .position(|(s, _)| !machinery(s))
+        .unwrap_or(frames.len());
     let end = frames[start..]
         .iter()
-        .position(|(s, _)| s.starts_with("pulse::harness") || s.starts_with("pulse_runtime::") || s.starts_with("pulse_shim_std::thread::spawn_virtual"))
+        .position(|(s, _)| {
+            s.starts_with("pulse::harness")
+                || s.starts_with("pulse_runtime::")
+                || s.starts_with("pulse_shim_std::thread::spawn_virtual")
+        })
         .map_or(frames.len(), |i| start + i);
     let mut out = String::new();
     for (i, (symbol, at)) in frames[start..end].iter().enumerate() {

@@ -5,10 +5,10 @@ use pulse_protocol::env;
 
 use crate::config::Config;
 use crate::execution::{ExecState, Status, Stop, Tid};
-use crate::report::failure::FailureKind;
 use crate::obj_ref::ObjRef;
-use pulse_protocol::Schedule;
+use crate::report::failure::FailureKind;
 use crate::report::trace::{location_string, TraceEvent};
+use pulse_protocol::Schedule;
 
 /// What went wrong in one execution, before it becomes a `Failure`.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
@@ -22,11 +22,17 @@ pub(crate) struct Explanation {
     pub backtrace: Option<String>,
 }
 
-
-pub(crate) fn replay_command(config: &Config, schedule: &Schedule, seed: Option<u64>, test: &str) -> String {
+pub(crate) fn replay_command(
+    config: &Config,
+    schedule: &Schedule,
+    seed: Option<u64>,
+    test: &str,
+) -> String {
     let long = schedule.to_string().len() > crate::report::failure::LONG_SCHEDULE;
     let in_test = !test.is_empty() && test != "main";
-    let package = std::env::var("CARGO_PKG_NAME").map(|p| format!(" -p {p}")).unwrap_or_default();
+    let package = std::env::var("CARGO_PKG_NAME")
+        .map(|p| format!(" -p {p}"))
+        .unwrap_or_default();
     let template = match &config.replay_command {
         Some(t) => t.clone(),
         // A command line people copy: a long random-strategy schedule replays by its seed,
@@ -34,16 +40,27 @@ pub(crate) fn replay_command(config: &Config, schedule: &Schedule, seed: Option<
         // its seed replays it whatever the strategy).
         None if in_test
             && seed.is_some()
-            && (schedule.is_empty() || long && config.strategy == crate::scheduler::Strategy::Random) =>
+            && (schedule.is_empty()
+                || long && config.strategy == crate::scheduler::Strategy::Random) =>
         {
-            format!("{}={{seed}} {}=1 cargo test{package} -- {{test}} --exact", env::SEED, env::SCHEDULES)
+            format!(
+                "{}={{seed}} {}=1 cargo test{package} -- {{test}} --exact",
+                env::SEED,
+                env::SCHEDULES
+            )
         }
-        None if in_test => format!("{}='{{schedule}}' cargo test{package} -- {{test}} --exact", env::REPLAY),
+        None if in_test => format!(
+            "{}='{{schedule}}' cargo test{package} -- {{test}} --exact",
+            env::REPLAY
+        ),
         None => "pulse::Builder::new().replay(\"{schedule}\").unwrap().check(..)".to_string(),
     };
     template
         .replace("{schedule}", &schedule.to_string())
-        .replace("{seed}", &seed.map_or_else(|| "-".to_string(), |s| s.to_string()))
+        .replace(
+            "{seed}",
+            &seed.map_or_else(|| "-".to_string(), |s| s.to_string()),
+        )
         .replace("{test}", test)
 }
 
@@ -55,16 +72,21 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             .iter()
             .enumerate()
             .filter_map(|(i, t)| match t.status {
-                Status::Blocked(b) => Some(describe_blocked(st, i as Tid, b.op, b.object, b.location, &t.held)),
+                Status::Blocked(b) => Some(describe_blocked(
+                    st, i as Tid, b.op, b.object, b.location, &t.held,
+                )),
                 _ => None,
             })
             .collect()
     };
     let first_blocked = || {
-        st.threads.iter().enumerate().find_map(|(i, t)| match t.status {
-            Status::Blocked(b) => Some((i as Tid, location_string(b.location))),
-            _ => None,
-        })
+        st.threads
+            .iter()
+            .enumerate()
+            .find_map(|(i, t)| match t.status {
+                Status::Blocked(b) => Some((i as Tid, location_string(b.location))),
+                _ => None,
+            })
     };
     let (kind, message, location, thread, details, backtrace) = match *stop {
         Stop::Panic { thread } => {
@@ -152,7 +174,15 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             None,
         ),
     };
-    Explanation { kind, message, location, thread, details, trace, backtrace }
+    Explanation {
+        kind,
+        message,
+        location,
+        thread,
+        details,
+        trace,
+        backtrace,
+    }
 }
 
 fn describe_blocked(
@@ -164,13 +194,22 @@ fn describe_blocked(
     held: &[(ObjRef, &'static std::panic::Location<'static>)],
 ) -> String {
     let on = match object {
-        Some(o) if o == ObjRef::thread(o.id) => format!(" waiting for thread '{}'", st.thread_name(o.id)),
+        Some(o) if o == ObjRef::thread(o.id) => {
+            format!(" waiting for thread '{}'", st.thread_name(o.id))
+        }
         Some(o) => format!(" on {o}"),
         None => String::new(),
     };
-    let mut line = format!("thread '{}' blocked in {op}{on} at {}", st.thread_name(tid), location_string(location));
+    let mut line = format!(
+        "thread '{}' blocked in {op}{on} at {}",
+        st.thread_name(tid),
+        location_string(location)
+    );
     if !held.is_empty() {
-        let holding: Vec<String> = held.iter().map(|(o, l)| format!("{o} (taken at {})", location_string(l))).collect();
+        let holding: Vec<String> = held
+            .iter()
+            .map(|(o, l)| format!("{o} (taken at {})", location_string(l)))
+            .collect();
         line.push_str(&format!(", holding {}", holding.join(", ")));
     }
     line
@@ -181,7 +220,9 @@ fn describe_blocked(
 const KEPT_TRACE: usize = 10_000;
 
 fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
-    let Some(events) = &st.trace else { return Vec::new() };
+    let Some(events) = &st.trace else {
+        return Vec::new();
+    };
     events[events.len().saturating_sub(KEPT_TRACE)..]
         .iter()
         .map(|e| TraceEvent {
@@ -196,7 +237,11 @@ fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
 
 /// Another thread that panicked before `thread` did (the first, by thread order).
 fn root_cause(st: &ExecState, thread: Tid) -> Option<Tid> {
-    st.threads.iter().enumerate().find(|(i, t)| *i as Tid != thread && t.panic.is_some()).map(|(i, _)| i as Tid)
+    st.threads
+        .iter()
+        .enumerate()
+        .find(|(i, t)| *i as Tid != thread && t.panic.is_some())
+        .map(|(i, _)| i as Tid)
 }
 
 /// Virtual time for people: `1.5s`, `20ms`, `3µs`.

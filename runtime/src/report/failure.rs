@@ -4,8 +4,8 @@
 use serde::Serialize;
 use std::fmt;
 
-use pulse_protocol::Schedule;
 use crate::report::trace::{format_table, TraceEvent};
+use pulse_protocol::Schedule;
 
 pub use pulse_protocol::FailureKind;
 use pulse_protocol::{FailureRecord, FORMAT_VERSION};
@@ -46,7 +46,10 @@ pub struct Failure {
     pub trace_tail: usize,
 }
 
-fn serialize_display<S: serde::Serializer, T: fmt::Display>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+fn serialize_display<S: serde::Serializer, T: fmt::Display>(
+    v: &T,
+    s: S,
+) -> Result<S::Ok, S::Error> {
     s.collect_str(v)
 }
 
@@ -77,10 +80,23 @@ impl Failure {
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
-            FailureKind::ToolError => writeln!(f, "pulse could not finish the run (schedule {})", self.executions)?,
-            kind => writeln!(f, "pulse found a {} after {} schedule(s)", kind.title(), self.executions)?,
+            FailureKind::ToolError => writeln!(
+                f,
+                "pulse could not finish the run (schedule {})",
+                self.executions
+            )?,
+            kind => writeln!(
+                f,
+                "pulse found a {} after {} schedule(s)",
+                kind.title(),
+                self.executions
+            )?,
         }
-        let place = self.location.as_deref().map(|l| format!(" at {l}")).unwrap_or_default();
+        let place = self
+            .location
+            .as_deref()
+            .map(|l| format!(" at {l}"))
+            .unwrap_or_default();
         if self.thread != "-" {
             writeln!(f, "  thread '{}'{place}:", self.thread)?;
         }
@@ -96,10 +112,21 @@ impl fmt::Display for Failure {
         }
         let schedule = self.schedule.to_string();
         if self.schedule.is_empty() && self.kind == FailureKind::Crash {
-            writeln!(f, "  schedule: - (it died with the process; the seed replays it)")?;
+            writeln!(
+                f,
+                "  schedule: - (it died with the process; the seed replays it)"
+            )?;
         } else if schedule.len() > LONG_SCHEDULE {
-            let cut = schedule.char_indices().nth(LONG_SCHEDULE / 2).map_or(schedule.len(), |(i, _)| i);
-            writeln!(f, "  schedule: {}… ({} choices; in full in `Failure::schedule` and the JSON record)", &schedule[..cut], self.schedule.len())?;
+            let cut = schedule
+                .char_indices()
+                .nth(LONG_SCHEDULE / 2)
+                .map_or(schedule.len(), |(i, _)| i);
+            writeln!(
+                f,
+                "  schedule: {}… ({} choices; in full in `Failure::schedule` and the JSON record)",
+                &schedule[..cut],
+                self.schedule.len()
+            )?;
         } else {
             writeln!(f, "  schedule: {schedule}")?;
         }
@@ -115,9 +142,17 @@ impl fmt::Display for Failure {
             let tail = self.trace_tail.max(1);
             let skip = self.trace.len().saturating_sub(tail);
             // Steps are numbered from 0; a long trace keeps only its end.
-            let steps = self.trace.last().map_or(0, |e| e.step + 1).max(self.trace.len() as u64);
+            let steps = self
+                .trace
+                .last()
+                .map_or(0, |e| e.step + 1)
+                .max(self.trace.len() as u64);
             if skip > 0 || steps > self.trace.len() as u64 {
-                writeln!(f, "  trace (last {} of {steps} steps):", self.trace.len().min(tail))?;
+                writeln!(
+                    f,
+                    "  trace (last {} of {steps} steps):",
+                    self.trace.len().min(tail)
+                )?;
             } else {
                 writeln!(f, "  trace ({steps} steps):")?;
             }

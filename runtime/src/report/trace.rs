@@ -44,11 +44,16 @@ pub(crate) fn location_string(loc: &Location<'_>) -> String {
 
 /// Renders events as an aligned table.
 pub fn format_table(events: &[TraceEvent]) -> String {
-    let width = |f: &dyn Fn(&TraceEvent) -> usize, min: usize| events.iter().map(f).max().unwrap_or(0).max(min);
+    let width = |f: &dyn Fn(&TraceEvent) -> usize, min: usize| {
+        events.iter().map(f).max().unwrap_or(0).max(min)
+    };
     let tw = width(&|e| e.thread.len(), 6);
     let ow = width(&|e| e.op.len(), 9);
     let bw = width(&|e| e.object.as_deref().map_or(1, str::len), 6);
-    let mut out = format!("    {:>5}  {:tw$}  {:ow$}  {:bw$}  location\n", "step", "thread", "operation", "object");
+    let mut out = format!(
+        "    {:>5}  {:tw$}  {:ow$}  {:bw$}  location\n",
+        "step", "thread", "operation", "object"
+    );
     for e in events {
         out.push_str(&format!(
             "    {:>5}  {:tw$}  {:ow$}  {:bw$}  {}\n",

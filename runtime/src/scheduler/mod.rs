@@ -34,7 +34,12 @@ pub trait Scheduler {
     /// indices, at least two). `current` is the thread that reached the scheduling point if
     /// it is still runnable; `yielding` is true when it asked to yield. `None` means the
     /// strategy cannot go on (a replayed schedule diverged from the program).
-    fn next_thread(&mut self, runnable: &[u32], current: Option<u32>, yielding: bool) -> Option<u32>;
+    fn next_thread(
+        &mut self,
+        runnable: &[u32],
+        current: Option<u32>,
+        yielding: bool,
+    ) -> Option<u32>;
 
     /// Decides a yes/no nondeterministic choice. `None`: as for `next_thread`.
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool>;
@@ -55,7 +60,11 @@ impl Default for ChoiceOdds {
         // Rare enough not to drown the search in retries, common enough that 1,000
         // schedules see many of them.
         // Writer preference is a platform policy, not a rare event: a fair coin.
-        ChoiceOdds { spurious_wakeup: 8, weak_cas_failure: 8, writer_preference: 2 }
+        ChoiceOdds {
+            spurious_wakeup: 8,
+            weak_cas_failure: 8,
+            writer_preference: 2,
+        }
     }
 }
 

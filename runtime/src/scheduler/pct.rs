@@ -61,11 +61,18 @@ impl Scheduler for PctScheduler {
         self.step = 0;
         self.next_low = 0;
         let k = self.max_steps_seen.max(1) as usize;
-        self.change_points = (1..self.depth).map(|_| below(&mut self.rng, k) as u64).collect();
+        self.change_points = (1..self.depth)
+            .map(|_| below(&mut self.rng, k) as u64)
+            .collect();
         true
     }
 
-    fn next_thread(&mut self, runnable: &[u32], current: Option<u32>, yielding: bool) -> Option<u32> {
+    fn next_thread(
+        &mut self,
+        runnable: &[u32],
+        current: Option<u32>,
+        yielding: bool,
+    ) -> Option<u32> {
         self.step += 1;
         if yielding {
             if let Some(c) = current {
@@ -109,12 +116,17 @@ mod tests {
             let mut last_holder_step = 0;
             for step in 0..300 {
                 // Thread 0 spins (yields), thread 1 holds the lock and never yields.
-                current = pct.next_thread(&[0, 1], Some(current), current == 0).unwrap();
+                current = pct
+                    .next_thread(&[0, 1], Some(current), current == 0)
+                    .unwrap();
                 if current == 1 {
                     last_holder_step = step;
                 }
             }
-            assert!(last_holder_step >= 290, "seed {seed}: the holder stopped running at step {last_holder_step}");
+            assert!(
+                last_holder_step >= 290,
+                "seed {seed}: the holder stopped running at step {last_holder_step}"
+            );
         }
     }
 }

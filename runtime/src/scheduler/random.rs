@@ -9,7 +9,10 @@ pub struct RandomScheduler {
 
 impl RandomScheduler {
     pub fn new(odds: ChoiceOdds) -> Self {
-        RandomScheduler { rng: rng_from_seed(0), odds }
+        RandomScheduler {
+            rng: rng_from_seed(0),
+            odds,
+        }
     }
 }
 
@@ -20,7 +23,12 @@ impl Scheduler for RandomScheduler {
     }
 
     #[inline]
-    fn next_thread(&mut self, runnable: &[u32], _current: Option<u32>, _yielding: bool) -> Option<u32> {
+    fn next_thread(
+        &mut self,
+        runnable: &[u32],
+        _current: Option<u32>,
+        _yielding: bool,
+    ) -> Option<u32> {
         Some(runnable[below(&mut self.rng, runnable.len())])
     }
 

@@ -12,7 +12,11 @@ pub struct ReplayScheduler {
 
 impl ReplayScheduler {
     pub fn new(schedule: &Schedule) -> Self {
-        ReplayScheduler { choices: schedule.choices.clone(), next: 0, ran: false }
+        ReplayScheduler {
+            choices: schedule.choices.clone(),
+            next: 0,
+            ran: false,
+        }
     }
 
     fn take(&mut self) -> Option<u32> {
@@ -30,7 +34,12 @@ impl Scheduler for ReplayScheduler {
         first
     }
 
-    fn next_thread(&mut self, runnable: &[u32], _current: Option<u32>, _yielding: bool) -> Option<u32> {
+    fn next_thread(
+        &mut self,
+        runnable: &[u32],
+        _current: Option<u32>,
+        _yielding: bool,
+    ) -> Option<u32> {
         self.take().filter(|c| runnable.contains(c))
     }
 

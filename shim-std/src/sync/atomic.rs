@@ -76,7 +76,11 @@ macro_rules! common_methods {
         #[track_caller]
         #[inline]
         pub fn load(&self, order: Ordering) -> $v {
-            point(concat!(stringify!($name), "::load"), stringify!($name), self.addr());
+            point(
+                concat!(stringify!($name), "::load"),
+                stringify!($name),
+                self.addr(),
+            );
             self.0.load(order)
         }
 
@@ -84,7 +88,11 @@ macro_rules! common_methods {
         #[track_caller]
         #[inline]
         pub fn store(&self, val: $v, order: Ordering) {
-            point(concat!(stringify!($name), "::store"), stringify!($name), self.addr());
+            point(
+                concat!(stringify!($name), "::store"),
+                stringify!($name),
+                self.addr(),
+            );
             self.0.store(val, order)
         }
 
@@ -92,17 +100,31 @@ macro_rules! common_methods {
         #[track_caller]
         #[inline]
         pub fn swap(&self, val: $v, order: Ordering) -> $v {
-            point(concat!(stringify!($name), "::swap"), stringify!($name), self.addr());
+            point(
+                concat!(stringify!($name), "::swap"),
+                stringify!($name),
+                self.addr(),
+            );
             self.0.swap(val, order)
         }
 
         /// Stores `new` if the current value is `current`; returns the previous value.
-        #[deprecated(since = "1.50.0", note = "Use `compare_exchange` or `compare_exchange_weak` instead")]
+        #[deprecated(
+            since = "1.50.0",
+            note = "Use `compare_exchange` or `compare_exchange_weak` instead"
+        )]
         #[track_caller]
         #[inline]
         pub fn compare_and_swap(&self, current: $v, new: $v, order: Ordering) -> $v {
-            point(concat!(stringify!($name), "::compare_and_swap"), stringify!($name), self.addr());
-            match self.0.compare_exchange(current, new, order, strongest_failure_ordering(order)) {
+            point(
+                concat!(stringify!($name), "::compare_and_swap"),
+                stringify!($name),
+                self.addr(),
+            );
+            match self
+                .0
+                .compare_exchange(current, new, order, strongest_failure_ordering(order))
+            {
                 Ok(x) | Err(x) => x,
             }
         }
@@ -110,8 +132,18 @@ macro_rules! common_methods {
         /// Stores `new` if the current value is `current`.
         #[track_caller]
         #[inline]
-        pub fn compare_exchange(&self, current: $v, new: $v, success: Ordering, failure: Ordering) -> Result<$v, $v> {
-            point(concat!(stringify!($name), "::compare_exchange"), stringify!($name), self.addr());
+        pub fn compare_exchange(
+            &self,
+            current: $v,
+            new: $v,
+            success: Ordering,
+            failure: Ordering,
+        ) -> Result<$v, $v> {
+            point(
+                concat!(stringify!($name), "::compare_exchange"),
+                stringify!($name),
+                self.addr(),
+            );
             self.0.compare_exchange(current, new, success, failure)
         }
 
@@ -126,7 +158,11 @@ macro_rules! common_methods {
             success: Ordering,
             failure: Ordering,
         ) -> Result<$v, $v> {
-            match point(concat!(stringify!($name), "::compare_exchange_weak"), stringify!($name), self.addr()) {
+            match point(
+                concat!(stringify!($name), "::compare_exchange_weak"),
+                stringify!($name),
+                self.addr(),
+            ) {
                 Some(ctx) => {
                     // The execution owns the OS thread, so this load and the exchange below
                     // are one indivisible step. Loading with `failure` also rejects the
@@ -144,7 +180,12 @@ macro_rules! common_methods {
         /// returns `None` (a loop of loads and weak exchanges, so retries are visible).
         #[track_caller]
         #[inline]
-        pub fn fetch_update<F>(&self, set_order: Ordering, fetch_order: Ordering, f: F) -> Result<$v, $v>
+        pub fn fetch_update<F>(
+            &self,
+            set_order: Ordering,
+            fetch_order: Ordering,
+            f: F,
+        ) -> Result<$v, $v>
         where
             F: FnMut($v) -> Option<$v>,
         {
@@ -175,7 +216,12 @@ macro_rules! common_methods {
         /// previous value.
         #[track_caller]
         #[inline]
-        pub fn update(&self, set_order: Ordering, fetch_order: Ordering, mut f: impl FnMut($v) -> $v) -> $v {
+        pub fn update(
+            &self,
+            set_order: Ordering,
+            fetch_order: Ordering,
+            mut f: impl FnMut($v) -> $v,
+        ) -> $v {
             let mut prev = self.load(fetch_order);
             loop {
                 match self.compare_exchange_weak(prev, f(prev), set_order, fetch_order) {
@@ -404,14 +450,18 @@ impl<T> AtomicPtr<T> {
     #[track_caller]
     #[inline]
     pub fn fetch_byte_add(&self, val: usize, order: Ordering) -> *mut T {
-        self.rmw_with("AtomicPtr::fetch_byte_add", order, |p| p.wrapping_byte_add(val))
+        self.rmw_with("AtomicPtr::fetch_byte_add", order, |p| {
+            p.wrapping_byte_add(val)
+        })
     }
 
     /// Offsets the pointer back by `val` bytes (wrapping), returning the previous pointer.
     #[track_caller]
     #[inline]
     pub fn fetch_byte_sub(&self, val: usize, order: Ordering) -> *mut T {
-        self.rmw_with("AtomicPtr::fetch_byte_sub", order, |p| p.wrapping_byte_sub(val))
+        self.rmw_with("AtomicPtr::fetch_byte_sub", order, |p| {
+            p.wrapping_byte_sub(val)
+        })
     }
 
     /// Bitwise "or" of the address with `val`, keeping provenance; returns the previous

@@ -39,7 +39,11 @@ impl Barrier {
     #[must_use]
     #[inline]
     pub const fn new(n: usize) -> Barrier {
-        Barrier { os: std::sync::Barrier::new(n), num_threads: n, state: ObjectCell::new() }
+        Barrier {
+            os: std::sync::Barrier::new(n),
+            num_threads: n,
+            state: ObjectCell::new(),
+        }
     }
 
     /// Blocks the current thread until all threads have rendezvoused here.
@@ -95,7 +99,9 @@ impl BarrierWaitResult {
 
 impl fmt::Debug for BarrierWaitResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BarrierWaitResult").field("is_leader", &self.is_leader()).finish()
+        f.debug_struct("BarrierWaitResult")
+            .field("is_leader", &self.is_leader())
+            .finish()
     }
 }
 

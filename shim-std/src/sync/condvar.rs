@@ -40,18 +40,27 @@ impl Condvar {
     #[must_use]
     #[inline]
     pub const fn new() -> Condvar {
-        Condvar { os: std::sync::Condvar::new(), state: ObjectCell::new() }
+        Condvar {
+            os: std::sync::Condvar::new(),
+            state: ObjectCell::new(),
+        }
     }
 
     /// Blocks the current thread until this condition variable receives a notification.
     #[track_caller]
     pub fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
-        self.wait_inner(guard, None, "Condvar::wait").map(|(g, _)| g).map_err(|e| PoisonError::new(e.into_inner().0))
+        self.wait_inner(guard, None, "Condvar::wait")
+            .map(|(g, _)| g)
+            .map_err(|e| PoisonError::new(e.into_inner().0))
     }
 
     /// Blocks the current thread until `condition` returns false.
     #[track_caller]
-    pub fn wait_while<'a, T, F>(&self, mut guard: MutexGuard<'a, T>, mut condition: F) -> LockResult<MutexGuard<'a, T>>
+    pub fn wait_while<'a, T, F>(
+        &self,
+        mut guard: MutexGuard<'a, T>,
+        mut condition: F,
+    ) -> LockResult<MutexGuard<'a, T>>
     where
         F: FnMut(&mut T) -> bool,
     {
@@ -62,9 +71,16 @@ impl Condvar {
     }
 
     /// Waits on this condition variable for a notification, timing out after `ms`.
-    #[deprecated(since = "1.6.0", note = "replaced by `std::sync::Condvar::wait_timeout`")]
+    #[deprecated(
+        since = "1.6.0",
+        note = "replaced by `std::sync::Condvar::wait_timeout`"
+    )]
     #[track_caller]
-    pub fn wait_timeout_ms<'a, T>(&self, guard: MutexGuard<'a, T>, ms: u32) -> LockResult<(MutexGuard<'a, T>, bool)> {
+    pub fn wait_timeout_ms<'a, T>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        ms: u32,
+    ) -> LockResult<(MutexGuard<'a, T>, bool)> {
         self.wait_timeout(guard, Duration::from_millis(ms as u64))
             .map(|(g, t)| (g, t.timed_out()))
             .map_err(|e| {
@@ -75,7 +91,11 @@ impl Condvar {
 
     /// Waits on this condition variable for a notification, timing out after `dur`.
     #[track_caller]
-    pub fn wait_timeout<'a, T>(&self, guard: MutexGuard<'a, T>, dur: Duration) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
+    pub fn wait_timeout<'a, T>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        dur: Duration,
+    ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
         self.wait_inner(guard, Some(dur), "Condvar::wait_timeout")
     }
 
@@ -116,9 +136,15 @@ impl Condvar {
         let timed_out = match (rt::current(), guard.os.take()) {
             (_, Some(os)) => {
                 let (os, timed_out) = match timeout {
-                    None => (self.os.wait(os).unwrap_or_else(PoisonError::into_inner), false),
+                    None => (
+                        self.os.wait(os).unwrap_or_else(PoisonError::into_inner),
+                        false,
+                    ),
                     Some(dur) => {
-                        let (os, r) = self.os.wait_timeout(os, dur).unwrap_or_else(PoisonError::into_inner);
+                        let (os, r) = self
+                            .os
+                            .wait_timeout(os, dur)
+                            .unwrap_or_else(PoisonError::into_inner);
                         (os, r.timed_out())
                     }
                 };

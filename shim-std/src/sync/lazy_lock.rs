@@ -38,7 +38,12 @@ impl<T, F: FnOnce() -> T> LazyLock<T, F> {
     /// Creates a new lazy value with the given initializing function.
     #[inline]
     pub const fn new(f: F) -> LazyLock<T, F> {
-        LazyLock { once: RawOnce::new(), data: UnsafeCell::new(Data { f: ManuallyDrop::new(f) }) }
+        LazyLock {
+            once: RawOnce::new(),
+            data: UnsafeCell::new(Data {
+                f: ManuallyDrop::new(f),
+            }),
+        }
     }
 
     /// Forces the evaluation of this lazy value and returns a mutable reference to the

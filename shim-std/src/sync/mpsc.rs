@@ -109,7 +109,13 @@ fn forbid_std_inside(op: &str) {
 impl<T> Chan<T> {
     fn new(bound: Option<usize>) -> Arc<Chan<T>> {
         Arc::new(Chan {
-            state: Mutex::new(State { queue: VecDeque::new(), bound, senders: 1, receiver: true, next_ticket: 0 }),
+            state: Mutex::new(State {
+                queue: VecDeque::new(),
+                bound,
+                senders: 1,
+                receiver: true,
+                next_ticket: 0,
+            }),
             name: ObjectCell::new(),
         })
     }
@@ -165,7 +171,10 @@ impl<T> Chan<T> {
                     }
                     let ticket = st.next_ticket;
                     st.next_ticket += 1;
-                    st.queue.push_back(Msg { value: t, ticket: Some(ticket) });
+                    st.queue.push_back(Msg {
+                        value: t,
+                        ticket: Some(ticket),
+                    });
                     break ticket;
                 }
                 Some(n) if st.queue.len() >= n => {
@@ -177,7 +186,10 @@ impl<T> Chan<T> {
                 }
                 _ => {}
             }
-            st.queue.push_back(Msg { value: t, ticket: None });
+            st.queue.push_back(Msg {
+                value: t,
+                ticket: None,
+            });
             drop(st);
             wake(exec);
             return Ok(());
@@ -212,7 +224,10 @@ impl<T> Chan<T> {
         if !room {
             return Err(TrySendError::Full(t));
         }
-        st.queue.push_back(Msg { value: t, ticket: None });
+        st.queue.push_back(Msg {
+            value: t,
+            ticket: None,
+        });
         drop(st);
         wake(exec);
         Ok(())
@@ -300,7 +315,9 @@ impl<T> Chan<T> {
         let discarded: VecDeque<Msg<T>> = {
             let mut st = self.lock();
             st.receiver = false;
-            let (waiting, discarded) = std::mem::take(&mut st.queue).into_iter().partition(|m| m.ticket.is_some());
+            let (waiting, discarded) = std::mem::take(&mut st.queue)
+                .into_iter()
+                .partition(|m| m.ticket.is_some());
             st.queue = waiting;
             discarded
         };
@@ -364,10 +381,24 @@ pub struct IntoIter<T> {
 pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
     if rt::current().is_some() {
         let chan = Chan::new(None);
-        (Sender { inner: SenderFlavor::Pulse(chan.clone()) }, Receiver { inner: ReceiverFlavor::Pulse(chan) })
+        (
+            Sender {
+                inner: SenderFlavor::Pulse(chan.clone()),
+            },
+            Receiver {
+                inner: ReceiverFlavor::Pulse(chan),
+            },
+        )
     } else {
         let (tx, rx) = std::sync::mpsc::channel();
-        (Sender { inner: SenderFlavor::Std(tx) }, Receiver { inner: ReceiverFlavor::Std(rx) })
+        (
+            Sender {
+                inner: SenderFlavor::Std(tx),
+            },
+            Receiver {
+                inner: ReceiverFlavor::Std(rx),
+            },
+        )
     }
 }
 
@@ -377,10 +408,24 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
 pub fn sync_channel<T>(bound: usize) -> (SyncSender<T>, Receiver<T>) {
     if rt::current().is_some() {
         let chan = Chan::new(Some(bound));
-        (SyncSender { inner: SyncSenderFlavor::Pulse(chan.clone()) }, Receiver { inner: ReceiverFlavor::Pulse(chan) })
+        (
+            SyncSender {
+                inner: SyncSenderFlavor::Pulse(chan.clone()),
+            },
+            Receiver {
+                inner: ReceiverFlavor::Pulse(chan),
+            },
+        )
     } else {
         let (tx, rx) = std::sync::mpsc::sync_channel(bound);
-        (SyncSender { inner: SyncSenderFlavor::Std(tx) }, Receiver { inner: ReceiverFlavor::Std(rx) })
+        (
+            SyncSender {
+                inner: SyncSenderFlavor::Std(tx),
+            },
+            Receiver {
+                inner: ReceiverFlavor::Std(rx),
+            },
+        )
     }
 }
 

@@ -133,15 +133,26 @@ impl<T: ?Sized> Mutex<T> {
             }
             None => match self.os.try_lock() {
                 Ok(os) => Ok(self.guard_result(Some(os), std::thread::panicking())?),
-                Err(std::sync::TryLockError::Poisoned(e)) => Ok(self.guard_result(Some(e.into_inner()), std::thread::panicking())?),
+                Err(std::sync::TryLockError::Poisoned(e)) => {
+                    Ok(self.guard_result(Some(e.into_inner()), std::thread::panicking())?)
+                }
                 Err(std::sync::TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
             },
         }
     }
 
     #[track_caller]
-    fn guard_result<'a>(&'a self, os: Option<std::sync::MutexGuard<'a, ()>>, panicking: bool) -> LockResult<MutexGuard<'a, T>> {
-        let guard = MutexGuard { lock: self, os, panicking, locked_at: Location::caller() };
+    fn guard_result<'a>(
+        &'a self,
+        os: Option<std::sync::MutexGuard<'a, ()>>,
+        panicking: bool,
+    ) -> LockResult<MutexGuard<'a, T>> {
+        let guard = MutexGuard {
+            lock: self,
+            os,
+            panicking,
+            locked_at: Location::caller(),
+        };
         poison::map_result(self.is_poisoned(), guard)
     }
 

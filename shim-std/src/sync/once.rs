@@ -56,7 +56,10 @@ pub(crate) struct Progress<K> {
 
 impl<K> Default for Progress<K> {
     fn default() -> Self {
-        Progress { running: None, kind: PhantomData }
+        Progress {
+            running: None,
+            kind: PhantomData,
+        }
     }
 }
 
@@ -112,7 +115,12 @@ impl<K: Kind> RawOnce<K> {
     /// running thread is being cleaned up after its execution ended while another
     /// thread's initialisation was in progress: it can neither wait nor run `f`.
     #[track_caller]
-    pub(crate) fn call(&self, op: &'static str, ignore_poisoning: bool, f: impl FnOnce(&OnceState)) -> bool {
+    pub(crate) fn call(
+        &self,
+        op: &'static str,
+        ignore_poisoning: bool,
+        f: impl FnOnce(&OnceState),
+    ) -> bool {
         let exec = match rt::current() {
             Some(ctx) => {
                 let obj = self.exec.obj(ctx);
@@ -128,12 +136,20 @@ impl<K: Kind> RawOnce<K> {
             }
             match state {
                 COMPLETE => return true,
-                POISONED if !ignore_poisoning => panic!("Once instance has previously been poisoned"),
+                POISONED if !ignore_poisoning => {
+                    panic!("Once instance has previously been poisoned")
+                }
                 RUNNING => self.wait_os(|s| s != RUNNING),
-                s if exec.is_none() && is_virtual_running(s) => self.wait_os(|s| !is_virtual_running(s)),
+                s if exec.is_none() && is_virtual_running(s) => {
+                    self.wait_os(|s| !is_virtual_running(s))
+                }
                 _ => match exec {
                     None => {
-                        if self.state.compare_exchange(state, RUNNING, Ordering::Acquire, Ordering::Acquire).is_ok() {
+                        if self
+                            .state
+                            .compare_exchange(state, RUNNING, Ordering::Acquire, Ordering::Acquire)
+                            .is_ok()
+                        {
                             self.run(None, state, f);
                             return true;
                         }
@@ -148,8 +164,13 @@ impl<K: Kind> RawOnce<K> {
                             free
                         };
                         if free {
-                            let running = if state == POISONED { VIRTUAL_FROM_POISONED } else { VIRTUAL_FROM_INCOMPLETE };
-                            self.running_exec.store(ctx.execution_id(), Ordering::Relaxed);
+                            let running = if state == POISONED {
+                                VIRTUAL_FROM_POISONED
+                            } else {
+                                VIRTUAL_FROM_INCOMPLETE
+                            };
+                            self.running_exec
+                                .store(ctx.execution_id(), Ordering::Relaxed);
                             self.state.store(running, Ordering::Release);
                             self.run(exec, state, f);
                             return true;
@@ -165,8 +186,14 @@ impl<K: Kind> RawOnce<K> {
 
     #[track_caller]
     fn run(&self, exec: Option<(rt::Ctx, ObjRef)>, from: u8, f: impl FnOnce(&OnceState)) {
-        let mut finish = Finish { once: self, exec, done: false };
-        f(&OnceState { poisoned: from == POISONED });
+        let mut finish = Finish {
+            once: self,
+            exec,
+            done: false,
+        };
+        f(&OnceState {
+            poisoned: from == POISONED,
+        });
         finish.done = true;
         if let Some((ctx, obj)) = exec {
             // Other threads may see what `f` did before they see the completion.
@@ -226,8 +253,14 @@ impl<K: Kind> RawOnce<K> {
         if !ended {
             return false;
         }
-        let to = if K::ABORT_POISONS || state == VIRTUAL_FROM_POISONED { POISONED } else { INCOMPLETE };
-        let _ = self.state.compare_exchange(state, to, Ordering::AcqRel, Ordering::Acquire);
+        let to = if K::ABORT_POISONS || state == VIRTUAL_FROM_POISONED {
+            POISONED
+        } else {
+            INCOMPLETE
+        };
+        let _ = self
+            .state
+            .compare_exchange(state, to, Ordering::AcqRel, Ordering::Acquire);
         true
     }
 
@@ -235,7 +268,10 @@ impl<K: Kind> RawOnce<K> {
     fn wait_os(&self, settled: impl Fn(u8) -> bool) {
         let mut guard = self.os_lock.lock().unwrap_or_else(PoisonError::into_inner);
         while !settled(self.state.load(Ordering::Acquire)) {
-            guard = self.os_done.wait(guard).unwrap_or_else(PoisonError::into_inner);
+            guard = self
+                .os_done
+                .wait(guard)
+                .unwrap_or_else(PoisonError::into_inner);
         }
     }
 
@@ -282,7 +318,11 @@ impl<K: Kind> Drop for Finish<'_, K> {
             self.once.exec.enter(ctx).state.running = None;
             ctx.wake_all(obj);
         }
-        let _guard = self.once.os_lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let _guard = self
+            .once
+            .os_lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         self.once.os_done.notify_all();
     }
 }
@@ -320,7 +360,9 @@ impl Once {
     #[must_use]
     #[allow(clippy::new_without_default)] // std's `Once` has no `Default`
     pub const fn new() -> Once {
-        Once { inner: RawOnce::new() }
+        Once {
+            inner: RawOnce::new(),
+        }
     }
 
     /// Performs an initialization routine once and only once. The given closure will be
@@ -389,6 +431,8 @@ impl OnceState {
 
 impl fmt::Debug for OnceState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OnceState").field("poisoned", &self.is_poisoned()).finish()
+        f.debug_struct("OnceState")
+            .field("poisoned", &self.is_poisoned())
+            .finish()
     }
 }

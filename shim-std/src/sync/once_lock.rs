@@ -35,7 +35,11 @@ impl<T> OnceLock<T> {
     #[inline]
     #[must_use]
     pub const fn new() -> OnceLock<T> {
-        OnceLock { once: RawOnce::new(), value: UnsafeCell::new(MaybeUninit::uninit()), _marker: PhantomData }
+        OnceLock {
+            once: RawOnce::new(),
+            value: UnsafeCell::new(MaybeUninit::uninit()),
+            _marker: PhantomData,
+        }
     }
 
     /// Gets the reference to the underlying value.

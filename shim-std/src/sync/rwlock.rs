@@ -79,7 +79,11 @@ impl<T> RwLock<T> {
     #[inline]
     pub const fn new(t: T) -> RwLock<T> {
         RwLock {
-            raw: Raw { os: std::sync::RwLock::new(()), os_poisoned: AtomicBool::new(false), state: ObjectCell::new() },
+            raw: Raw {
+                os: std::sync::RwLock::new(()),
+                os_poisoned: AtomicBool::new(false),
+                state: ObjectCell::new(),
+            },
             data: UnsafeCell::new(t),
         }
     }
@@ -167,10 +171,17 @@ impl<T: ?Sized> RwLock<T> {
         }
     }
 
-    fn read_guard<'a>(&'a self, os: Option<std::sync::RwLockReadGuard<'a, ()>>) -> RwLockReadGuard<'a, T> {
+    fn read_guard<'a>(
+        &'a self,
+        os: Option<std::sync::RwLockReadGuard<'a, ()>>,
+    ) -> RwLockReadGuard<'a, T> {
         // SAFETY: `UnsafeCell::get` is never null.
         let data = unsafe { NonNull::new_unchecked(self.data.get()) };
-        RwLockReadGuard { data, raw: &self.raw, os }
+        RwLockReadGuard {
+            data,
+            raw: &self.raw,
+            os,
+        }
     }
 
     fn write_result<'a>(
@@ -178,7 +189,14 @@ impl<T: ?Sized> RwLock<T> {
         os: Option<std::sync::RwLockWriteGuard<'a, ()>>,
         panicking: bool,
     ) -> LockResult<RwLockWriteGuard<'a, T>> {
-        poison::map_result(self.is_poisoned(), RwLockWriteGuard { lock: self, os, panicking })
+        poison::map_result(
+            self.is_poisoned(),
+            RwLockWriteGuard {
+                lock: self,
+                os,
+                panicking,
+            },
+        )
     }
 
     /// Determines whether the lock is poisoned.

@@ -63,7 +63,12 @@ impl<T: 'static> LocalKey<T> {
 
     /// The running virtual thread's value: its own, created with `init` on first use.
     /// `None` once its locals are being destroyed.
-    fn with_pulse<R>(&'static self, ctx: rt::Ctx, init: impl FnOnce() -> T, f: impl FnOnce(&T) -> R) -> Option<R> {
+    fn with_pulse<R>(
+        &'static self,
+        ctx: rt::Ctx,
+        init: impl FnOnce() -> T,
+        f: impl FnOnce(&T) -> R,
+    ) -> Option<R> {
         ctx.with_local(self as *const Self as usize, init, f)
     }
 
@@ -98,7 +103,12 @@ impl<T: 'static> LocalKey<T> {
     /// std's `initialize_with`, under pulse: runs `f` on the thread's value, which is
     /// `value` if it was not yet initialized (then `f` gets `None`, else `Some(value)`).
     #[track_caller]
-    fn initialize_with<R>(&'static self, ctx: rt::Ctx, value: T, f: impl FnOnce(Option<T>, &T) -> R) -> R {
+    fn initialize_with<R>(
+        &'static self,
+        ctx: rt::Ctx,
+        value: T,
+        f: impl FnOnce(Option<T>, &T) -> R,
+    ) -> R {
         let slot = Cell::new(Some(value));
         let init = || slot.take().expect("the initializer runs at most once");
         match self.with_pulse(ctx, init, |v| f(slot.take(), v)) {

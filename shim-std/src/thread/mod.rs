@@ -52,12 +52,20 @@ enum ThreadRepr {
     Os(std::thread::Thread),
     /// `exec`: the execution the thread belongs to; a handle kept past it (in a static)
     /// must not reach a thread of a later execution that reuses the index.
-    Virtual { tid: u32, exec: u64, name: Option<Arc<str>> },
+    Virtual {
+        tid: u32,
+        exec: u64,
+        name: Option<Arc<str>>,
+    },
 }
 
 impl Thread {
     fn virtual_thread(ctx: rt::Ctx, tid: u32, name: Option<Arc<str>>) -> Thread {
-        Thread(ThreadRepr::Virtual { tid, exec: ctx.execution_id(), name })
+        Thread(ThreadRepr::Virtual {
+            tid,
+            exec: ctx.execution_id(),
+            name,
+        })
     }
 
     /// Atomically makes the handle's token available if it is not already.
@@ -95,7 +103,10 @@ impl Thread {
 
 impl fmt::Debug for Thread {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Thread").field("id", &self.id()).field("name", &self.name()).finish_non_exhaustive()
+        f.debug_struct("Thread")
+            .field("id", &self.id())
+            .field("name", &self.name())
+            .finish_non_exhaustive()
     }
 }
 
@@ -134,7 +145,9 @@ struct VirtualHandle<T> {
 impl<T> VirtualHandle<T> {
     /// The running execution, if it is the one this thread belongs to.
     fn own_execution(&self) -> Option<rt::Ctx> {
-        let ThreadRepr::Virtual { exec, .. } = self.thread.0 else { return None };
+        let ThreadRepr::Virtual { exec, .. } = self.thread.0 else {
+            return None;
+        };
         rt::current().filter(|c| c.execution_id() == exec)
     }
 
@@ -146,8 +159,10 @@ impl<T> VirtualHandle<T> {
         ctx.join(self.tid)?;
         // SAFETY: the thread finished; nobody else reads the packet. It is empty only for a
         // thread spawned while its execution was being cleaned up, which never ran.
-        unsafe { (*self.packet.0.get()).take() }
-            .ok_or_else(|| Box::new("pulse: the thread was spawned after its execution ended and never ran") as Box<dyn Any + Send>)
+        unsafe { (*self.packet.0.get()).take() }.ok_or_else(|| {
+            Box::new("pulse: the thread was spawned after its execution ended and never ran")
+                as Box<dyn Any + Send>
+        })
     }
 
     #[track_caller]
@@ -167,7 +182,12 @@ impl<T> VirtualHandle<T> {
 /// # Safety
 /// As `Ctx::spawn_unchecked`: the thread must be joined before what `f` borrows dies.
 #[track_caller]
-unsafe fn spawn_virtual<'a, F, T>(ctx: rt::Ctx, name: Option<String>, stack_size: Option<usize>, f: F) -> VirtualHandle<T>
+unsafe fn spawn_virtual<'a, F, T>(
+    ctx: rt::Ctx,
+    name: Option<String>,
+    stack_size: Option<usize>,
+    f: F,
+) -> VirtualHandle<T>
 where
     F: FnOnce() -> T + 'a,
     T: 'a,
@@ -181,7 +201,11 @@ where
         unsafe { *result.0.get() = Some(value) };
     });
     let tid = unsafe { ctx.spawn_unchecked(name.clone(), stack_size, body) };
-    VirtualHandle { thread: Thread::virtual_thread(ctx, tid, name), tid, packet }
+    VirtualHandle {
+        thread: Thread::virtual_thread(ctx, tid, name),
+        tid,
+        packet,
+    }
 }
 
 /// An owned permission to join on a thread (block on its termination).
@@ -233,14 +257,18 @@ impl<T> std::os::unix::thread::JoinHandleExt for JoinHandle<T> {
         match &self.0 {
             JoinRepr::Os(h) => h.as_pthread_t(),
             // SAFETY: pthread_self has no preconditions.
-            JoinRepr::Virtual(_) => (unsafe { libc::pthread_self() }) as std::os::unix::thread::RawPthread,
+            JoinRepr::Virtual(_) => {
+                (unsafe { libc::pthread_self() }) as std::os::unix::thread::RawPthread
+            }
         }
     }
 
     fn into_pthread_t(self) -> std::os::unix::thread::RawPthread {
         match self.0 {
             JoinRepr::Os(h) => h.into_pthread_t(),
-            JoinRepr::Virtual(_) => (unsafe { libc::pthread_self() }) as std::os::unix::thread::RawPthread,
+            JoinRepr::Virtual(_) => {
+                (unsafe { libc::pthread_self() }) as std::os::unix::thread::RawPthread
+            }
         }
     }
 }
@@ -269,7 +297,8 @@ mod thread_cache {
     pub(super) fn lookup(t: &std::thread::Thread) -> &'static Thread {
         let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
         let map = cache.get_or_insert_with(HashMap::new);
-        map.entry(t.id()).or_insert_with(|| Box::leak(Box::new(Thread(ThreadRepr::Os(t.clone())))))
+        map.entry(t.id())
+            .or_insert_with(|| Box::leak(Box::new(Thread(ThreadRepr::Os(t.clone())))))
     }
 }
 
@@ -284,7 +313,10 @@ pub struct Builder {
 impl Builder {
     /// Generates the base configuration for spawning a thread.
     pub fn new() -> Builder {
-        Builder { name: None, stack_size: None }
+        Builder {
+            name: None,
+            stack_size: None,
+        }
     }
 
     /// Names the thread-to-be.
@@ -321,21 +353,32 @@ impl Builder {
     {
         self.check_name();
         match rt::current() {
-            Some(ctx) => Ok(JoinHandle(JoinRepr::Virtual(unsafe { spawn_virtual(ctx, self.name, self.stack_size, f) }))),
-            None => unsafe { self.into_std().spawn_unchecked(f) }.map(|h| JoinHandle(JoinRepr::Os(h))),
+            Some(ctx) => Ok(JoinHandle(JoinRepr::Virtual(unsafe {
+                spawn_virtual(ctx, self.name, self.stack_size, f)
+            }))),
+            None => {
+                unsafe { self.into_std().spawn_unchecked(f) }.map(|h| JoinHandle(JoinRepr::Os(h)))
+            }
         }
     }
 
     /// Spawns a new scoped thread using the settings set through this `Builder`.
     #[track_caller]
-    pub fn spawn_scoped<'scope, 'env, F, T>(self, scope: &'scope Scope<'scope, 'env>, f: F) -> io::Result<ScopedJoinHandle<'scope, T>>
+    pub fn spawn_scoped<'scope, 'env, F, T>(
+        self,
+        scope: &'scope Scope<'scope, 'env>,
+        f: F,
+    ) -> io::Result<ScopedJoinHandle<'scope, T>>
     where
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
         self.check_name();
         match &scope.kind {
-            ScopeKind::Os(s) => self.into_std().spawn_scoped(s, f).map(|h| ScopedJoinHandle(ScopedRepr::Os(h))),
+            ScopeKind::Os(s) => self
+                .into_std()
+                .spawn_scoped(s, f)
+                .map(|h| ScopedJoinHandle(ScopedRepr::Os(h))),
             ScopeKind::Virtual(v) => {
                 let ctx = rt::current().expect("pulse: a pulse scope used outside its execution");
                 let handle = unsafe { spawn_virtual(ctx, self.name, self.stack_size, f) };
@@ -420,9 +463,15 @@ fn virtual_scope<'env, F, T>(ctx: rt::Ctx, f: F) -> T
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
 {
-    let scope = Scope { kind: ScopeKind::Virtual(std::sync::Mutex::new(Vec::new())), scope: PhantomData, env: PhantomData };
+    let scope = Scope {
+        kind: ScopeKind::Virtual(std::sync::Mutex::new(Vec::new())),
+        scope: PhantomData,
+        env: PhantomData,
+    };
     let result = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
-    let ScopeKind::Virtual(spawned) = &scope.kind else { unreachable!() };
+    let ScopeKind::Virtual(spawned) = &scope.kind else {
+        unreachable!()
+    };
     // Join every thread, including ones spawned by scoped threads while we wait.
     let mut a_thread_panicked = false;
     loop {
@@ -458,10 +507,17 @@ where
             }
         }
     }
-    let mut allocation = Allocation(std::ptr::null_mut(), std::alloc::Layout::new::<Scope<'static, 'static>>());
+    let mut allocation = Allocation(
+        std::ptr::null_mut(),
+        std::alloc::Layout::new::<Scope<'static, 'static>>(),
+    );
     let slot = &mut allocation.0;
     std::thread::scope(|s| {
-        let boxed = Box::new(Scope { kind: ScopeKind::Os(s), scope: PhantomData, env: PhantomData });
+        let boxed = Box::new(Scope {
+            kind: ScopeKind::Os(s),
+            scope: PhantomData,
+            env: PhantomData,
+        });
         let ptr = Box::into_raw(boxed);
         *slot = ptr as *mut u8;
         // SAFETY: lives until `allocation` drops, after std joined every scoped thread.
@@ -477,7 +533,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
-        Builder::new().spawn_scoped(self, f).expect("failed to spawn thread")
+        Builder::new()
+            .spawn_scoped(self, f)
+            .expect("failed to spawn thread")
     }
 }
 
@@ -588,7 +646,9 @@ pub fn panicking() -> bool {
 /// number under pulse, so a schedule replays the same on any machine).
 pub fn available_parallelism() -> io::Result<NonZeroUsize> {
     match rt::current() {
-        Some(ctx) => Ok(NonZeroUsize::new(ctx.available_parallelism()).unwrap_or(NonZeroUsize::MIN)),
+        Some(ctx) => {
+            Ok(NonZeroUsize::new(ctx.available_parallelism()).unwrap_or(NonZeroUsize::MIN))
+        }
         None => std::thread::available_parallelism(),
     }
 }

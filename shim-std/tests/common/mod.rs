@@ -16,7 +16,12 @@ pub struct Finished {
 
 /// Runs `command` to its end, or kills it after `limit` and panics with what it printed.
 pub fn run_with_deadline(command: &mut Command, limit: Duration) -> Finished {
-    let mut child = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     let readers = [
@@ -36,8 +41,13 @@ pub fn run_with_deadline(command: &mut Command, limit: Duration) -> Finished {
         std::thread::sleep(Duration::from_millis(10));
     };
     let [stdout, stderr] = readers.map(|r| r.join().unwrap());
-    let status = status.unwrap_or_else(|| panic!("the child hung for {limit:?}\n{stdout}\n{stderr}"));
-    Finished { status, stdout, stderr }
+    let status =
+        status.unwrap_or_else(|| panic!("the child hung for {limit:?}\n{stdout}\n{stderr}"));
+    Finished {
+        status,
+        stdout,
+        stderr,
+    }
 }
 
 fn read_all(r: &mut impl Read) -> String {

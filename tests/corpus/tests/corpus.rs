@@ -13,16 +13,25 @@ fn search(schedules: u64, f: fn()) -> Report {
 
 /// With timed waits expiring as scheduler choices (pulse_time's `time_random`).
 fn search_time_random(schedules: u64, f: fn()) -> Report {
-    Builder::new().schedules(schedules).seed(20261122).time(TimeMode::Random).run(f)
+    Builder::new()
+        .schedules(schedules)
+        .seed(20261122)
+        .time(TimeMode::Random)
+        .run(f)
 }
 
 fn assert_found(name: &str, f: fn(), kind: Option<FailureKind>) {
     let report = search(FIND_WITHIN, f);
-    let failure = report.failure.unwrap_or_else(|| panic!("{name}: bug not found within {FIND_WITHIN} schedules"));
+    let failure = report
+        .failure
+        .unwrap_or_else(|| panic!("{name}: bug not found within {FIND_WITHIN} schedules"));
     if let Some(kind) = kind {
         assert_eq!(failure.kind, kind, "{name}: {failure}");
     }
-    assert!(failure.reproduced, "{name}: replay did not reproduce\n{failure}");
+    assert!(
+        failure.reproduced,
+        "{name}: replay did not reproduce\n{failure}"
+    );
 }
 
 fn assert_passes(name: &str, f: fn()) {
@@ -68,7 +77,10 @@ mod sleep_ordering {
     #[test]
     fn buggy_is_found_when_time_is_random() {
         let report = search_time_random(FIND_WITHIN, corpus::sleep_ordering::scenario_buggy);
-        assert!(report.failure.is_some(), "sleep_ordering: bug not found with TimeMode::Random");
+        assert!(
+            report.failure.is_some(),
+            "sleep_ordering: bug not found with TimeMode::Random"
+        );
         assert!(search(FIND_WITHIN, corpus::sleep_ordering::scenario_buggy).passed());
     }
     #[test]
