@@ -477,7 +477,8 @@ const CRATES: &[Crate] = &[
                 "r2d2 test::events",
                 "a real race in the test's event order: drop_conns asks a worker for a new \
                  connection while locked, then unlocks and records Release; the worker's \
-                 Acquire can come first (src/lib.rs:193-201), so events[4] is not Release",
+                 Acquire can come first (src/lib.rs:193-201), so events[4] is not Release \
+                 (plain cargo test hits it too under load)",
             ),
             (
                 "r2d2 test::test_idle_timeout",
