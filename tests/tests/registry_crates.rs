@@ -7,9 +7,11 @@
 //! README's "Published crates" table is measured with the same settings.
 //!
 //! - Network: the crates are fetched with `cargo fetch` (short HTTP timeout, no retries, a
-//!   deadline). If crates.io cannot be reached, each test prints `skipped: crates.io not
-//!   reachable: ...` and passes. Once fetched, the crates and their dev-dependencies stay in
-//!   cargo's cache (`$CARGO_HOME`, default `~/.cargo`) and runs work offline.
+//!   deadline) into cargo's cache (`$CARGO_HOME`, default `~/.cargo`) and copied from its
+//!   `registry/src`. The fetch resolves afresh every run, so it is also the reachability check:
+//!   if crates.io cannot be reached, each test prints `skipped: crates.io not reachable: ...`
+//!   and passes within a second (even with every crate cached: the suite's `cargo install` of
+//!   cargo-pulse would retry for many minutes).
 //! - Pinning: the crates themselves are pinned (`=x.y.z`); their dev-dependencies are resolved
 //!   by cargo to the newest compatible versions when the lock file is first made (kept in the
 //!   scratch dir afterwards).
