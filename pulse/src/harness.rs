@@ -63,9 +63,11 @@ const DID_NOT_PANIC: &str =
 pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
     let test = meta.test_name();
     // One test per process under cargo-pulse: any other OS thread is the test's.
+    let home_crate = meta.module_path.split("::").next().map(str::to_string);
     let mut builder = Builder::try_from_env()
         .unwrap_or_else(|e| panic!("pulse: {e}"))
         .watch_os_threads(true);
+    builder.config.home_crate = home_crate;
     if let Some(template) = &builder.config.replay_command {
         builder.config.replay_command = Some(template.replace("{test}", &test));
     }

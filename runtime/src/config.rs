@@ -51,6 +51,9 @@ pub struct Config {
     /// Called with a failure as soon as it is found, before its traced replay (which can
     /// crash the process).
     pub on_found: Option<FoundFn>,
+    /// The crate of the test being run (set by the harness): when a thread stalls in it,
+    /// the watchdog does not advise instrumenting it, since it already is.
+    pub home_crate: Option<String>,
     /// Look for OS threads the test starts outside pulse (`Report::os_threads`). Only
     /// meaningful when one test runs per process, as under cargo-pulse: libtest's other
     /// test threads would count too.
@@ -84,6 +87,7 @@ impl Default for Config {
             blocking_timeout: None,
             on_blocked: None,
             on_found: None,
+            home_crate: None,
             watch_os_threads: false,
         }
     }

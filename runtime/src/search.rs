@@ -118,7 +118,12 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     let _watchdog = config.blocking_timeout.map(|timeout| {
         let hb = Arc::new(watchdog::Heartbeat::default());
         search.executor.state().heartbeat = Some(hb.clone());
-        watchdog::start(hb, timeout, config.on_blocked.clone())
+        watchdog::start(
+            hb,
+            timeout,
+            config.on_blocked.clone(),
+            config.home_crate.clone(),
+        )
     });
     let mut report = Report {
         executions: 0,

@@ -60,6 +60,7 @@ pub(crate) fn start(
     heartbeat: Arc<Heartbeat>,
     timeout: Duration,
     on_blocked: Option<BlockedFn>,
+    home_crate: Option<String>,
 ) -> Guard {
     #[cfg(unix)]
     {
@@ -67,41 +68,41 @@ pub(crate) fn start(
         let _ = heartbeat.os_thread.set(unsafe { libc::pthread_self() });
     }
     let hb = heartbeat.clone();
-    let spawned = std::thread::Builder::new().name(THREAD_NAME.into()).spawn(move || {
-        let mut last = hb.beats.load(Ordering::Relaxed);
-        let mut since = Instant::now();
-        while !hb.done.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(50).min(timeout));
-            let now = hb.beats.load(Ordering::Relaxed);
-            if now != last || hb.paused.load(Ordering::Relaxed) {
-                last = now;
-                since = Instant::now();
-            } else if since.elapsed() >= timeout && !hb.done.load(Ordering::Relaxed) {
-                let mut report = describe(&hb, since.elapsed());
-                #[cfg(unix)]
-                if let Some(bt) = hb.os_thread.get().and_then(|t| stack::capture(*t)) {
-                    let frames = crate::report::backtrace::user_frames_of(&bt, stack::HANDLER_FRAMES);
-                    if let Some(culprit) = blocking_crate(&frames) {
-                        report.push_str(&format!(
-                            "\n  It blocks inside `{culprit}`: instrument it (`cargo pulse test --instrument-dep {culprit}`), \
-                             or mark the call into it #[pulse::atomic] if it is a self-contained side effect."
-                        ));
+    let spawned = std::thread::Builder::new()
+        .name(THREAD_NAME.into())
+        .spawn(move || {
+            let mut last = hb.beats.load(Ordering::Relaxed);
+            let mut since = Instant::now();
+            while !hb.done.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(50).min(timeout));
+                let now = hb.beats.load(Ordering::Relaxed);
+                if now != last || hb.paused.load(Ordering::Relaxed) {
+                    last = now;
+                    since = Instant::now();
+                } else if since.elapsed() >= timeout && !hb.done.load(Ordering::Relaxed) {
+                    let mut report = describe(&hb, since.elapsed());
+                    #[cfg(unix)]
+                    if let Some(bt) = hb.os_thread.get().and_then(|t| stack::capture(*t)) {
+                        let frames =
+                            crate::report::backtrace::user_frames_of(&bt, stack::HANDLER_FRAMES);
+                        if let Some(advice) = advice(&frames, home_crate.as_deref()) {
+                            report.push_str(&advice);
+                        }
+                        report.push_str("\n  where it is blocked (innermost first):\n");
+                        for line in frames.lines() {
+                            report.push_str("    ");
+                            report.push_str(line);
+                            report.push('\n');
+                        }
                     }
-                    report.push_str("\n  where it is blocked (innermost first):\n");
-                    for line in frames.lines() {
-                        report.push_str("    ");
-                        report.push_str(line);
-                        report.push('\n');
+                    if let Some(f) = &on_blocked {
+                        f(&report);
                     }
+                    eprintln!("{report}");
+                    std::process::exit(BLOCKED_EXIT_CODE);
                 }
-                if let Some(f) = &on_blocked {
-                    f(&report);
-                }
-                eprintln!("{report}");
-                std::process::exit(BLOCKED_EXIT_CODE);
             }
-        }
-    });
+        });
     if let Err(e) = spawned {
         eprintln!("pulse: could not start the blocking watchdog: {e}");
     }
@@ -132,6 +133,26 @@ fn describe(hb: &Heartbeat, stalled: Duration) -> String {
         last.map(|l| format!(" since its last pulse operation at {l}"))
             .unwrap_or_default(),
     )
+}
+
+/// What to do about the crate a stalled thread stops in (`frames` innermost first).
+fn advice(frames: &str, home_crate: Option<&str>) -> Option<String> {
+    let culprit = blocking_crate(frames)?;
+    Some(if home_crate == Some(culprit.as_str()) {
+        // The test's own crate is instrumented: it loops or blocks there without a
+        // synchronising operation.
+        format!(
+            "\n  It stops in the test's own crate `{culprit}`: a loop that never reaches a \
+             synchronising operation (`loop {{}}`, a spin on a plain variable) cannot be \
+             preempted, and a blocking call there is outside pulse: mark it #[pulse::atomic] if \
+             it is a self-contained side effect."
+        )
+    } else {
+        format!(
+            "\n  It blocks inside `{culprit}`: instrument it (`cargo pulse test --instrument-dep \
+             {culprit}`), or mark the call into it #[pulse::atomic] if it is a self-contained side effect."
+        )
+    })
 }
 
 /// The crate of the innermost frame that is neither std's nor pulse's: where the thread
@@ -252,5 +273,17 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn the_test_s_own_crate_is_not_to_be_instrumented_again() {
+        let frames = "  0: spin::once::Once<T>::call_once\n  1: spin::once::tests::try_no_wait\n";
+        let own = super::advice(frames, Some("spin")).unwrap();
+        assert!(
+            own.contains("the test's own crate `spin`") && !own.contains("--instrument-dep"),
+            "{own}"
+        );
+        let dep = super::advice(frames, Some("my_app")).unwrap();
+        assert!(dep.contains("--instrument-dep spin"), "{dep}");
     }
 }
