@@ -65,6 +65,10 @@ fn main() {
     table.push_str(&format!(
         "pub const SUPPORT_HASH: &str = \"{hash:016x}\";\n"
     ));
+    // The list itself, so the support tree's reader names the crates from this one place.
+    table.push_str(&format!(
+        "pub const SUPPORT_CRATES: &[&str] = &{CRATES:?};\n"
+    ));
 
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("support_files.rs");
     fs::write(&out, table).unwrap_or_else(|e| panic!("writing {}: {e}", out.display()));

@@ -17,17 +17,6 @@ mod embedded {
     include!(concat!(env!("OUT_DIR"), "/support_files.rs"));
 }
 
-/// The crates, by directory in the support tree (as `build.rs` embeds them).
-#[cfg(test)]
-const CRATES: &[&str] = &[
-    "protocol",
-    "runtime",
-    "shim-std",
-    "pulse-macros",
-    "pulse",
-    "shim-parking-lot-core",
-];
-
 /// An unpacked support tree.
 #[derive(Debug, Clone)]
 pub struct Support {
@@ -166,7 +155,7 @@ mod tests {
     fn every_support_crate_is_embedded_with_a_standalone_manifest() {
         let dir = tempfile::tempdir().unwrap();
         write_tree(dir.path(), dir.path()).unwrap();
-        for krate in CRATES {
+        for krate in embedded::SUPPORT_CRATES {
             let text = std::fs::read_to_string(dir.path().join(krate).join("Cargo.toml")).unwrap();
             assert!(
                 !text.contains("workspace = true") && !text.contains(".workspace"),
