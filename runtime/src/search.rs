@@ -184,8 +184,9 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             search.isolated = true;
             search.executor.state().warn(LEAKING.to_string());
         }
+        // Checked after the first execution too: threads it started may have ended by the last.
         if let (0, Some(before)) = (i, &threads_before) {
-            report.os_threads = before.started_since();
+            note_unscheduled_threads(before, &mut report.os_threads);
         }
         if outcome.failed {
             let seed = (!replaying).then_some(seed);
@@ -206,20 +207,12 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     if let Some(progress) = &config.progress {
         progress(report.executions, planned);
     }
-    for name in threads_before
-        .as_ref()
-        .map(os_threads::Snapshot::started_since)
-        .unwrap_or_default()
-    {
-        if !report.os_threads.contains(&name) {
-            report.os_threads.push(name);
+    if let Some(before) = &threads_before {
+        note_unscheduled_threads(before, &mut report.os_threads);
+        if !report.os_threads.is_empty() {
+            let warning = unscheduled_threads_warning(&report.os_threads);
+            search.executor.state().warn(warning);
         }
-    }
-    if !report.os_threads.is_empty() {
-        search
-            .executor
-            .state()
-            .warn(unscheduled_threads_warning(&report.os_threads));
     }
     report.warnings = std::mem::take(&mut search.executor.state().warnings);
     if let Some(failure) = &mut report.failure {
@@ -387,6 +380,15 @@ fn with_tail(message: String, stderr: &str) -> String {
     }
     let tail = &lines[lines.len().saturating_sub(LINES)..];
     format!("{message}; its last words on stderr:\n{}", tail.join("\n"))
+}
+
+/// Adds the names of OS threads started since `before` to `names`, each once.
+fn note_unscheduled_threads(before: &os_threads::Snapshot, names: &mut Vec<String>) {
+    for name in before.started_since() {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
 }
 
 fn unscheduled_threads_warning(names: &[String]) -> String {
