@@ -141,8 +141,9 @@ pub(crate) struct ExecState {
     pub steps: u64,
     pub schedule: Vec<u32>,
     pub clock_ns: u64,
-    /// The step at which the test's main thread returned.
-    main_returned_at: Option<u64>,
+    /// The step past which threads the test did not join are let go (`u64::MAX` until the
+    /// main thread returns, and always under `Detached::Fail`).
+    let_go_after: u64,
     /// No timed wait ends before this (`u64::MAX`: none pending); may be early, never late.
     earliest_deadline: u64,
     pub next_object: u32,
@@ -170,7 +171,7 @@ impl ExecState {
             steps: 0,
             schedule: Vec::new(),
             clock_ns: 0,
-            main_returned_at: None,
+            let_go_after: u64::MAX,
             earliest_deadline: u64::MAX,
             next_object: 0,
             trace: None,
@@ -194,7 +195,7 @@ impl ExecState {
         self.steps = 0;
         self.schedule.clear();
         self.clock_ns = 0;
-        self.main_returned_at = None;
+        self.let_go_after = u64::MAX;
         self.earliest_deadline = u64::MAX;
         self.next_object = 0;
         self.trace = if tracing { Some(Vec::new()) } else { None };
@@ -376,8 +377,8 @@ impl ExecState {
     pub fn finish_current(&mut self) {
         self.trace_event(EventKind::Exit, "", None, None);
         let me = self.current;
-        if me == 0 {
-            self.main_returned_at = Some(self.steps);
+        if me == 0 && self.config.detached == Detached::Warn {
+            self.let_go_after = self.steps + DETACHED_STEPS;
         }
         self.threads[me as usize].status = Status::Finished;
         self.threads[me as usize].held.clear();
@@ -434,11 +435,7 @@ impl ExecState {
         }
         // After the test returned, threads it did not join run on for a while, then are let
         // go, as std's process exit would (unless detached threads are to fail the test).
-        if self
-            .main_returned_at
-            .is_some_and(|at| self.steps - at > DETACHED_STEPS)
-            && self.config.detached == Detached::Warn
-        {
+        if self.steps > self.let_go_after {
             self.next = None;
             return;
         }
