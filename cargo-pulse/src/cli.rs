@@ -210,9 +210,10 @@ pub struct TestArgs {
     /// Scheduling strategy: `random` or `pct:D` (probabilistic concurrency testing, depth D).
     #[arg(long, value_name = "STRATEGY", value_parser = clap::value_parser!(Strategy), help_heading = "Search")]
     pub strategy: Option<Strategy>,
-    /// When timed waits (sleep, wait_timeout, recv_timeout, park_timeout) expire: `idle`
-    /// (default: only when no thread can run) or `random` (a scheduler choice at any point,
-    /// finds sleeps used as synchronisation).
+    /// How virtual time passes (pulse_time's modes): `portfolio` (default: each schedule
+    /// `infinitely-fast` or `quite-slow-random=50ms`, drawn from its seed), `infinitely-fast`,
+    /// `infinitely-slow`, `time-random`, `quite-slow=DURATION`, `quite-slow-random=DURATION`,
+    /// each optionally followed by `,jitter=DURATION` and `,increment=DURATION`.
     #[arg(long, value_name = "MODE", value_parser = clap::value_parser!(TimeMode), help_heading = "Search")]
     pub time: Option<TimeMode>,
     /// Where each schedule runs: `auto` (in the test's process; one process per schedule once

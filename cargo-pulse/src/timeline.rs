@@ -126,6 +126,7 @@ mod tests {
             op: op.into(),
             object: object.map(Into::into),
             location: Some("src/lib.rs:3:5".into()),
+            ..Default::default()
         }
     }
 

@@ -10,7 +10,9 @@ pub mod json;
 mod options;
 mod record;
 mod schedule;
+pub mod time;
 
-pub use options::{Cleanup, Detached, Isolation, ParseOptionError, Strategy, TimeMode};
+pub use options::{Cleanup, Detached, Isolation, ParseOptionError, Strategy};
 pub use record::{FailureKind, FailureRecord, TraceEvent, FORMAT_VERSION};
 pub use schedule::{ParseScheduleError, Schedule};
+pub use time::{TimeMode, TimeParams};

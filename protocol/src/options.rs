@@ -96,21 +96,6 @@ macro_rules! word_option {
     };
 }
 
-/// When timed waits (sleep, `wait_timeout`, `recv_timeout`, `park_timeout`) expire, after
-/// pulse_time (`pulse-time-stress-testing-time.txt`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum TimeMode {
-    /// An infinitely fast machine: the clock jumps to the earliest deadline only when no
-    /// thread can run. Deterministic and free of false alarms on generous timeouts.
-    #[default]
-    Idle,
-    /// A timed wait may expire at any scheduling point (a scheduler choice), even while
-    /// other threads could run: finds code that uses sleeps or timeouts to order events.
-    Random,
-}
-
-word_option!(TimeMode, "time mode", Idle = "idle", Random = "random");
-
 /// Whether executions run in the test's process or each in a fresh one (a re-run of the test
 /// binary that executes just that schedule).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -185,7 +170,6 @@ mod tests {
     #[test]
     fn every_listed_value_parses_and_prints_back() {
         round_trips::<Strategy>(Strategy::VALUES);
-        round_trips::<TimeMode>(TimeMode::VALUES);
         round_trips::<Isolation>(Isolation::VALUES);
         round_trips::<Cleanup>(Cleanup::VALUES);
         round_trips::<Detached>(Detached::VALUES);

@@ -18,6 +18,9 @@ pub enum FailureKind {
     Deadlock,
     /// The execution ran past the step bound: a livelock or a runaway loop.
     StepLimit,
+    /// The execution ran past the step bound while its threads kept sleeping or waiting
+    /// with timeouts: a polling loop whose condition never comes.
+    Livelock,
     /// The test's main thread returned but other threads stayed blocked forever.
     LeakedThread,
     /// A thread stopped reaching pulse operations: it blocks outside pulse's control.
@@ -43,6 +46,7 @@ impl FailureKind {
             FailureKind::Panic => "panic",
             FailureKind::Deadlock => "deadlock",
             FailureKind::StepLimit => "step limit exceeded (livelock or runaway loop)",
+            FailureKind::Livelock => "livelock (threads keep sleeping and polling)",
             FailureKind::LeakedThread => "thread left blocked at the end of the test",
             FailureKind::BlockedThread => "thread blocked outside pulse's control",
             FailureKind::ShouldPanicNotPanicked => "test did not panic as expected",
@@ -63,6 +67,8 @@ pub struct TraceEvent {
     pub op: String,
     pub object: Option<String>,
     pub location: Option<String>,
+    /// The virtual clock when the step was taken (ns since the execution started).
+    pub clock_ns: u64,
 }
 
 /// A failing test's record. Written by pulse's harness, read by cargo-pulse; fields a

@@ -3,21 +3,42 @@
 //! Only decisions with more than one option are recorded (a forced step needs no memory),
 //! so the same program replayed with the same choices takes the same path. The text form
 //! is versioned (`p1:`) and run-length encoded, so it survives a copy-paste into a shell.
+//! An execution whose time was not `infinitely-fast` names its time mode after `@`
+//! (`p1@quite-slow-random=1s:0*2.1`): the choices only mean something under it.
 
 use std::fmt;
 use std::str::FromStr;
+
+use crate::time::TimeParams;
 
 /// The choices of one execution, in order. Thread choices are thread indices (0 = the
 /// test's main thread); yes/no choices (spurious wakeup, weak CAS failure) are 0 or 1.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Schedule {
     pub choices: Vec<u32>,
+    /// The treatment of time the choices were made under; `None` is `infinitely-fast`.
+    pub time: Option<TimeParams>,
 }
 
 impl Schedule {
     pub fn new(choices: Vec<u32>) -> Self {
-        Schedule { choices }
+        Schedule {
+            choices,
+            time: None,
+        }
     }
+
+    /// The same choices, made under `time` (stored only when it is not `infinitely-fast`).
+    pub fn with_time(mut self, time: TimeParams) -> Self {
+        self.time = (time != TimeParams::INFINITELY_FAST).then_some(time);
+        self
+    }
+
+    /// The treatment of time to replay these choices under.
+    pub fn time_params(&self) -> TimeParams {
+        self.time.unwrap_or(TimeParams::INFINITELY_FAST)
+    }
+
     pub fn len(&self) -> usize {
         self.choices.len()
     }
@@ -26,12 +47,16 @@ impl Schedule {
     }
 }
 
+const VERSION: &str = "p1";
 const PREFIX: &str = "p1:";
 
 impl fmt::Display for Schedule {
     /// `p1:0*3.1.0*2` = choose 0 three times, then 1, then 0 twice.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(PREFIX)?;
+        match &self.time {
+            Some(time) => write!(f, "{VERSION}@{time}:")?,
+            None => f.write_str(PREFIX)?,
+        }
         let mut first = true;
         let mut i = 0;
         while i < self.choices.len() {
@@ -71,10 +96,23 @@ impl FromStr for Schedule {
     type Err = ParseScheduleError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let body = s
-            .trim()
-            .strip_prefix(PREFIX)
-            .ok_or_else(|| ParseScheduleError(format!("expected it to start with `{PREFIX}`")))?;
+        let s = s.trim();
+        let (time, body) = if let Some(rest) = s.strip_prefix(PREFIX) {
+            (None, rest)
+        } else if let Some((mode, rest)) = s
+            .strip_prefix(VERSION)
+            .and_then(|r| r.strip_prefix('@'))
+            .and_then(|r| r.split_once(':'))
+        {
+            let time: TimeParams = mode
+                .parse()
+                .map_err(|e| ParseScheduleError(format!("its time mode: {e}")))?;
+            (Some(time), rest)
+        } else {
+            return Err(ParseScheduleError(format!(
+                "expected it to start with `{PREFIX}` (or `{VERSION}@TIME-MODE:`)"
+            )));
+        };
         let mut choices = Vec::new();
         for token in body.split('.').filter(|t| !t.is_empty()) {
             let (value, run) = match token.split_once('*') {
@@ -89,7 +127,7 @@ impl FromStr for Schedule {
                 .map_err(|_| ParseScheduleError(format!("`{token}` has a bad repeat count")))?;
             choices.extend(std::iter::repeat_n(value, run));
         }
-        Ok(Schedule { choices })
+        Ok(Schedule::new(choices).with_time(time.unwrap_or(TimeParams::INFINITELY_FAST)))
     }
 }
 
@@ -110,6 +148,19 @@ mod tests {
         let s = Schedule::default();
         assert_eq!(s.to_string(), "p1:");
         assert_eq!("p1:".parse::<Schedule>().unwrap(), s);
+    }
+
+    #[test]
+    fn a_time_mode_travels_with_the_choices() {
+        let s = Schedule::new(vec![0, 1]).with_time(TimeParams::quite_slow_random(
+            std::time::Duration::from_secs(1),
+        ));
+        let text = s.to_string();
+        assert_eq!(text, "p1@quite-slow-random=1s:0.1");
+        assert_eq!(text.parse::<Schedule>().unwrap(), s);
+        let fast = Schedule::new(vec![2]).with_time(TimeParams::INFINITELY_FAST);
+        assert_eq!(fast.to_string(), "p1:2");
+        assert!("p1@slow:0".parse::<Schedule>().is_err());
     }
 
     #[test]

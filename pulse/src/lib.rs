@@ -22,7 +22,7 @@
 pub use pulse_macros::atomic;
 pub use pulse_runtime::{
     check, replay, Builder, Failure, FailureKind, ParseScheduleError, Report, Schedule, Strategy,
-    TimeMode, TraceEvent,
+    TimeMode, TimeParams, TraceEvent,
 };
 /// std's `sync`, `thread`, `time` and `hint` APIs, routed to pulse's scheduler.
 pub use pulse_shim_std as std;
@@ -37,6 +37,16 @@ pub fn atomic<R>(f: impl FnOnce() -> R) -> R {
     match pulse_runtime::current() {
         Some(ctx) => ctx.atomic(f),
         None => f(),
+    }
+}
+
+/// pulse_time's `max_wait_time`: the calling thread's next timed wait (a sleep,
+/// `recv_timeout`, `wait_timeout`, `park_timeout`) ends at most `d` after it starts, even in
+/// a time mode whose jitter lets later timers fire first. The wait still lasts at least its
+/// own duration. Outside a pulse execution it does nothing.
+pub fn max_wait(d: ::std::time::Duration) {
+    if let Some(ctx) = pulse_runtime::current() {
+        ctx.max_wait(d);
     }
 }
 

@@ -75,7 +75,7 @@ impl Default for Config {
             stack_size: 2 << 20,
             replay: None,
             step_nanos: 1_000,
-            time: TimeMode::Idle,
+            time: TimeMode::Portfolio,
             trace_tail: 30,
             replay_command: None,
             available_parallelism: 4,

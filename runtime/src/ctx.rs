@@ -175,12 +175,21 @@ impl Ctx {
                 drop(st);
                 return self.teardown_point();
             }
-            let deadline = timeout.map(|d| st.clock_ns.saturating_add(duration_nanos(d)));
+            let now = st.clock_ns;
+            let deadline = timeout.map(|d| now.saturating_add(duration_nanos(d)));
+            let me = st.current as usize;
+            // `pulse::max_wait` bounds the next timed wait only.
+            let max_wait = deadline.and_then(|_| st.threads[me].max_wait.take());
+            let latest = match (deadline, max_wait) {
+                (Some(d), Some(w)) => now.saturating_add(w).max(d),
+                _ => u64::MAX,
+            };
             st.block_current(Blocked {
                 op,
                 object,
                 location,
                 deadline,
+                latest,
             });
             st.decide(false);
         }
@@ -342,6 +351,14 @@ impl Ctx {
         if !duration.is_zero() {
             self.block("thread::sleep", None, Some(duration));
         }
+    }
+
+    /// pulse_time's `max_wait_time`: the running thread's next timed wait ends at most `d`
+    /// after it starts, however the time mode's jitter orders timers.
+    pub fn max_wait(self, d: Duration) {
+        let mut st = self.state();
+        let me = st.current as usize;
+        st.threads[me].max_wait = Some(duration_nanos(d));
     }
 
     /// Virtual time since the execution started.

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use corosensei::Yielder;
 
 use crate::config::{Config, Detached};
+use pulse_protocol::time::{TimeParams, UNBOUNDED};
 
 /// Said when the test returned while threads it never joined stayed blocked or running.
 const DETACHED_LEFT: &str = "the test returned while threads it never joined were still blocked or running; they \
@@ -39,8 +40,11 @@ pub(crate) struct Blocked {
     pub op: &'static str,
     pub object: Option<ObjRef>,
     pub location: &'static Location<'static>,
-    /// Virtual-clock nanoseconds at which a timed wait gives up.
+    /// Virtual-clock nanoseconds at which a timed wait gives up (at the earliest).
     pub deadline: Option<u64>,
+    /// The latest it may give up (`pulse::max_wait`; `u64::MAX`: no bound), when jitter
+    /// lets later timers fire first.
+    pub latest: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -83,6 +87,11 @@ pub(crate) struct VThread {
     pub atomic_depth: u32,
     pub last_location: Option<&'static Location<'static>>,
     pub steps: u64,
+    /// Virtual time since which its next step has been enabled (pulse_time's interval is
+    /// measured from it).
+    pub enabled_at: u64,
+    /// `pulse::max_wait`: the bound on its next timed wait, taken when that wait starts.
+    pub max_wait: Option<u64>,
 }
 
 impl VThread {
@@ -103,6 +112,8 @@ impl VThread {
             atomic_depth: 0,
             last_location: None,
             steps: 0,
+            enabled_at: 0,
+            max_wait: None,
         }
     }
 
@@ -141,6 +152,17 @@ pub(crate) struct ExecState {
     pub steps: u64,
     pub schedule: Vec<u32>,
     pub clock_ns: u64,
+    /// How time passes in this execution (drawn per execution under the portfolio).
+    pub time: TimeParams,
+    /// Virtual ns an untimed step costs (`time.increment`, else the run's `step_nanos`).
+    increment: u64,
+    /// The last step at which a timer fired (a livelock that sleeps is told from a spin).
+    pub last_timer_step: u64,
+    /// Whether any thread waited with a deadline: if none did, the time mode changed nothing
+    /// but the clock's pace.
+    pub timed: bool,
+    /// Scratch list of scheduler candidates when timers compete (kept to avoid allocating).
+    candidates: Vec<Tid>,
     /// The step past which threads the test did not join are let go (`u64::MAX` until the
     /// main thread returns, and always under `Detached::Fail`).
     let_go_after: u64,
@@ -171,6 +193,11 @@ impl ExecState {
             steps: 0,
             schedule: Vec::new(),
             clock_ns: 0,
+            time: TimeParams::INFINITELY_FAST,
+            increment: 0,
+            last_timer_step: 0,
+            timed: false,
+            candidates: Vec::new(),
             let_go_after: u64::MAX,
             earliest_deadline: u64::MAX,
             next_object: 0,
@@ -185,8 +212,12 @@ impl ExecState {
         }
     }
 
-    /// Clears per-execution state, keeping allocations.
-    pub fn reset(&mut self, tracing: bool) {
+    /// Clears per-execution state, keeping allocations; `time` rules this execution.
+    pub fn reset(&mut self, tracing: bool, time: TimeParams) {
+        self.time = time;
+        self.increment = time.increment.unwrap_or(self.config.step_nanos);
+        self.last_timer_step = 0;
+        self.timed = false;
         self.threads.clear();
         self.runnable.clear();
         self.live = 0;
@@ -266,6 +297,7 @@ impl ExecState {
     }
 
     pub fn make_runnable(&mut self, tid: Tid) {
+        self.threads[tid as usize].enabled_at = self.clock_ns;
         if let Err(i) = self.runnable.binary_search(&tid) {
             self.runnable.insert(i, tid);
         }
@@ -312,6 +344,7 @@ impl ExecState {
                 op,
                 object,
                 location,
+                clock_ns: self.clock_ns,
             });
         }
     }
@@ -326,6 +359,7 @@ impl ExecState {
         let me = self.current;
         if let Some(deadline) = blocked.deadline {
             self.earliest_deadline = self.earliest_deadline.min(deadline);
+            self.timed = true;
         }
         self.threads[me as usize].status = Status::Blocked(blocked);
         self.remove_runnable(me);
@@ -439,27 +473,35 @@ impl ExecState {
             self.next = None;
             return;
         }
-        self.clock_ns += self.config.step_nanos;
+        self.clock_ns = self.clock_ns.saturating_add(self.increment);
         // Untimed steps take time too: a timed wait whose deadline they passed is over, and
         // its thread competes with the others (a sleeper wakes while another thread spins).
         if self.clock_ns >= self.earliest_deadline {
             self.wake_expired();
         }
-        if self.runnable.is_empty() && !self.fire_earliest_timer() {
-            self.next = None;
-            if self.live > 0 {
-                let main_done = self.threads[0].is_finished();
-                if !main_done {
-                    self.stop = Some(Stop::Deadlock);
-                } else if self.config.detached == Detached::Fail {
-                    self.stop = Some(Stop::LeakedThread);
-                }
-            }
-            return;
-        }
         let current = self.current;
-        if self.config.time == crate::config::TimeMode::Random && self.has_timed_waiters() {
-            self.decide_with_timers(current, yielding);
+        if let Some(t) = self.threads.get_mut(current as usize) {
+            if matches!(t.status, Status::Runnable) {
+                t.enabled_at = self.clock_ns;
+            }
+        }
+        if self.runnable.is_empty() {
+            if !self.fire_when_all_blocked() {
+                self.next = None;
+                if self.live > 0 {
+                    let main_done = self.threads[0].is_finished();
+                    if !main_done {
+                        self.stop = Some(Stop::Deadlock);
+                    } else if self.config.detached == Detached::Fail {
+                        self.stop = Some(Stop::LeakedThread);
+                    }
+                }
+                return;
+            }
+        } else if self.time.timers_compete()
+            && self.earliest_deadline != u64::MAX
+            && self.decide_with_timers(current, yielding)
+        {
             return;
         }
         self.next = if self.runnable.len() == 1 {
@@ -479,51 +521,109 @@ impl ExecState {
         };
     }
 
-    fn has_timed_waiters(&self) -> bool {
-        self.threads.iter().any(|t| {
-            matches!(
-                t.status,
-                Status::Blocked(Blocked {
-                    deadline: Some(_),
-                    ..
-                })
-            )
-        })
+    /// The timers that may fire next, into `candidates` (sorted thread indices): those due
+    /// by `horizon`, within `jitter` of the earliest deadline, and not past any timer's
+    /// `latest` (a timer with a `max_wait` is never overtaken beyond it).
+    fn timer_candidates(&mut self, horizon: u64) {
+        self.candidates.clear();
+        let (mut earliest, mut latest) = (u64::MAX, u64::MAX);
+        for t in &self.threads {
+            if let Status::Blocked(Blocked {
+                deadline: Some(d),
+                latest: l,
+                ..
+            }) = t.status
+            {
+                earliest = earliest.min(d);
+                latest = latest.min(l);
+            }
+        }
+        if earliest > horizon {
+            return;
+        }
+        let limit = earliest
+            .saturating_add(self.time.jitter)
+            .min(latest.max(earliest))
+            .min(horizon);
+        for (tid, t) in self.threads.iter().enumerate() {
+            if matches!(t.status, Status::Blocked(Blocked { deadline: Some(d), .. }) if d <= limit)
+            {
+                self.candidates.push(tid as Tid);
+            }
+        }
     }
 
-    /// `TimeMode::Random`: threads in a timed wait compete with runnable ones; picking one
-    /// means its deadline arrives now (the clock jumps to it).
-    fn decide_with_timers(&mut self, current: Tid, yielding: bool) {
-        let candidates: Vec<Tid> = (0..self.threads.len() as Tid)
-            .filter(|&t| match self.threads[t as usize].status {
-                Status::Runnable => true,
-                Status::Blocked(b) => b.deadline.is_some(),
-                Status::Finished => false,
-            })
-            .collect();
-        let picked = if candidates.len() == 1 {
-            Some(candidates[0])
-        } else {
-            let cur = candidates.binary_search(&current).ok().map(|_| current);
-            let pick = self.scheduler.next_thread(&candidates, cur, yielding);
-            if let Some(t) = pick {
-                self.schedule.push(t);
+    /// Runnable threads and timers compete (pulse_time's `timeoutInterval` and
+    /// `timeoutPrecedence`): a timer due within `interval` of the oldest enabled untimed step
+    /// may fire first; with precedence it does, without it a coin says whether it does
+    /// (`ChoiceKind::TimerFirst`). Returns whether it decided (`next` is set).
+    fn decide_with_timers(&mut self, current: Tid, yielding: bool) -> bool {
+        let oldest_enabled = self
+            .runnable
+            .iter()
+            .map(|&t| self.threads[t as usize].enabled_at)
+            .min()
+            .unwrap_or(self.clock_ns);
+        self.timer_candidates(oldest_enabled.saturating_add(self.time.interval));
+        if self.candidates.is_empty() {
+            return false;
+        }
+        if !self.time.precedence && !self.choose_bool(ChoiceKind::TimerFirst) {
+            if self.stop.is_none() {
+                return false; // the untimed steps go first this time
             }
-            pick
-        };
+            self.next = None; // a replay that no longer fits
+            return true;
+        }
+        let candidates = std::mem::take(&mut self.candidates);
+        let picked = self.pick(&candidates, current, yielding);
+        self.candidates = candidates;
         let Some(t) = picked else {
             self.stop = Some(Stop::ReplayDiverged);
             self.next = None;
-            return;
+            return true;
         };
+        if !matches!(self.threads[t as usize].status, Status::Runnable) {
+            self.fire_timer(t);
+        }
+        self.next = Some(t);
+        true
+    }
+
+    /// Picks one of `among` (sorted, non-empty), recording the choice when there was one.
+    fn pick(&mut self, among: &[Tid], current: Tid, yielding: bool) -> Option<Tid> {
+        if among.len() == 1 {
+            return Some(among[0]);
+        }
+        let cur = among.binary_search(&current).ok().map(|_| current);
+        let t = self.scheduler.next_thread(among, cur, yielding)?;
+        self.schedule.push(t);
+        Some(t)
+    }
+
+    /// `tid`'s timed wait ends now: the clock reaches its deadline (if it is not past it
+    /// already) and every wait due by then ends with it.
+    fn fire_timer(&mut self, tid: Tid) {
         if let Status::Blocked(Blocked {
             deadline: Some(d), ..
-        }) = self.threads[t as usize].status
+        }) = self.threads[tid as usize].status
         {
             self.clock_ns = self.clock_ns.max(d);
             self.wake_expired();
         }
-        self.next = Some(t);
+    }
+
+    /// Puts a fired timer in the trace, as a step of the thread whose wait ended.
+    fn trace_timer(&mut self, tid: Tid) {
+        if self.trace.is_some() {
+            let (op, object, location) = match self.threads[tid as usize].status {
+                Status::Blocked(b) => (b.op, b.object, Some(b.location)),
+                _ => return,
+            };
+            let me = std::mem::replace(&mut self.current, tid);
+            self.trace_event(EventKind::Timeout, op, object, location);
+            self.current = me;
+        }
     }
 
     /// Wakes every thread whose deadline has passed and notes the next deadline.
@@ -535,6 +635,8 @@ impl ExecState {
             }) = self.threads[tid].status
             {
                 if d <= self.clock_ns {
+                    self.last_timer_step = self.steps;
+                    self.trace_timer(tid as Tid);
                     self.wake(tid as Tid, WakeReason::TimedOut);
                 } else {
                     self.earliest_deadline = self.earliest_deadline.min(d);
@@ -543,24 +645,30 @@ impl ExecState {
         }
     }
 
-    /// Advances the clock to the earliest deadline of a timed wait and wakes every thread
-    /// whose deadline has passed. Time jumps only when no thread can run: an infinitely
-    /// fast machine (pulse_time's `infinitely_fast`), whose steps cost `step_nanos` each.
-    fn fire_earliest_timer(&mut self) -> bool {
-        let earliest = self
-            .threads
-            .iter()
-            .filter_map(|t| match t.status {
-                Status::Blocked(b) => b.deadline,
-                _ => None,
-            })
-            .min();
-        let Some(deadline) = earliest else {
-            return false;
+    /// No thread can run: the clock jumps to the next timer (pulse_time's timed transition;
+    /// with jitter, any timer close enough to the earliest, a scheduler choice) and every
+    /// wait due by then ends. False if no thread waits with a deadline.
+    fn fire_when_all_blocked(&mut self) -> bool {
+        self.timer_candidates(UNBOUNDED);
+        let candidates = std::mem::take(&mut self.candidates);
+        let picked = match candidates.len() {
+            0 => None,
+            // Without jitter every candidate has the earliest deadline: all fire together.
+            _ if self.time.jitter == 0 => Some(candidates[0]),
+            _ => {
+                let current = self.current;
+                let p = self.pick(&candidates, current, false);
+                if p.is_none() {
+                    self.stop = Some(Stop::ReplayDiverged);
+                }
+                p
+            }
         };
-        self.clock_ns = self.clock_ns.max(deadline);
-        self.wake_expired();
-        true
+        self.candidates = candidates;
+        if let Some(t) = picked {
+            self.fire_timer(t);
+        }
+        picked.is_some()
     }
 
     /// Picks one of `among` (e.g. which condvar waiter a `notify_one` wakes).
@@ -586,6 +694,7 @@ impl ExecState {
             ChoiceKind::SpuriousWakeup => self.config.odds.spurious_wakeup != 0,
             ChoiceKind::WeakCasFailure => self.config.odds.weak_cas_failure != 0,
             ChoiceKind::WriterPreference => self.config.odds.writer_preference != 0,
+            ChoiceKind::TimerFirst => self.config.odds.timer_first != 0,
         };
         if !enabled {
             return false;

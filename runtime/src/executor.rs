@@ -16,6 +16,7 @@ use crate::registry;
 use crate::report::explain::{explain_stop, Explanation};
 use crate::report::failure::FailureKind;
 use crate::scheduler::Scheduler;
+use pulse_protocol::TimeParams;
 
 type Co = Coroutine<(), (), (), DefaultStack>;
 
@@ -29,6 +30,8 @@ pub(crate) struct Outcome {
     /// The process running it died (isolated executions only): nothing to replay.
     pub crashed: bool,
     pub schedule: Vec<u32>,
+    /// How time passed in it: its schedule means something only under this.
+    pub time: TimeParams,
     pub steps: u64,
     /// Filled in when the execution failed: read off the state before cleanup.
     pub explanation: Option<Explanation>,
@@ -43,6 +46,7 @@ impl Outcome {
             failed: true,
             crashed: true,
             schedule: Vec::new(),
+            time: TimeParams::INFINITELY_FAST,
             steps: 0,
             explanation: Some(Explanation {
                 kind,
@@ -96,8 +100,9 @@ impl Executor {
         self.cell.state.borrow_mut()
     }
 
-    /// Runs one execution of `f` to its end, cleans up, and says how it went.
-    pub(crate) fn run(&mut self, f: &dyn Fn(), tracing: bool) -> Outcome {
+    /// Runs one execution of `f` to its end, with time passing as `time` says, cleans up,
+    /// and says how it went.
+    pub(crate) fn run(&mut self, f: &dyn Fn(), tracing: bool, time: TimeParams) -> Outcome {
         assert!(
             crate::ctx::current().is_none(),
             "pulse: `pulse::check` cannot run inside another pulse execution"
@@ -108,7 +113,7 @@ impl Executor {
         let main_name = self.main_name.clone();
         {
             let mut st = self.state();
-            st.reset(tracing);
+            st.reset(tracing, time);
             // SAFETY: before this function returns, the main thread's coroutine has
             // finished, been unwound, or been leaked never to run again (`Cleanup`), so
             // borrowing `f` is fine.
@@ -139,6 +144,12 @@ impl Executor {
             failed: st.stop.take().is_some(),
             crashed: false,
             schedule: std::mem::take(&mut st.schedule),
+            // Where no thread waited with a deadline, any mode with the same pace replays it.
+            time: if st.timed || time.increment.is_some() {
+                time
+            } else {
+                TimeParams::INFINITELY_FAST
+            },
             steps: st.steps,
             explanation,
             warnings: Vec::new(),

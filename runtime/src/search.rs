@@ -19,7 +19,7 @@ use pulse_protocol::Schedule;
 #[serde(into = "JobMessage", from = "JobMessage")]
 enum Job {
     Seed(u64),
-    Replay { schedule: Vec<u32>, tracing: bool },
+    Replay { schedule: Schedule, tracing: bool },
 }
 
 /// A `Job` as an isolated run's order carries it (the JSON pulse writes has no enums
@@ -27,7 +27,8 @@ enum Job {
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 struct JobMessage {
     seed: u64,
-    replay: Option<Vec<u32>>,
+    /// A schedule's text (choices and time mode).
+    replay: Option<String>,
     tracing: bool,
 }
 
@@ -41,7 +42,7 @@ impl From<Job> for JobMessage {
             },
             Job::Replay { schedule, tracing } => JobMessage {
                 seed: 0,
-                replay: Some(schedule),
+                replay: Some(schedule.to_string()),
                 tracing,
             },
         }
@@ -50,7 +51,8 @@ impl From<Job> for JobMessage {
 
 impl From<JobMessage> for Job {
     fn from(m: JobMessage) -> Self {
-        match m.replay {
+        // The parent wrote this text from a `Schedule`: it parses.
+        match m.replay.and_then(|s| s.parse().ok()) {
             None => Job::Seed(m.seed),
             Some(schedule) => Job::Replay {
                 schedule,
@@ -64,9 +66,7 @@ impl std::fmt::Display for Job {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Job::Seed(seed) => write!(f, "seed {seed}"),
-            Job::Replay { schedule, .. } => {
-                write!(f, "the replay of {}", Schedule::new(schedule.clone()))
-            }
+            Job::Replay { schedule, .. } => write!(f, "the replay of {schedule}"),
         }
     }
 }
@@ -252,14 +252,22 @@ impl Search {
     fn run_job(&mut self, f: &dyn Fn(), job: Job) -> Outcome {
         match job {
             Job::Seed(seed) => {
-                self.executor.state().scheduler.new_execution(seed);
-                self.executor.run(f, false)
+                let time = {
+                    let mut st = self.executor.state();
+                    st.scheduler.new_execution(seed);
+                    // A replay run (`Config::replay`) replays under its schedule's time.
+                    match &st.config.replay {
+                        Some(schedule) => schedule.time_params(),
+                        None => st.config.time.params_for(seed),
+                    }
+                };
+                self.executor.run(f, false, time)
             }
             Job::Replay { schedule, tracing } => {
-                let replay = Box::new(ReplayScheduler::new(&Schedule::new(schedule)));
+                let replay = Box::new(ReplayScheduler::new(&schedule));
                 let original = std::mem::replace(&mut self.executor.state().scheduler, replay);
                 self.executor.state().scheduler.new_execution(0);
-                let outcome = self.executor.run(f, tracing);
+                let outcome = self.executor.run(f, tracing, schedule.time_params());
                 self.executor.state().scheduler = original;
                 outcome
             }
@@ -318,7 +326,7 @@ impl Search {
         index: u64,
         executions: u64,
     ) -> Failure {
-        let schedule = Schedule::new(fast.schedule.clone());
+        let schedule = Schedule::new(fast.schedule.clone()).with_time(fast.time);
         let fast_expl = fast.explanation.expect("a stopped execution is explained");
         let test = std::thread::current().name().unwrap_or("").to_string();
         let failure = |expl: Explanation, reproduced: bool| Failure {
@@ -349,7 +357,7 @@ impl Search {
         // whether the crash reproduces. A worker that never answered is not tried again.
         let again = match (fast.crashed, seed) {
             (false, _) => Some(Job::Replay {
-                schedule: fast.schedule.clone(),
+                schedule: schedule.clone(),
                 tracing: true,
             }),
             (true, Some(seed)) if fast_expl.kind == FailureKind::Crash => Some(Job::Seed(seed)),

@@ -330,7 +330,7 @@ fn an_unpark_racing_a_timeout_is_seen_the_same_way_by_both_threads() {
     let report = Builder::new()
         .schedules(1_000)
         .seed(2)
-        .time(TimeMode::Random)
+        .time(TimeMode::TIME_RANDOM)
         .run(|| {
             let queued = Arc::new(AtomicBool::new(false));
             let q = queued.clone();

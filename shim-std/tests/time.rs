@@ -1,7 +1,7 @@
 //! Time: std's clocks outside an execution; inside one, the virtual clock (monotonic,
 //! moved by scheduling points and sleeps, costing no real time, identical across replays).
 
-use pulse_runtime::Builder;
+use pulse_runtime::{Builder, TimeMode};
 use pulse_shim_std::sync::{Arc, Mutex};
 use pulse_shim_std::thread;
 use pulse_shim_std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -86,21 +86,26 @@ fn instant_is_monotonic_within_and_across_threads() {
 #[test]
 fn sleeping_advances_the_virtual_clock_without_real_time() {
     let started = std::time::Instant::now();
-    Builder::new().schedules(200).seed(6).check(|| {
-        let t0 = Instant::now();
-        let s0 = SystemTime::now();
-        let sleeper = thread::spawn(|| {
-            let t = Instant::now();
-            thread::sleep(Duration::from_secs(1));
-            t.elapsed()
+    // Exact timing: in a slow-machine mode main may start its sleep a second late.
+    Builder::new()
+        .schedules(200)
+        .seed(6)
+        .time(TimeMode::INFINITELY_FAST)
+        .check(|| {
+            let t0 = Instant::now();
+            let s0 = SystemTime::now();
+            let sleeper = thread::spawn(|| {
+                let t = Instant::now();
+                thread::sleep(Duration::from_secs(1));
+                t.elapsed()
+            });
+            thread::sleep(Duration::from_secs(60));
+            assert!(sleeper.join().unwrap() >= Duration::from_secs(1));
+            assert!(t0.elapsed() >= Duration::from_secs(60));
+            // Nothing else waits this long: time jumps to the deadline and barely beyond.
+            assert!(t0.elapsed() < Duration::from_secs(61));
+            assert!(s0.elapsed().unwrap() >= Duration::from_secs(60));
         });
-        thread::sleep(Duration::from_secs(60));
-        assert!(sleeper.join().unwrap() >= Duration::from_secs(1));
-        assert!(t0.elapsed() >= Duration::from_secs(60));
-        // Nothing else waits this long: time jumps to the deadline and barely beyond.
-        assert!(t0.elapsed() < Duration::from_secs(61));
-        assert!(s0.elapsed().unwrap() >= Duration::from_secs(60));
-    });
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "sleeps must be virtual: {:?}",

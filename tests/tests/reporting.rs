@@ -16,7 +16,10 @@ fn bad_option_values_exit_2_at_once_with_the_valid_values() {
     let cases: &[(&[&str], &[&str])] = &[
         (&["--strategy", "nosuch"], &["random", "pct:DEPTH"]),
         (&["--strategy", "pct:0"], &["random", "pct:DEPTH"]),
-        (&["--time", "sometimes"], &["idle", "random"]),
+        (
+            &["--time", "sometimes"],
+            &["portfolio", "quite-slow=DURATION"],
+        ),
         (&["--isolation", "never"], &["auto", "off", "always"]),
         (&["--cleanup", "free"], &["leak", "unwind"]),
         (&["--detached", "ignore"], &["warn", "fail"]),

@@ -141,9 +141,19 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 })
                 .collect();
             let top = busy.first().map(|&(_, t)| t);
+            // Timed waits kept running out up to the end: the threads sleep and poll (time
+            // passes, nothing happens), which no bound on steps would change.
+            let polling = st.last_timer_step > 0
+                && st.steps.saturating_sub(st.last_timer_step) < (st.config.max_steps / 10).max(1_000);
             (
-                FailureKind::StepLimit,
-                if st.main_returned() {
+                if polling { FailureKind::Livelock } else { FailureKind::StepLimit },
+                if polling {
+                    format!(
+                        "livelock: {} of virtual time passed ({} scheduling points) while threads kept sleeping or waiting with timeouts and waking again, and the test did not finish: a polling loop whose condition never comes",
+                        virtual_time(st.clock_ns),
+                        st.config.max_steps
+                    )
+                } else if st.main_returned() {
                     format!(
                         "the test's main thread had returned, but other threads were still running after {} scheduling points ({} of virtual time): a background thread that never ends (std would let the test pass and kill it; pulse runs threads to completion), or a livelock",
                         st.config.max_steps,
@@ -231,6 +241,7 @@ fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
             op: e.describe(),
             object: e.object.map(|o| o.to_string()),
             location: e.location.map(location_string),
+            clock_ns: e.clock_ns,
         })
         .collect()
 }

@@ -14,6 +14,8 @@ pub(crate) enum EventKind {
     Block,
     /// The thread finished.
     Exit,
+    /// The thread's timed wait in `op` ran out (a timed transition).
+    Timeout,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -24,6 +26,7 @@ pub(crate) struct Event {
     pub op: &'static str,
     pub object: Option<ObjRef>,
     pub location: Option<&'static Location<'static>>,
+    pub clock_ns: u64,
 }
 
 impl Event {
@@ -32,6 +35,7 @@ impl Event {
             EventKind::Op => self.op.to_string(),
             EventKind::Block => format!("{} (blocks)", self.op),
             EventKind::Exit => "thread exits".to_string(),
+            EventKind::Timeout => format!("{} (times out)", self.op),
         }
     }
 }
@@ -42,22 +46,43 @@ pub(crate) fn location_string(loc: &Location<'_>) -> String {
     format!("{}:{}:{}", loc.file(), loc.line(), loc.column())
 }
 
-/// Renders events as an aligned table.
+/// What a timed transition's row says after the operation.
+const TIMES_OUT: &str = " (times out)";
+
+/// Renders events as an aligned table; with a virtual-time column when a timed wait ran out
+/// in it (then when things happened is part of the story).
 pub fn format_table(events: &[TraceEvent]) -> String {
     let width = |f: &dyn Fn(&TraceEvent) -> usize, min: usize| {
         events.iter().map(f).max().unwrap_or(0).max(min)
+    };
+    let timed = events.iter().any(|e| e.op.ends_with(TIMES_OUT));
+    let time = |e: &TraceEvent| {
+        if timed {
+            format!("{:>10}  ", clock_time(e.clock_ns))
+        } else {
+            String::new()
+        }
     };
     let tw = width(&|e| e.thread.len(), 6);
     let ow = width(&|e| e.op.len(), 9);
     let bw = width(&|e| e.object.as_deref().map_or(1, str::len), 6);
     let mut out = format!(
-        "    {:>5}  {:tw$}  {:ow$}  {:bw$}  location\n",
-        "step", "thread", "operation", "object"
+        "    {:>5}  {}{:tw$}  {:ow$}  {:bw$}  location\n",
+        "step",
+        if timed {
+            format!("{:>10}  ", "time")
+        } else {
+            String::new()
+        },
+        "thread",
+        "operation",
+        "object"
     );
     for e in events {
         out.push_str(&format!(
-            "    {:>5}  {:tw$}  {:ow$}  {:bw$}  {}\n",
+            "    {:>5}  {}{:tw$}  {:ow$}  {:bw$}  {}\n",
             e.step,
+            time(e),
             e.thread,
             e.op,
             e.object.as_deref().unwrap_or("-"),
@@ -65,4 +90,19 @@ pub fn format_table(events: &[TraceEvent]) -> String {
         ));
     }
     out
+}
+
+/// A clock reading for a trace row: exact to the microsecond, `1.250003s`, `12.5ms`, `7µs`.
+fn clock_time(ns: u64) -> String {
+    let us = ns / 1_000;
+    match us {
+        0..1_000 => format!("{us}µs"),
+        1_000..1_000_000 => format!("{}ms", trim(us as f64 / 1e3)),
+        _ => format!("{}s", trim(us as f64 / 1e6)),
+    }
+}
+
+fn trim(x: f64) -> String {
+    let s = format!("{x:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }

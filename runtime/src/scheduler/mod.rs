@@ -22,6 +22,9 @@ pub enum ChoiceKind {
     /// Does a reader arriving while a writer waits for an `RwLock` wait behind it (std's
     /// futex lock prefers writers; the API leaves it unspecified)?
     WriterPreference,
+    /// Does a timer the time mode lets compete fire before the next untimed step
+    /// (`quite-slow-random`, `time-random`)?
+    TimerFirst,
 }
 
 /// A strategy for picking the next thread.
@@ -53,6 +56,7 @@ pub struct ChoiceOdds {
     pub spurious_wakeup: u32,
     pub weak_cas_failure: u32,
     pub writer_preference: u32,
+    pub timer_first: u32,
 }
 
 impl Default for ChoiceOdds {
@@ -60,10 +64,15 @@ impl Default for ChoiceOdds {
         // Rare enough not to drown the search in retries, common enough that 1,000
         // schedules see many of them.
         // Writer preference is a platform policy, not a rare event: a fair coin.
+        // A competing timer going first is a slow step: common enough that a window of one
+        // step is hit in a few schedules, rare enough that a polling loop with a short
+        // timeout (`park_timeout(100µs)`) does not wake on nearly every decision and turn a
+        // long test into a step-limit hit.
         ChoiceOdds {
             spurious_wakeup: 8,
             weak_cas_failure: 8,
             writer_preference: 2,
+            timer_first: 4,
         }
     }
 }
@@ -74,6 +83,7 @@ impl ChoiceOdds {
             ChoiceKind::SpuriousWakeup => self.spurious_wakeup,
             ChoiceKind::WeakCasFailure => self.weak_cas_failure,
             ChoiceKind::WriterPreference => self.writer_preference,
+            ChoiceKind::TimerFirst => self.timer_first,
         }
     }
 }
