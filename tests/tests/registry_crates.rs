@@ -490,6 +490,19 @@ const CRATES: &[Crate] = &[
                  pass races main's wake-up",
             ),
             (
+                "r2d2 test::get_timeout",
+                "timing assumption with a 50 ms margin: a thread returns the connection after \
+                 sleep(50 ms) and main's get_timeout(100 ms) must get it; found in the default \
+                 time portfolio's loaded-machine half (quite-slow-random=50ms), where the \
+                 returning thread can be 50 ms late (README, Time)",
+            ),
+            (
+                "r2d2 test::idle_timeout_partial_use",
+                "timing assumption: exactly 4 connections reaped by a 1 s reaper while main \
+                 sleeps 8 x 250 ms; a 50 ms late step moves a reaper pass across a get \
+                 (found in the loaded-machine half of the default time portfolio)",
+            ),
+            (
                 "r2d2 test::test_max_lifetime",
                 "timing assumption, as test_idle_timeout, with max_lifetime (its report also \
                  says the replay did not reproduce: the test counts drops in a static)",

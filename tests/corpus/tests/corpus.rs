@@ -1,7 +1,7 @@
 //! Every example's bug is found within 1,000 schedules, and every fixed twin passes
 //! 10,000 — the examples' own code, instrumented, under the library API.
 
-use pulse::{Builder, FailureKind, Report, TimeMode};
+use pulse::{Builder, FailureKind, Report};
 use pulse_corpus_tests as corpus;
 
 const FIND_WITHIN: u64 = 1_000;
@@ -9,15 +9,6 @@ const FIXED_PASSES: u64 = 10_000;
 
 fn search(schedules: u64, f: fn()) -> Report {
     Builder::new().schedules(schedules).seed(20261122).run(f)
-}
-
-/// With timed waits expiring as scheduler choices (pulse_time's `time_random`).
-fn search_time_random(schedules: u64, f: fn()) -> Report {
-    Builder::new()
-        .schedules(schedules)
-        .seed(20261122)
-        .time(TimeMode::Random)
-        .run(f)
 }
 
 fn assert_found(name: &str, f: fn(), kind: Option<FailureKind>) {
@@ -69,24 +60,21 @@ corpus_case!(spinlock_broken, None);
 corpus_case!(rwlock_upgrade, None);
 corpus_case!(barrier_phase, None);
 corpus_case!(once_init_race, None);
-// A sleep used as synchronisation only fails when the sleeper wakes before the worker is
-// done: found when timeouts are a scheduler choice; the default (an infinitely fast
-// machine) hides it, as it should hide generous timeouts.
-mod sleep_ordering {
-    use super::*;
-    #[test]
-    fn buggy_is_found_when_time_is_random() {
-        let report = search_time_random(FIND_WITHIN, corpus::sleep_ordering::scenario_buggy);
-        assert!(
-            report.failure.is_some(),
-            "sleep_ordering: bug not found with TimeMode::Random"
-        );
-        assert!(search(FIND_WITHIN, corpus::sleep_ordering::scenario_buggy).passed());
-    }
-    #[test]
-    fn fixed_passes_when_time_is_random() {
-        let report = search_time_random(FIXED_PASSES, corpus::sleep_ordering::scenario_fixed);
-        assert!(report.passed(), "{}", report.failure.unwrap());
-    }
+// A sleep used as synchronisation: found by the default time portfolio, whose slow-machine
+// half lets the 10 ms sleep end before the worker has run.
+corpus_case!(sleep_ordering, Some(FailureKind::Panic));
+// Time under control (pulse_time): bugs that need a slow thread or a late timer.
+corpus_case!(auto_update, Some(FailureKind::Deadlock));
+corpus_case!(late_reply, Some(FailureKind::Panic));
+corpus_case!(fischer_mutex, Some(FailureKind::Panic));
+corpus_case!(boot_race, Some(FailureKind::Panic));
+
+/// A 10 s timeout answered at once never expires under the default.
+#[test]
+fn a_generous_timeout_passes_every_default_run() {
+    assert_passes(
+        "late_reply (generous)",
+        corpus::late_reply::scenario_generous,
+    );
 }
 corpus_case!(condvar_notify_one, None);
