@@ -620,8 +620,8 @@ pub fn run(cfg: &Config) -> String {
          deadlocks have no panic and so no backtrace. \"search\" is the median time until the failing execution ended, without pulse's failure report (`Report::search_time`).\n\
          - pulse: `Builder::new().schedules(budget).seed(seed).strategy(Random | Pct { depth: 3 }).run_for(budget time, f)`, everything else default \
          (`max_steps` 100,000; spurious wakeups and weak-CAS failures each offered with odds 1 in 8 where they can happen; \
-         `TimeMode::Idle`: the virtual clock jumps to the next deadline only when no thread can run). \
-         \"time random\" adds `.time(TimeMode::Random)`: a timed wait may expire at any scheduling point.\n\
+         the default time portfolio: each execution `infinitely-fast` (the clock jumps to the next deadline only when no thread can run) or `quite-slow-random=1s` (a timer due within 1 s may fire before a runnable step), by its seed). \
+         \"time random\" adds `.time(TimeMode::TIME_RANDOM)`: a timed wait may expire at any scheduling point.\n\
          - shuttle: `Runner` with `RandomScheduler::new_from_seed` / `PctScheduler::new_from_seed(seed, 3, budget)` and `Config::max_time`; executions counted by a static counter at the start of each body.\n",
     );
     if !notes.is_empty() {

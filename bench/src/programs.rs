@@ -176,6 +176,25 @@ pub mod pulse_v {
     throughput_programs!(pulse::std);
 }
 
+/// Time: only pulse has a clock to sleep on (loom has no `sleep`, shuttle's is a yield).
+#[cfg(feature = "pulse")]
+pub mod pulse_time {
+    use pulse::std::thread;
+    use pulse::std::time::{Duration, Instant};
+
+    /// 4 threads each sleep 1 s of virtual time; the clock must have moved by it.
+    pub fn sleepers_4x1s() {
+        let start = Instant::now();
+        let hs: Vec<_> = (0..4)
+            .map(|_| thread::spawn(|| thread::sleep(Duration::from_secs(1))))
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert!(start.elapsed() >= Duration::from_secs(1));
+    }
+}
+
 pub mod loom_v {
     #![allow(dead_code)] // spawn_join_100: n/a for loom (see `all`)
     throughput_programs!(loom);
@@ -254,5 +273,14 @@ pub fn all() -> Vec<Program> {
             // run time: its model holds at most loom::MAX_THREADS = 5 threads including main.
             loom: Err("loom models at most 5 threads (MAX_THREADS, incl. main)")
         ),
+        Program {
+            name: "sleepers-4x1s",
+            what: "4 threads each sleep 1 s (virtual time, default time portfolio)",
+            executions: 10_000,
+            #[cfg(feature = "pulse")]
+            pulse: pulse_time::sleepers_4x1s,
+            loom: Err("loom does not model time (no `thread::sleep`)"),
+            shuttle: Err("shuttle does not model time (no clock to sleep on)"),
+        },
     ]
 }

@@ -20,7 +20,7 @@ pub enum Tool {
     /// pulse, PCT with the given depth
     PulsePct(usize),
     /// pulse, seeded random scheduler, and timed waits may expire at any scheduling point
-    /// (`TimeMode::Random`; the default `Idle` only advances the clock when nothing can run)
+    /// (`time-random`; the default portfolio is `infinitely-fast` or `quite-slow-random=1s`)
     PulseRandomTime,
     /// loom's DFS+DPOR; `None` = no preemption bound (loom's default)
     Loom(Option<usize>),
@@ -123,18 +123,21 @@ pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 pub fn run(tool: Tool, f: fn(), lim: &Limits) -> Run {
     match tool {
         #[cfg(feature = "pulse")]
-        Tool::PulseRandom => run_pulse(f, pulse::Strategy::Random, pulse::TimeMode::Idle, lim),
+        Tool::PulseRandom => run_pulse(f, pulse::Strategy::Random, pulse::TimeMode::Portfolio, lim),
         #[cfg(feature = "pulse")]
         Tool::PulsePct(depth) => run_pulse(
             f,
             pulse::Strategy::Pct { depth },
-            pulse::TimeMode::Idle,
+            pulse::TimeMode::Portfolio,
             lim,
         ),
         #[cfg(feature = "pulse")]
-        Tool::PulseRandomTime => {
-            run_pulse(f, pulse::Strategy::Random, pulse::TimeMode::Random, lim)
-        }
+        Tool::PulseRandomTime => run_pulse(
+            f,
+            pulse::Strategy::Random,
+            pulse::TimeMode::TIME_RANDOM,
+            lim,
+        ),
         #[cfg(not(feature = "pulse"))]
         Tool::PulseRandom | Tool::PulsePct(_) | Tool::PulseRandomTime => {
             panic!("pulse-bench was built without the `pulse` feature")
