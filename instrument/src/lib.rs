@@ -341,6 +341,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn check_parse_reads_as_instrument_does() {
+        let opts = Options::default();
+        assert!(check_parse("use std::sync::Mutex; fn f() {}", &opts).is_ok());
+        // A 2015 bare trait object, which syn does not read (signal-hook-registry 1.4).
+        let e = check_parse("type Action = Fn(&u8) + Send + Sync;", &opts).unwrap_err();
+        assert_eq!((e.line, e.column), (1, 17), "{e:?}");
+        // 2015 keywords as names are read as instrument reads them.
+        let o2015 = Options {
+            edition_2015: true,
+            ..Options::default()
+        };
+        assert!(check_parse("fn try() {}", &o2015).is_ok());
+    }
+
+    #[test]
     fn parse_errors_point_at_the_problem_and_rewrite_nothing() {
         let e = instrument_source(
             "use std::sync::Arc;\nfn f() { let x = ; }\n",
