@@ -358,6 +358,15 @@ pub struct InstrumentArgs {
     /// being instrumented).
     #[arg(long)]
     pub force: bool,
+    /// Which registry dependencies count as instrumented, as for `cargo pulse test`
+    /// (`auto`, `none`, crate names); the report lists each decision.
+    #[arg(
+        long = "instrument-deps",
+        visible_alias = "instrument-dep",
+        value_name = "auto|none|CRATE,..",
+        value_delimiter = ','
+    )]
+    pub instrument_deps: Vec<String>,
 }
 
 /// Parses `std::env::args`, dropping the `pulse` that cargo inserts when it runs us as

@@ -88,6 +88,8 @@ pub struct DepsReport {
     /// Synchronising crates left as they are because a file of theirs does not parse for the
     /// instrumenter: `name version (file:line:column: message)`.
     pub not_parsed: Vec<String>,
+    /// Registry crates of the test graph left alone because they name nothing pulse rewrites.
+    pub not_synchronising: Vec<String>,
     /// The graph was resolved and scanned on this run (false: taken from the cache).
     pub resolved: bool,
     /// Seconds spent resolving and scanning the graph (0 when cached).
@@ -99,6 +101,42 @@ pub struct DepsReport {
 }
 
 impl DepsReport {
+    /// Each decision with its reason, one line each, for `cargo pulse instrument`.
+    pub fn decisions(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut add = |what: &str, crates: &[String]| {
+            if !crates.is_empty() {
+                out.push(format!("{what}: {}", crates.join(", ")));
+            }
+        };
+        add(
+            "instrumented (they name std's sync/thread/time, core::sync or thread_local!)",
+            &self.instrumented,
+        );
+        let shims: Vec<String> = self
+            .parking_lot_core_shim_versions
+            .iter()
+            .map(|v| format!("parking_lot_core {v}"))
+            .collect();
+        add(
+            "replaced by pulse's (parking goes to the scheduler)",
+            &shims,
+        );
+        add(
+            "not instrumented, pulse itself depends on them",
+            &self.held_back,
+        );
+        add("not instrumented, a file does not parse", &self.not_parsed);
+        add(
+            "not instrumented, they name nothing pulse rewrites",
+            &self.not_synchronising,
+        );
+        if out.is_empty() {
+            out.push(format!("none (--instrument-deps {})", self.mode));
+        }
+        out
+    }
+
     /// One line for people: `3 instrumented (auto): a 1.0, b 2.0, ...; from cache in 0.01s`.
     pub fn line(&self) -> String {
         let mut what = self.instrumented.join(", ");
@@ -437,6 +475,7 @@ impl Mirror {
         report.parking_lot_core_shim_versions = selection.core_shim_versions();
         report.parking_lot_core_shim = !report.parking_lot_core_shim_versions.is_empty();
         report.held_back = selection.held_back.clone();
+        report.not_synchronising = selection.not_synchronising.clone();
         report.files_instrumented = dep_stats.transformed.saturating_sub(deps.len());
         report.copy_secs = t.elapsed().as_secs_f64();
 

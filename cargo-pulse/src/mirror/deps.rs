@@ -94,6 +94,9 @@ pub struct Selection {
     pub shim_parking_lot_core_0_10: bool,
     /// Crates that would have been instrumented but are dependencies of pulse itself.
     pub held_back: Vec<String>,
+    /// Registry crates of the test graph whose sources name nothing pulse rewrites (`auto`).
+    #[serde(default)]
+    pub not_synchronising: Vec<String>,
 }
 
 /// Scan results by source directory: registry sources never change.
@@ -168,6 +171,8 @@ fn select_from(meta: &Metadata, mode: &DepsMode, scans: &mut ScanCache) -> Resul
                 .entry(lib_dir.clone())
                 .or_insert_with(|| synchronises(&lib_dir, &build_scripts(p)));
             if !uses {
+                out.not_synchronising
+                    .push(format!("{} {}", p.name, p.version));
                 continue;
             }
             if support.contains(&p.id) {
@@ -184,6 +189,8 @@ fn select_from(meta: &Metadata, mode: &DepsMode, scans: &mut ScanCache) -> Resul
     out.deps
         .sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));
     out.held_back.sort();
+    out.not_synchronising.sort();
+    out.not_synchronising.dedup();
     Ok(out)
 }
 
