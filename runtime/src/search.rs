@@ -207,6 +207,9 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     if let Some(progress) = &config.progress {
         progress(report.executions, planned);
     }
+    for warning in os_threads::take_outside_uses() {
+        search.executor.state().warn(warning);
+    }
     if let Some(before) = &threads_before {
         note_unscheduled_threads(before, &mut report.os_threads);
         if !report.os_threads.is_empty() {
@@ -386,7 +389,8 @@ impl Search {
 }
 
 /// Said when the failing schedule reproduced only in a fresh process.
-const REPLAYED_FRESH: &str = "the failing schedule was replayed in a fresh process: replayed in this one, \
+const REPLAYED_FRESH: &str =
+    "the failing schedule was replayed in a fresh process: replayed in this one, \
      after the failing execution, it went another way (the test keeps state in statics that the \
      failing execution changed)";
 
