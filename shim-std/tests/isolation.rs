@@ -246,7 +246,10 @@ fn a_failure_that_changes_a_static_is_replayed_in_a_fresh_process() {
     assert!(f.message.contains("run 0 of"), "{f}");
     assert!(f.reproduced && !f.trace.is_empty(), "{f}");
     assert!(
-        report.warnings.iter().any(|w| w.contains("replayed in a fresh process")),
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("replayed in a fresh process")),
         "{:?}",
         report.warnings
     );

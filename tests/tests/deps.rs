@@ -157,7 +157,11 @@ fn parking_lot_0_13_and_0_12_in_one_graph_are_both_scheduled() {
 fn a_dependency_that_does_not_parse_is_left_whole_and_named() {
     let dir = fixture("dep-unparsed", "dep-unparsed");
     let run = cargo_pulse(&dir, &args(&["test"]));
-    assert_eq!(run.code, 0, "it builds and the test passes:\n{}", run.stderr);
+    assert_eq!(
+        run.code, 0,
+        "it builds and the test passes:\n{}",
+        run.stderr
+    );
     assert!(
         run.stderr.contains(
             "not instrumented, a file does not parse: signal-hook-registry 1.4.0 (src/lib.rs:134:"
