@@ -340,9 +340,12 @@ fn supervise(
         }
         if last_progress.1.elapsed() > stall_limit {
             killed = Some(format!(
-                "the test made no progress for {}s and was stopped: a thread is probably blocked outside \
-                 pulse's control (a lock, channel or syscall that was not instrumented).\n\
-                 Mark such code #[pulse::atomic], or instrument the crate it comes from with --instrument-dep <crate>.",
+                "the test made no progress for {}s and was stopped: no schedule finished in that time. \
+                 Either a thread is blocked outside pulse's control (a lock, channel or syscall that \
+                 was not instrumented: mark such code #[pulse::atomic], or instrument the crate it \
+                 comes from with --instrument-dep <crate>), or one execution is very long (a stress \
+                 test of 100,000s of operations: --max-steps lower than the default 1,000,000 ends it \
+                 sooner, as a step limit).",
                 stall_limit.as_secs()
             ));
             break proc.kill()?;
