@@ -635,11 +635,11 @@ pub fn judge(
         let result = j.record_result(record.clone(), note, &ev)?;
         return Ok(outcome(result, run, time));
     }
-    // The run ended while this test ran: stopped by us, or ended by the same Ctrl-C.
+    // The run ended while this test ran: stopped by us, or killed by the same Ctrl-C.
     let stop = ev
         .ended
         .stopped
-        .or_else(|| crate::stop::requested().filter(|_| !matches!(ev.ended.exit, Exit::Code(0))));
+        .or_else(|| crate::stop::requested().filter(|_| matches!(ev.ended.exit, Exit::Signal(_))));
     if let Some(stop) = stop {
         return Ok(stopped(case, plan, done.unwrap_or(0), time, stop, true));
     }
