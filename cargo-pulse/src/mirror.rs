@@ -670,6 +670,7 @@ fn dep_transform(
         let text =
             String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", src.display()))?;
         let mut doc = manifest::parse(&text, src)?;
+        manifest::drop_published_paths(&mut doc);
         manifest::repoint_paths(&mut doc, &dep.src, &|meant| meant.to_path_buf());
         manifest::add_pulse_dependency(&mut doc, &support.pulse_dir());
         return Ok(Transformed {
