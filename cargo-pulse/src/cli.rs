@@ -244,6 +244,11 @@ pub struct TestArgs {
     /// Kill a test process that runs longer than this many seconds in all.
     #[arg(long, value_name = "SECS", help_heading = "Search")]
     pub timeout: Option<f64>,
+    /// Time for the whole run, build included (`90s`, `10m`, `1h`): when it runs out no test
+    /// starts, the running ones are stopped, and the summary shows what ran (`STOPPED`).
+    /// SIGINT and SIGTERM do the same (a second one ends at once).
+    #[arg(long, value_name = "DURATION", value_parser = crate::stop::parse_duration, help_heading = "Search")]
+    pub time_budget: Option<std::time::Duration>,
 
     #[command(flatten)]
     pub cargo: CargoArgs,
@@ -354,6 +359,15 @@ pub struct InstrumentArgs {
     /// being instrumented).
     #[arg(long)]
     pub force: bool,
+    /// Which registry dependencies count as instrumented, as for `cargo pulse test`
+    /// (`auto`, `none`, crate names); the report lists each decision.
+    #[arg(
+        long = "instrument-deps",
+        visible_alias = "instrument-dep",
+        value_name = "auto|none|CRATE,..",
+        value_delimiter = ','
+    )]
+    pub instrument_deps: Vec<String>,
 }
 
 /// Parses `std::env::args`, dropping the `pulse` that cargo inserts when it runs us as

@@ -285,14 +285,28 @@ impl Reporter for ConsoleReporter {
                     c.red("FAILED")
                 } else if counts.tool_errors > 0 {
                     c.red("TOOL ERROR")
+                } else if counts.stopped > 0 {
+                    c.yellow("STOPPED")
                 } else {
                     c.green("ok")
                 };
+                if let Some(reason) = outcomes.iter().find_map(|o| match &o.result {
+                    TestResult::Stopped { stop, .. } => Some(stop),
+                    _ => None,
+                }) {
+                    c.eprintln(&format!(
+                        "\n{} {reason}: {} test(s) did not finish (their schedules so far passed); \
+                         the table shows what ran",
+                        c.yellow("run stopped:"),
+                        counts.stopped
+                    ));
+                }
                 let mut tally = format!("{} passed; {} failed", counts.passed, counts.failed);
                 for (n, what) in [
                     (counts.crashed, "crashed"),
                     (counts.not_scheduled, "not scheduled"),
                     (counts.tool_errors, "tool error(s)"),
+                    (counts.stopped, "stopped before the end"),
                 ] {
                     if n > 0 {
                         tally.push_str(&format!("; {n} {what}"));
@@ -321,7 +335,9 @@ impl Console {
             TestResult::Failed(_) | TestResult::Crashed(_) | TestResult::ToolError(_) => {
                 self.red(word)
             }
-            TestResult::NotScheduled(_) | TestResult::Ignored => self.yellow(word),
+            TestResult::NotScheduled(_) | TestResult::Ignored | TestResult::Stopped { .. } => {
+                self.yellow(word)
+            }
         }
     }
 
@@ -337,10 +353,13 @@ impl Console {
             TestResult::NotScheduled(_) => "NOT SCHEDULED",
             TestResult::ToolError(_) => "TOOL ERROR",
             TestResult::Ignored => "SKIP",
+            TestResult::Stopped { .. } => "STOPPED",
         };
         let painted = match &o.result {
             TestResult::Passed => self.green(word),
-            TestResult::NotScheduled(_) | TestResult::Ignored => self.yellow(word),
+            TestResult::NotScheduled(_) | TestResult::Ignored | TestResult::Stopped { .. } => {
+                self.yellow(word)
+            }
             _ => self.red(word),
         };
         let pad = " ".repeat(13usize.saturating_sub(word.len()));

@@ -18,6 +18,16 @@ use crate::workspace::UserWorkspace;
 pub fn run(args: InstrumentArgs) -> Result<i32> {
     let user = UserWorkspace::discover(args.manifest_path.as_deref(), None)?;
     instrumenting::configure(&user, &Default::default())?;
+    // The dependencies `cargo pulse test` would instrument, decided the same way (and cached
+    // with it): they are reported, and paths into them are not foreign synchronisation.
+    let mirror = Mirror::prepare(
+        user.clone(),
+        &MirrorOptions {
+            instrument_deps: args.instrument_deps.clone(),
+            offline: args.offline,
+            ..Default::default()
+        },
+    )?;
     let (src, build_scripts, facade_roots, inherits_from) =
         match user.packages.iter().find(|p| p.name == args.krate) {
             Some(p) if p.proc_macro => bail!(
@@ -39,15 +49,8 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
             }
             None => {
                 // A registry dependency: resolve the graph in the mirror, never in the user's tree.
-                let m = Mirror::prepare(
-                    user.clone(),
-                    &MirrorOptions {
-                        offline: args.offline,
-                        ..Default::default()
-                    },
-                )?;
                 let deps = mirror::resolve_deps(
-                    &m.root.join("Cargo.toml"),
+                    &mirror.root.join("Cargo.toml"),
                     std::slice::from_ref(&args.krate),
                     args.offline,
                 )?;
@@ -58,8 +61,11 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
                 (d.src, d.build_scripts, d.facade_roots, None)
             }
         };
-    let out = std::path::absolute(&args.out)
-        .with_context(|| format!("resolving {}", args.out.display()))?;
+    // (`..` resolved: `absolute` keeps it, and `crate/../out` is not inside `crate`.)
+    let out = crate::workspace::normalize(
+        &std::path::absolute(&args.out)
+            .with_context(|| format!("resolving {}", args.out.display()))?,
+    );
     if out.starts_with(&src) {
         bail!(
             "--out {} is inside the crate being instrumented",
@@ -74,7 +80,7 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
     // The crate itself is instrumented: paths into it are not foreign synchronisation.
     let opts = instrumenting::with_instrumented_deps(
         &instrumenting::options(&user.atomic_paths),
-        [args.krate.as_str()],
+        std::iter::once(args.krate.as_str()).chain(mirror.deps.iter().map(|d| d.name.as_str())),
     );
     let mut report = pulse_instrument::TreeReport::default();
     let mut state = MirrorState::default();
@@ -135,11 +141,24 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
     std::fs::write(&marker, "written by `cargo pulse instrument`\n")
         .with_context(|| format!("writing {}", marker.display()))?;
     let mut stdout = std::io::stdout().lock();
+    let deps = &mirror.deps_report;
     if args.json {
-        serde_json::to_writer_pretty(&mut stdout, &report)?;
+        let mut v = serde_json::to_value(&report)?;
+        if let Some(m) = v.as_object_mut() {
+            m.insert("dependencies".into(), serde_json::to_value(deps)?);
+        }
+        serde_json::to_writer_pretty(&mut stdout, &v)?;
         writeln!(stdout)?;
     } else {
         write!(stdout, "{report}")?;
+        writeln!(
+            stdout,
+            "dependencies, as `cargo pulse test` instruments them (--instrument-deps {}):",
+            deps.mode
+        )?;
+        for line in deps.decisions() {
+            writeln!(stdout, "  {line}")?;
+        }
         writeln!(
             stdout,
             "instrumented `{}` from {} into {}",

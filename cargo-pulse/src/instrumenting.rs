@@ -228,17 +228,8 @@ pub fn instrument_bytes(
         return (bytes, Ok(report));
     };
     let facts = facts(&crate_dir(user_path));
-    let (cx, cfgs) = &*facts;
-    let mut file_opts = Options {
-        declare_facade: opts.declare_facade || edition.crate_root,
-        edition_2015: opts.edition_2015 || edition.in_crate,
-        cfg: opts.cfg.clone().or_else(|| cfgs.clone()),
-        ..opts.clone()
-    };
-    if let Some(build) = BUILD.get() {
-        file_opts = with_instrumented_deps(&file_opts, build.crates.iter().map(String::as_str));
-    }
-    match pulse_instrument::instrument_file(text, user_path, &file_opts, cx) {
+    let file_opts = file_options(&facts, opts, edition);
+    match pulse_instrument::instrument_file(text, user_path, &file_opts, &facts.0) {
         Ok(out) => {
             let mut report = out.report;
             report.path = user_path.to_path_buf();
@@ -246,6 +237,34 @@ pub fn instrument_bytes(
         }
         Err(e) => (bytes, Err(e)),
     }
+}
+
+/// The options one file is instrumented with: the command's, its crate's cfgs, its place
+/// with respect to edition 2015, the crates instrumented with it.
+fn file_options(facts: &Facts, opts: &Options, edition: Edition2015) -> Options {
+    let mut file_opts = Options {
+        declare_facade: opts.declare_facade || edition.crate_root,
+        edition_2015: opts.edition_2015 || edition.in_crate,
+        cfg: opts.cfg.clone().or_else(|| facts.1.clone()),
+        ..opts.clone()
+    };
+    if let Some(build) = BUILD.get() {
+        file_opts = with_instrumented_deps(&file_opts, build.crates.iter().map(String::as_str));
+    }
+    file_opts
+}
+
+/// Why [`instrument_file`] could not parse the file at `user_path`, if it could not: the same
+/// reading, nothing rewritten (a dependency is instrumented whole or left alone).
+pub fn parse_error(
+    user_path: &Path,
+    bytes: &[u8],
+    opts: &Options,
+    edition: Edition2015,
+) -> Option<pulse_instrument::ParseError> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let facts = facts(&crate_dir(user_path));
+    pulse_instrument::check_parse(text, &file_options(&facts, opts, edition)).err()
 }
 
 /// The target's cfgs: `rustc --print cfg` plus `--cfg` flags in RUSTFLAGS.

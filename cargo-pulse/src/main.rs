@@ -26,6 +26,7 @@ mod path_map;
 mod process;
 mod run;
 mod seeds;
+mod stop;
 mod support;
 mod test_cmd;
 mod timeline;

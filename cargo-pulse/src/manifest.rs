@@ -85,6 +85,23 @@ pub fn repoint_paths(doc: &mut DocumentMut, orig_dir: &Path, map: &dyn Fn(&Path)
     });
 }
 
+/// For a registry crate's manifest copied out of cargo's cache: a dependency with both a
+/// `path` and a `version` (manifests published by old cargo kept the path, e.g. openssl 0.7's
+/// `openssl-sys = { version = "0.7.14", path = "../openssl-sys" }`) is the registry's version,
+/// as cargo reads a registry package; the path, pointing nowhere in the cache, is dropped.
+pub fn drop_published_paths(doc: &mut DocumentMut) {
+    for_each_dep_table(doc, &mut |_, table| {
+        for (_, dep) in table.iter_mut() {
+            let Some(dep) = dep.as_table_like_mut() else {
+                continue;
+            };
+            if dep.contains_key("path") && dep.contains_key("version") {
+                dep.remove("path");
+            }
+        }
+    });
+}
+
 /// Makes every dependency on `pulse` point at the unpacked support crate, and adds one to
 /// `[dependencies]` when there is none: instrumented code names `::pulse::std::...`.
 pub fn add_pulse_dependency(doc: &mut DocumentMut, pulse_dir: &Path) {
@@ -331,6 +348,29 @@ fn inherits(item: &Item) -> bool {
 mod tests {
     use super::*;
     use indoc::indoc;
+
+    #[test]
+    fn a_published_path_beside_a_version_is_dropped() {
+        let mut doc = parse(
+            indoc! {r#"
+                [dependencies]
+                openssl-sys = { version = "0.7.14", path = "../openssl-sys" }
+                local = { path = "../local" }
+                [target.'cfg(unix)'.dependencies.extras]
+                version = "0.7"
+                path = "../extras"
+            "#},
+            Path::new("Cargo.toml"),
+        )
+        .unwrap();
+        drop_published_paths(&mut doc);
+        let text = doc.to_string();
+        assert!(
+            !text.contains("../openssl-sys") && !text.contains("../extras"),
+            "{text}"
+        );
+        assert!(text.contains("\"../local\""), "a path alone stays: {text}");
+    }
 
     fn doc(s: &str) -> DocumentMut {
         s.parse().unwrap()

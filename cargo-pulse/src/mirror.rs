@@ -4,12 +4,13 @@
 //! sources are instrumented, manifests are patched to link pulse, and the registry crates that
 //! synchronise ([`deps`]: all of them by default, `--instrument-deps`) are copied to
 //! `target/pulse/deps/<name>-<version>/`, instrumented and patched in, each version under a
-//! `[patch]` key of its own. `parking_lot_core` 0.9 is replaced by pulse's shim.
+//! `[patch]` key of its own. `parking_lot_core` 0.9 and 0.10 are replaced by pulse's shims.
 //!
 //! The user's tree is only read. Everything written lives under the user's target dir.
 
 mod deps;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -78,10 +79,17 @@ pub struct DepsReport {
     pub mode: String,
     /// `name version` of each instrumented registry crate.
     pub instrumented: Vec<String>,
-    /// `parking_lot_core` 0.9 was replaced by pulse's shim.
+    /// `parking_lot_core` (0.9, 0.10) was replaced by pulse's shim.
     pub parking_lot_core_shim: bool,
+    /// The versions replaced: `0.9`, `0.10`.
+    pub parking_lot_core_shim_versions: Vec<String>,
     /// Synchronising crates left alone because pulse itself depends on them.
     pub held_back: Vec<String>,
+    /// Synchronising crates left as they are because a file of theirs does not parse for the
+    /// instrumenter: `name version (file:line:column: message)`.
+    pub not_parsed: Vec<String>,
+    /// Registry crates of the test graph left alone because they name nothing pulse rewrites.
+    pub not_synchronising: Vec<String>,
     /// The graph was resolved and scanned on this run (false: taken from the cache).
     pub resolved: bool,
     /// Seconds spent resolving and scanning the graph (0 when cached).
@@ -93,6 +101,42 @@ pub struct DepsReport {
 }
 
 impl DepsReport {
+    /// Each decision with its reason, one line each, for `cargo pulse instrument`.
+    pub fn decisions(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut add = |what: &str, crates: &[String]| {
+            if !crates.is_empty() {
+                out.push(format!("{what}: {}", crates.join(", ")));
+            }
+        };
+        add(
+            "instrumented (they name std's sync/thread/time, core::sync or thread_local!)",
+            &self.instrumented,
+        );
+        let shims: Vec<String> = self
+            .parking_lot_core_shim_versions
+            .iter()
+            .map(|v| format!("parking_lot_core {v}"))
+            .collect();
+        add(
+            "replaced by pulse's (parking goes to the scheduler)",
+            &shims,
+        );
+        add(
+            "not instrumented, pulse itself depends on them",
+            &self.held_back,
+        );
+        add("not instrumented, a file does not parse", &self.not_parsed);
+        add(
+            "not instrumented, they name nothing pulse rewrites",
+            &self.not_synchronising,
+        );
+        if out.is_empty() {
+            out.push(format!("none (--instrument-deps {})", self.mode));
+        }
+        out
+    }
+
     /// One line for people: `3 instrumented (auto): a 1.0, b 2.0, ...; from cache in 0.01s`.
     pub fn line(&self) -> String {
         let mut what = self.instrumented.join(", ");
@@ -100,7 +144,10 @@ impl DepsReport {
             if !what.is_empty() {
                 what.push_str("; ");
             }
-            what.push_str("parking_lot_core replaced by pulse's");
+            what.push_str(&format!(
+                "parking_lot_core replaced by pulse's ({})",
+                self.parking_lot_core_shim_versions.join(", ")
+            ));
         }
         let how = if self.resolved {
             format!(
@@ -125,6 +172,12 @@ impl DepsReport {
             line.push_str(&format!(
                 "; not instrumented, pulse depends on them: {}",
                 self.held_back.join(", ")
+            ));
+        }
+        if !self.not_parsed.is_empty() {
+            line.push_str(&format!(
+                "; not instrumented, a file does not parse: {}",
+                self.not_parsed.join(", ")
             ));
         }
         line
@@ -183,7 +236,8 @@ pub struct Mirror {
 struct Patching<'a> {
     deps: &'a [DepSource],
     deps_base: &'a Path,
-    shim_parking_lot_core: bool,
+    /// pulse's `parking_lot_core` replacements, patched in (the registry's then unlocked).
+    core_shims: Vec<deps::PatchEntry>,
 }
 
 impl Mirror {
@@ -294,7 +348,7 @@ impl Mirror {
             let patching = Patching {
                 deps: &selection.deps,
                 deps_base: &deps_base,
-                shim_parking_lot_core: selection.shim_parking_lot_core,
+                core_shims: deps::core_shim_patches(&selection, &support),
             };
             let mut transform = |src: &Path, bytes: Vec<u8>| {
                 mirror_transform(&user, &layout, &support, &patching, &opts_i, src, bytes)
@@ -333,14 +387,14 @@ impl Mirror {
             let patching = Patching {
                 deps: &selection.deps,
                 deps_base: &deps_base,
-                shim_parking_lot_core: selection.shim_parking_lot_core,
+                core_shims: deps::core_shim_patches(&selection, &support),
             };
             let mut transform = |src: &Path, bytes: Vec<u8>| {
                 mirror_transform(&user, &layout, &support, &patching, &opts_i, src, bytes)
             };
             let again = state.sync(&jobs, &excluded, &resync, &mut transform)?;
             stats.written += again.written;
-            if selection.shim_parking_lot_core {
+            if !patching.core_shims.is_empty() {
                 // The lock (the user's, or the one cargo made in the mirror) must not pin the
                 // registry's parking_lot_core, or cargo ignores the shim patched in for it.
                 let mirror_lock = root.join("Cargo.lock");
@@ -361,7 +415,7 @@ impl Mirror {
         // (parking_lot's instrumentation depends on whether the shim replaces its core.)
         let deps_key = format!(
             "{key}|{}|{}",
-            selection.shim_parking_lot_core,
+            selection.core_shim_versions().join(","),
             dep_names(&selection).join(",")
         );
         let mut deps_state = MirrorState::load(&deps_state_file, &deps_key);
@@ -373,8 +427,10 @@ impl Mirror {
             })
             .collect();
         let dep_stats = {
-            let mut transform =
-                |src: &Path, bytes: Vec<u8>| dep_transform(&deps, &support, &opts_i, src, bytes);
+            let mut parses = BTreeMap::new();
+            let mut transform = |src: &Path, bytes: Vec<u8>| {
+                dep_transform(&deps, &support, &opts_i, &mut parses, src, bytes)
+            };
             deps_state.sync(&dep_jobs, &[], &is_manifest, &mut transform)?
         };
         deps_state.save(&deps_state_file)?;
@@ -388,12 +444,38 @@ impl Mirror {
         stats.files += dep_stats.files;
         stats.transformed += dep_stats.transformed;
         stats.written += dep_stats.written;
+        // A dependency with a file the instrumenter cannot parse was copied as it is (its note
+        // names the file): half an instrumented crate does not build.
+        let unparsed: Vec<(&DepSource, String)> = deps_state
+            .notes()
+            .filter_map(|(path, n)| {
+                let e = n.get("parse_error").filter(|e| !e.is_null())?;
+                let d = deps.iter().find(|d| path.starts_with(&d.src))?;
+                let rel = path.strip_prefix(&d.src).unwrap_or(path);
+                Some((
+                    d,
+                    format!(
+                        "{} {} ({}:{}:{}: {})",
+                        d.name,
+                        d.version,
+                        rel.display(),
+                        e["line"],
+                        e["column"],
+                        e["message"].as_str().unwrap_or_default()
+                    ),
+                ))
+            })
+            .collect();
         report.instrumented = deps
             .iter()
+            .filter(|d| !unparsed.iter().any(|(u, _)| u == d))
             .map(|d| format!("{} {}", d.name, d.version))
             .collect();
-        report.parking_lot_core_shim = selection.shim_parking_lot_core;
+        report.not_parsed = unparsed.into_iter().map(|(_, why)| why).collect();
+        report.parking_lot_core_shim_versions = selection.core_shim_versions();
+        report.parking_lot_core_shim = !report.parking_lot_core_shim_versions.is_empty();
         report.held_back = selection.held_back.clone();
+        report.not_synchronising = selection.not_synchronising.clone();
         report.files_instrumented = dep_stats.transformed.saturating_sub(deps.len());
         report.copy_secs = t.elapsed().as_secs_f64();
 
@@ -484,7 +566,7 @@ fn mirror_transform(
     src: &Path,
     bytes: Vec<u8>,
 ) -> Result<Transformed> {
-    if patching.shim_parking_lot_core && src == user.root.join("Cargo.lock") {
+    if !patching.core_shims.is_empty() && src == user.root.join("Cargo.lock") {
         if let Ok(text) = std::str::from_utf8(&bytes) {
             return Ok(Transformed {
                 bytes: deps::unlock_parking_lot_core(text).into_bytes(),
@@ -523,13 +605,8 @@ fn mirror_transform(
             for e in deps::patch_entries(patching.deps, |d| dep_dir(patching.deps_base, d)) {
                 manifest::add_crates_io_patch(&mut doc, &e.key, e.package.as_deref(), &e.dir);
             }
-            if patching.shim_parking_lot_core {
-                manifest::add_crates_io_patch(
-                    &mut doc,
-                    "parking_lot_core",
-                    None,
-                    &support.parking_lot_core_dir(),
-                );
+            for e in &patching.core_shims {
+                manifest::add_crates_io_patch(&mut doc, &e.key, e.package.as_deref(), &e.dir);
             }
         }
         return Ok(Transformed {
@@ -549,10 +626,40 @@ fn mirror_transform(
     Ok(Transformed { bytes, note: None })
 }
 
+/// A dependency's first file that does not parse for the instrumenter, with the note naming
+/// it (`None`: every file parses).
+type ParseCheck = Option<(PathBuf, serde_json::Value)>;
+
+/// Checks every library file of `dep` with the instrumenter's reading, first failure first.
+fn check_dep_parses(dep: &DepSource, opts: &pulse_instrument::Options) -> ParseCheck {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dep.lib_dir())
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .filter(|p| !dep.build_scripts.iter().any(|b| b == p))
+        .collect();
+    files.sort();
+    files.into_iter().find_map(|path| {
+        let bytes = std::fs::read(&path).ok()?;
+        let edition = instrumenting::Edition2015::of(&dep.facade_roots, &path);
+        let e = instrumenting::parse_error(&path, &bytes, opts, edition)?;
+        let note = serde_json::json!({
+            "path": path,
+            "rewrites": [],
+            "findings": [],
+            "parse_error": { "line": e.line, "column": e.column, "message": e.message },
+        });
+        Some((path, note))
+    })
+}
+
 fn dep_transform(
     deps: &[DepSource],
     support: &Support,
     opts: &pulse_instrument::Options,
+    parses: &mut BTreeMap<PathBuf, ParseCheck>,
     src: &Path,
     bytes: Vec<u8>,
 ) -> Result<Transformed> {
@@ -563,6 +670,7 @@ fn dep_transform(
         let text =
             String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", src.display()))?;
         let mut doc = manifest::parse(&text, src)?;
+        manifest::drop_published_paths(&mut doc);
         manifest::repoint_paths(&mut doc, &dep.src, &|meant| meant.to_path_buf());
         manifest::add_pulse_dependency(&mut doc, &support.pulse_dir());
         return Ok(Transformed {
@@ -576,6 +684,16 @@ fn dep_transform(
         && src.extension().is_some_and(|e| e == "rs")
         && !dep.build_scripts.iter().any(|b| b == src)
     {
+        // Instrumented whole or not at all: a crate whose root does not parse lacks its
+        // `extern crate pulse;` while its other files name `::pulse::`. (Checked when one of
+        // its files changes, so once per copy; the note stays with the file that failed.)
+        let unparsed = parses
+            .entry(dep.src.clone())
+            .or_insert_with(|| check_dep_parses(dep, opts));
+        if let Some((path, note)) = unparsed {
+            let note = (path == src).then(|| note.clone());
+            return Ok(Transformed { bytes, note });
+        }
         let edition = instrumenting::Edition2015::of(&dep.facade_roots, src);
         return Ok(instrumenting::instrument_file(src, bytes, opts, edition));
     }

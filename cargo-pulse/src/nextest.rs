@@ -135,7 +135,14 @@ pub fn run(
         .collect();
     let mut order: Vec<usize> = state.keys().copied().collect();
     order.sort();
+    let mut asked_to_stop = false;
     let status = loop {
+        if !asked_to_stop && crate::stop::requested().is_some() {
+            // nextest stops its tests on SIGTERM and exits.
+            // SAFETY: kill(2) on our own child's pid, which it keeps until we wait for it.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+            asked_to_stop = true;
+        }
         let exited = child.try_wait().context("waiting for cargo nextest")?;
         for &i in &order {
             let dir = TestDir(run::test_dir(plan, i));
@@ -165,6 +172,7 @@ pub fn run(
                             "cargo-nextest stopped the test process (its slow-timeout, or the run was cancelled)"
                                 .into(),
                         ),
+                        stopped: crate::stop::requested(),
                     })
                 });
                 if let Some(ended) = ended {
@@ -191,8 +199,19 @@ pub fn run(
         std::thread::sleep(Duration::from_millis(50));
     };
     let started_any = state.values().any(|s| *s != State::Waiting);
+    if let Some(stop) = crate::stop::requested() {
+        for &i in order.iter().filter(|i| state[*i] == State::Waiting) {
+            let o = run::stopped(&cases[i], plan, 0, Duration::ZERO, stop, false);
+            reporter.report(&TestEvent::TestFinished {
+                test: &ids[i],
+                outcome: &o,
+            });
+            outcomes.push((i, o));
+        }
+    }
     match status.code() {
         Some(0) | Some(exit_code::NEXTEST_TEST_FAILED) => {}
+        _ if asked_to_stop => {}
         _ if !started_any && !order.is_empty() => {
             let log = std::fs::read_to_string(&log_path).unwrap_or_default();
             bail!(
@@ -295,6 +314,7 @@ fn ended_in(dir: &TestDir) -> Option<Ended> {
         exit,
         time: Duration::from_secs_f64(secs),
         killed: None,
+        stopped: None,
     })
 }
 

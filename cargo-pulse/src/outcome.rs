@@ -39,6 +39,12 @@ pub enum TestResult {
     NotScheduled(Box<Failure>),
     ToolError(Box<Failure>),
     Ignored,
+    /// The run ended before this test did (`--time-budget`, SIGINT/SIGTERM): every schedule it
+    /// ran passed; `reason` says what stopped it and when, `stop` only what.
+    Stopped {
+        reason: String,
+        stop: String,
+    },
 }
 
 impl TestResult {
@@ -59,7 +65,7 @@ impl TestResult {
             | TestResult::Crashed(f)
             | TestResult::NotScheduled(f)
             | TestResult::ToolError(f) => Some(f),
-            TestResult::Passed | TestResult::Ignored => None,
+            TestResult::Passed | TestResult::Ignored | TestResult::Stopped { .. } => None,
         }
     }
 
@@ -72,6 +78,7 @@ impl TestResult {
             TestResult::NotScheduled(_) => "not_scheduled",
             TestResult::ToolError(_) => "tool_error",
             TestResult::Ignored => "ignored",
+            TestResult::Stopped { .. } => "stopped",
         }
     }
 
@@ -84,6 +91,7 @@ impl TestResult {
             TestResult::NotScheduled(_) => "NOT SCHEDULED",
             TestResult::ToolError(_) => "TOOL ERROR",
             TestResult::Ignored => "ignored",
+            TestResult::Stopped { .. } => "STOPPED",
         }
     }
 }
@@ -126,6 +134,7 @@ impl Outcome {
             TestResult::NotScheduled(f) | TestResult::ToolError(f) => {
                 format!("{word}: {}", f.reason)
             }
+            TestResult::Stopped { reason, .. } => format!("{word}: {reason}"),
             _ => word.to_string(),
         }
     }
@@ -144,6 +153,8 @@ pub struct Counts {
     pub not_scheduled: usize,
     pub tool_errors: usize,
     pub ignored: usize,
+    /// Tests the run ended before (`--time-budget`, a signal): not a verdict either way.
+    pub stopped: usize,
 }
 
 impl Counts {
@@ -157,6 +168,7 @@ impl Counts {
                 TestResult::NotScheduled(_) => c.not_scheduled += 1,
                 TestResult::ToolError(_) => c.tool_errors += 1,
                 TestResult::Ignored => c.ignored += 1,
+                TestResult::Stopped { .. } => c.stopped += 1,
             }
         }
         c

@@ -79,6 +79,7 @@ impl Reporter for JsonReporter {
                 "passed": counts.passed, "failed": counts.failed,
                 "crashed": counts.crashed, "not_scheduled": counts.not_scheduled,
                 "tool_errors": counts.tool_errors, "ignored": counts.ignored,
+                "stopped": counts.stopped,
                 "time": secs, "exit_code": exit_code,
             })),
         }

@@ -294,6 +294,8 @@ pub struct Ended {
     pub time: Duration,
     /// Why we (or the runner) stopped it, if we did.
     pub killed: Option<String>,
+    /// The run ended while it ran (`--time-budget`, a signal).
+    pub stopped: Option<crate::stop::Stop>,
 }
 
 /// Runs `cmd` (a test process writing into `dir`) to its end, reporting progress, and stops it
@@ -310,6 +312,7 @@ fn supervise(
     let stall_limit = (plan.blocking_timeout * 3).max(Duration::from_secs(60));
     let mut last_progress = (u64::MAX, Instant::now());
     let mut killed: Option<String> = None;
+    let mut stopped = None;
     let status = loop {
         if let Some(status) = proc.try_wait()? {
             break status;
@@ -320,6 +323,11 @@ fn supervise(
                 progress(done, total);
                 last_progress = (done, Instant::now());
             }
+        }
+        if let Some(stop) = crate::stop::requested() {
+            killed = Some(stop.describe());
+            stopped = Some(stop);
+            break proc.kill()?;
         }
         if let Some(limit) = plan.timeout {
             if started.elapsed() > limit {
@@ -332,9 +340,12 @@ fn supervise(
         }
         if last_progress.1.elapsed() > stall_limit {
             killed = Some(format!(
-                "the test made no progress for {}s and was stopped: a thread is probably blocked outside \
-                 pulse's control (a lock, channel or syscall that was not instrumented).\n\
-                 Mark such code #[pulse::atomic], or instrument the crate it comes from with --instrument-dep <crate>.",
+                "the test made no progress for {}s and was stopped: no schedule finished in that time. \
+                 Either a thread is blocked outside pulse's control (a lock, channel or syscall that \
+                 was not instrumented: mark such code #[pulse::atomic], or instrument the crate it \
+                 comes from with --instrument-dep <crate>), or one execution is very long (a stress \
+                 test of 100,000s of operations: --max-steps lower than the default 1,000,000 ends it \
+                 sooner, as a step limit).",
                 stall_limit.as_secs()
             ));
             break proc.kill()?;
@@ -344,6 +355,7 @@ fn supervise(
         exit: Exit::of(status),
         time: started.elapsed(),
         killed,
+        stopped,
     })
 }
 
@@ -385,6 +397,9 @@ pub fn run_all(
             let queue = queue.clone();
             let tx = tx.clone();
             s.spawn(move || loop {
+                if crate::stop::requested().is_some() {
+                    break;
+                }
                 let Some(i) = queue.lock().unwrap().pop_front() else {
                     break;
                 };
@@ -425,8 +440,51 @@ pub fn run_all(
             None => Ok(()),
         }
     })?;
+    // Tests the run ended before they started.
+    if let Some(stop) = crate::stop::requested() {
+        for i in queue.lock().unwrap().drain(..) {
+            let o = stopped(&cases[i], plan, 0, Duration::ZERO, stop, false);
+            reporter.report(&TestEvent::TestFinished {
+                test: &ids[i],
+                outcome: &o,
+            });
+            outcomes.push((i, o));
+        }
+    }
     outcomes.sort_by_key(|(i, _)| *i);
     Ok(outcomes.into_iter().map(|(_, o)| o).collect())
+}
+
+/// The outcome of a test the run ended before (`started`: while it ran, after `run` schedules).
+pub fn stopped(
+    case: &TestCase,
+    plan: &RunPlan,
+    run: u64,
+    time: Duration,
+    stop: crate::stop::Stop,
+    started: bool,
+) -> Outcome {
+    let reason = if started {
+        format!(
+            "{}, stopped after {run} passing schedule(s)",
+            stop.describe()
+        )
+    } else {
+        format!("{}, not started", stop.describe())
+    };
+    Outcome {
+        name: case.name.clone(),
+        package: case.binary.package.clone(),
+        binary_display: case.binary.display(),
+        result: TestResult::Stopped {
+            reason,
+            stop: stop.describe(),
+        },
+        schedules_run: run,
+        schedules_planned: plan.planned(),
+        time,
+        warnings: Vec::new(),
+    }
 }
 
 /// A fresh run dir and the failures dir.
@@ -576,6 +634,14 @@ pub fn judge(
         };
         let result = j.record_result(record.clone(), note, &ev)?;
         return Ok(outcome(result, run, time));
+    }
+    // The run ended while this test ran: stopped by us, or killed by the same Ctrl-C.
+    let stop = ev
+        .ended
+        .stopped
+        .or_else(|| crate::stop::requested().filter(|_| matches!(ev.ended.exit, Exit::Signal(_))));
+    if let Some(stop) = stop {
+        return Ok(stopped(case, plan, done.unwrap_or(0), time, stop, true));
     }
     if let Some(why) = &ev.ended.killed {
         let result = j.failed(
@@ -1008,6 +1074,7 @@ mod tests {
             exit,
             time: Duration::from_millis(3),
             killed: None,
+            stopped: None,
         };
         judge(&case, &plan, &dir, ended, false, &mut |_, _| {}).unwrap()
     }

@@ -1,6 +1,6 @@
 //! The support crates (`pulse`, `pulse-protocol`, `pulse-runtime`, `pulse-shim-std`,
-//! `pulse-macros`) that every instrumented crate links against, and pulse's `parking_lot_core`,
-//! patched in for the registry's. They are embedded in the binary by `build.rs` and unpacked
+//! `pulse-macros`) that every instrumented crate links against, and pulse's `parking_lot_core`
+//! 0.9 and 0.10, patched in for the registry's. They are embedded in the binary by `build.rs` and unpacked
 //! on first use, so an installed `cargo-pulse` never depends on where the repository was.
 //!
 //! The unpacked directory is named by version and content hash, and shared by every workspace on
@@ -32,6 +32,11 @@ impl Support {
     /// pulse's `parking_lot_core` 0.9 (its parking goes to the scheduler).
     pub fn parking_lot_core_dir(&self) -> PathBuf {
         self.root.join("shim-parking-lot-core")
+    }
+
+    /// pulse's `parking_lot_core` 0.10 (the 0.9 one's API, re-exported).
+    pub fn parking_lot_core_0_10_dir(&self) -> PathBuf {
+        self.root.join("shim-parking-lot-core-0.10")
     }
 
     /// A string that appears in every path inside an unpacked support tree.

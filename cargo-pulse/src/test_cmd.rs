@@ -45,6 +45,9 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
     ]);
 
     let started = Instant::now();
+    if let Some(budget) = args.time_budget {
+        crate::stop::set_budget(started, budget);
+    }
     let user = UserWorkspace::discover(
         args.cargo.manifest_path.as_deref(),
         args.cargo.target_dir.as_deref(),
@@ -122,6 +125,7 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
     };
 
     reporter.report(&TestEvent::RunStarted(&info));
+    crate::stop::install_handlers();
     let outcomes: Vec<Outcome> = match args.runner {
         Runner::Pulse => run::run_all(&cases, &plan, args.verbose, &mut reporter)?,
         Runner::Nextest => {
@@ -129,7 +133,11 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         }
     };
     let counts = Counts::of(&outcomes);
-    let code = counts.exit_code();
+    // Interrupted: the shell's code for the signal, after the summary. A budget that ran out
+    // leaves the verdict on what ran.
+    let code = crate::stop::requested()
+        .and_then(|s| s.exit_code())
+        .unwrap_or_else(|| counts.exit_code());
     reporter.report(&TestEvent::RunFinished {
         info: &info,
         outcomes: &outcomes,

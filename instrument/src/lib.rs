@@ -217,14 +217,21 @@ pub fn instrument_file(
     Ok(out)
 }
 
-/// The full pipeline for one file, also returning the external sources it pulls in.
-pub(crate) fn instrument(
+/// Whether `src` parses as the instrumenter reads it (the same lexing, edition-2015 keywords
+/// and grammar as [`instrument_file`]), rewriting nothing. cargo-pulse checks every file of a
+/// dependency with it first: a crate is instrumented whole or not at all.
+pub fn check_parse(src: &str, opts: &Options) -> Result<(), ParseError> {
+    parse(src, opts, &LineIndex::new(src)).map(|_| ())
+}
+
+/// A file's tokens (read as 2018) and its syntax tree: a file, or (what `include!` pulls into
+/// expression position) one expression.
+fn parse(
     src: &str,
     opts: &Options,
-    cx: &CrateContext,
-) -> Result<(Instrumented, Vec<ExternalRef>), ParseError> {
+    index: &LineIndex,
+) -> Result<(TokenStream, Result<syn::File, syn::Expr>), ParseError> {
     let lexable = span::lexable(src);
-    let index = LineIndex::new(src);
     let tokens = lexable.parse().map_err(|e: proc_macro2::LexError| {
         let (line, column) = index.line_col(index.offset(e.span().start()));
         let message = "cannot tokenize: unbalanced delimiter or invalid token".to_owned();
@@ -258,6 +265,17 @@ pub(crate) fn instrument(
             }
         },
     };
+    Ok((tokens, parsed))
+}
+
+/// The full pipeline for one file, also returning the external sources it pulls in.
+pub(crate) fn instrument(
+    src: &str,
+    opts: &Options,
+    cx: &CrateContext,
+) -> Result<(Instrumented, Vec<ExternalRef>), ParseError> {
+    let index = LineIndex::new(src);
+    let (tokens, parsed) = parse(src, opts, &index)?;
     let mut plan = Plan::new(src, opts, cx);
     match &parsed {
         Ok(file) => {
@@ -321,6 +339,21 @@ fn extern_crate_aliases(src: &str, opts: &Options) -> Vec<(String, paths::Crate)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn check_parse_reads_as_instrument_does() {
+        let opts = Options::default();
+        assert!(check_parse("use std::sync::Mutex; fn f() {}", &opts).is_ok());
+        // A 2015 bare trait object, which syn does not read (signal-hook-registry 1.4).
+        let e = check_parse("type Action = Fn(&u8) + Send + Sync;", &opts).unwrap_err();
+        assert_eq!((e.line, e.column), (1, 17), "{e:?}");
+        // 2015 keywords as names are read as instrument reads them.
+        let o2015 = Options {
+            edition_2015: true,
+            ..Options::default()
+        };
+        assert!(check_parse("fn try() {}", &o2015).is_ok());
+    }
 
     #[test]
     fn parse_errors_point_at_the_problem_and_rewrite_nothing() {

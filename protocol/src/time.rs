@@ -67,7 +67,7 @@ impl TimeParams {
 }
 
 /// The modes pulse's default portfolio draws from, each execution one of them by its seed.
-/// Chosen by measurement (ARCHITECTURE decision 18): `infinitely-fast` keeps exact-timing
+/// Chosen by measurement (ARCHITECTURE decision 20): `infinitely-fast` keeps exact-timing
 /// programs exact; `quite-slow-random=50ms` plays a loaded machine, where a thread can be
 /// overtaken by timers due within 50 ms (slow-thread and late-reply bugs), while waits of
 /// 100 ms or more for work already under way (a test's "let the workers start" sleep, a

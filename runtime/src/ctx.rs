@@ -21,6 +21,9 @@ use crate::scheduler::ChoiceKind;
 pub(crate) struct ExecCell {
     pub id: Cell<u64>,
     pub state: RefCell<ExecState>,
+    /// A virtual thread is running (the executor resumed its coroutine and it has not
+    /// switched back): only its code is the test's.
+    pub in_thread: Cell<bool>,
 }
 
 thread_local! {
@@ -42,17 +45,25 @@ pub struct Ctx {
 }
 
 /// The running execution, or `None` outside `pulse::check` (then shims behave like std).
+/// Also `None` while the runtime runs code of its own during an execution (the executor
+/// between two threads, or the runtime updating the execution's state): what runs then (an
+/// allocation, through a `#[global_allocator]` that counts in an instrumented atomic, as
+/// crossbeam-channel's tests do) is not an operation of the test, and scheduling it would
+/// re-enter the runtime (a double borrow and an abort, or a switch off a stack that is no
+/// coroutine's).
 #[inline]
 pub fn current() -> Option<Ctx> {
     let p = CURRENT.with(Cell::get);
     if p.is_null() {
-        None
-    } else {
-        // SAFETY: the runner sets CURRENT only while the cell is alive and clears it after.
-        Some(Ctx {
-            cell: unsafe { &*p },
-        })
+        return None;
     }
+    // SAFETY: the runner sets CURRENT only while the cell is alive and clears it after.
+    let cell: &'static ExecCell = unsafe { &*p };
+    // SAFETY: only the borrow flag is read; the reference is never used.
+    if !cell.in_thread.get() || unsafe { cell.state.try_borrow_unguarded() }.is_err() {
+        return None;
+    }
+    Some(Ctx { cell })
 }
 
 impl Ctx {

@@ -83,6 +83,7 @@ impl Executor {
             cell: Box::new(ExecCell {
                 id: Cell::new(0),
                 state: RefCell::new(ExecState::new(config, scheduler)),
+                in_thread: Cell::new(false),
             }),
             coroutines: Vec::new(),
             stack_guards: Vec::new(),
@@ -182,7 +183,9 @@ impl Executor {
             .as_mut()
             .expect("a runnable thread has a coroutine");
         crate::process::overflow::set_running(self.stack_guards[tid as usize]);
+        self.cell.in_thread.set(true);
         let result = co.resume(());
+        self.cell.in_thread.set(false);
         crate::process::overflow::set_running((0, 0));
         if let CoroutineResult::Return(()) = result {
             let co = self.coroutines[tid as usize].take().expect("just resumed");
@@ -272,7 +275,10 @@ impl Executor {
             }
             let mut finished = false;
             for _ in 0..TEARDOWN_RESUMES {
-                if let CoroutineResult::Return(()) = co.resume(()) {
+                self.cell.in_thread.set(true);
+                let resumed = co.resume(());
+                self.cell.in_thread.set(false);
+                if let CoroutineResult::Return(()) = resumed {
                     finished = true;
                     break;
                 }

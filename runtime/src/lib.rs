@@ -41,6 +41,15 @@ pub fn is_execution_live(id: u64) -> bool {
     registry::is_live(id)
 }
 
+/// `ObjectCell::outside` for a handle that is not an object (a virtual thread's `Thread`,
+/// unparked from an OS thread while its execution `id` runs).
+#[track_caller]
+pub fn note_outside_use(id: u64, op: &'static str, kind: &'static str) {
+    if registry::is_live(id) {
+        process::os_threads::note_outside_use(op, kind, std::panic::Location::caller());
+    }
+}
+
 /// Runs `f` under the default configuration (overridable with `PULSE_*` environment
 /// variables) and panics with a report if any schedule fails.
 #[track_caller]

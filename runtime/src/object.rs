@@ -69,6 +69,20 @@ impl<S: ObjectState> ObjectCell<S> {
         }
     }
 
+    /// An operation on this object outside any execution: on an OS thread pulse does not
+    /// schedule. If a running execution is using the object, the two sides are not mutually
+    /// exclusive (each uses its own implementation) and wake-ups between them are lost: the
+    /// run warns, naming the operation, its place and the thread (decision 18). One relaxed
+    /// load when no execution ever used the object.
+    #[inline]
+    #[track_caller]
+    pub fn outside(&self, op: &'static str) {
+        let owner = self.owner.load(Ordering::Relaxed);
+        if owner != 0 && registry::is_live(owner) {
+            crate::process::os_threads::note_outside_use(op, S::KIND, Location::caller());
+        }
+    }
+
     /// The object's name in this execution.
     #[inline]
     #[track_caller]

@@ -207,6 +207,9 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     if let Some(progress) = &config.progress {
         progress(report.executions, planned);
     }
+    for warning in os_threads::take_outside_uses() {
+        search.executor.state().warn(warning);
+    }
     if let Some(before) = &threads_before {
         note_unscheduled_threads(before, &mut report.os_threads);
         if !report.os_threads.is_empty() {
@@ -363,7 +366,25 @@ impl Search {
             (true, Some(seed)) if fast_expl.kind == FailureKind::Crash => Some(Job::Seed(seed)),
             (true, _) => None,
         };
-        let traced = again.map(|job| self.execute(f, job));
+        let same = |t: &Outcome| {
+            t.explanation
+                .as_ref()
+                .is_some_and(|e| e.kind == fast_expl.kind && e.message == fast_expl.message)
+        };
+        let mut traced = again.clone().map(|job| self.execute(f, job));
+        // Replayed in this process, the schedule starts from what the failing execution left
+        // in statics (a counter it bumped), not from what that execution started from. In a
+        // fresh process it starts as the failing one did (the search re-checks failures after
+        // the first schedule in one, so here the first schedule or a test that keeps no state
+        // failed).
+        if let (Some(job), false, false) = (&again, self.isolated, fast.crashed) {
+            if !traced.as_ref().is_some_and(same) {
+                if let Some(fresh) = self.execute_isolated(job).filter(same) {
+                    self.executor.state().warn(REPLAYED_FRESH.to_string());
+                    traced = Some(fresh);
+                }
+            }
+        }
         let traced_expl = traced.and_then(|t| t.explanation);
         let reproduced = traced_expl
             .as_ref()
@@ -374,6 +395,12 @@ impl Search {
         }
     }
 }
+
+/// Said when the failing schedule reproduced only in a fresh process.
+const REPLAYED_FRESH: &str =
+    "the failing schedule was replayed in a fresh process: replayed in this one, \
+     after the failing execution, it went another way (the test keeps state in statics that the \
+     failing execution changed)";
 
 /// The warning on a failure handed out before its traced replay ran.
 const REPLAY_PENDING: &str = "written before the failing schedule was replayed with tracing; if this is \

@@ -20,13 +20,13 @@ const RELAX_LIMIT: u32 = 3;
 impl SpinWait {
     /// Creates a new `SpinWait`.
     #[inline]
-    pub fn new() -> Self {
-        Self::default()
+    pub const fn new() -> Self {
+        Self { counter: 0 }
     }
 
     /// Resets a `SpinWait` to its initial state.
     #[inline]
-    pub fn reset(&mut self) {
+    pub const fn reset(&mut self) {
         self.counter = 0;
     }
 

@@ -15,7 +15,7 @@ pub enum ParkResult {
 impl ParkResult {
     /// Returns true if we were unparked by another thread.
     #[inline]
-    pub fn is_unparked(self) -> bool {
+    pub const fn is_unparked(self) -> bool {
         matches!(self, ParkResult::Unparked(_))
     }
 }

@@ -227,3 +227,30 @@ fn an_unsafe_precondition_abort_is_a_crash_with_its_message() {
         "{f}"
     );
 }
+
+/// A failure on the first schedule whose message depends on a static it changed: replayed in
+/// the same process, the schedule would start from the changed static and fail differently
+/// (once reported as "did not reproduce" on r2d2's `test_max_lifetime`); it is replayed in a
+/// fresh process, where it starts as the failing execution did.
+#[test]
+fn a_failure_that_changes_a_static_is_replayed_in_a_fresh_process() {
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let report = Builder::new().schedules(10).seed(1).run(|| {
+        let n = RUNS.fetch_add(1, SeqCst);
+        let t = thread::spawn(|| ());
+        t.join().unwrap();
+        panic!("run {n} of this body in this process");
+    });
+    let f = report.failure.expect("fails at once");
+    assert_eq!(f.execution, 0);
+    assert!(f.message.contains("run 0 of"), "{f}");
+    assert!(f.reproduced && !f.trace.is_empty(), "{f}");
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("replayed in a fresh process")),
+        "{:?}",
+        report.warnings
+    );
+}

@@ -1,7 +1,7 @@
 //! Dependencies that synchronise are scheduled with no flag (`--instrument-deps auto`, the
 //! default): a spin lock in two semver-incompatible versions of one registry crate,
 //! crossbeam-utils' scoped threads, `AtomicCell` and `Backoff`, and parking_lot's locks
-//! (parking in pulse's `parking_lot_core`). Each fixture's only synchronisation is its
+//! (parking in pulse's `parking_lot_core`, 0.9 and 0.10). Each fixture's only synchronisation is its
 //! dependencies'; each race is found, each fixed twin passes.
 
 #[allow(dead_code)] // (helpers e2e.rs uses and this file does not)
@@ -124,4 +124,54 @@ fn parking_lot_deadlock_and_lost_update_are_found_without_a_flag() {
         !run.stderr.contains("was not used in the crate graph"),
         "every patch is used"
     );
+}
+
+#[test]
+fn parking_lot_0_13_and_0_12_in_one_graph_are_both_scheduled() {
+    let dir = fixture("parking-lot-versions", "parking-lot-versions");
+    let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+    assert_eq!(run.code, 101, "{}", run.stderr);
+    for (test, event) in [
+        ("tests::opposite_transfers_complete", "failed"),
+        ("tests::deposits_all_count", "failed"),
+        ("tests::deposits_all_count_fixed", "ok"),
+        ("tests::a_waiter_is_woken_in_time", "ok"),
+        ("tests::both_versions_in_one_test", "ok"),
+    ] {
+        assert_eq!(run.event_of(test).as_deref(), Some(event), "{test}");
+    }
+    assert!(
+        run.stderr
+            .contains("parking_lot_core replaced by pulse's (0.9, 0.10)")
+            && run.stderr.contains("parking_lot 0.13."),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("was not used in the crate graph"),
+        "every patch is used"
+    );
+}
+
+#[test]
+fn a_dependency_that_does_not_parse_is_left_whole_and_named() {
+    let dir = fixture("dep-unparsed", "dep-unparsed");
+    let run = cargo_pulse(&dir, &args(&["test"]));
+    assert_eq!(
+        run.code, 0,
+        "it builds and the test passes:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "not instrumented, a file does not parse: signal-hook-registry 1.4.0 (src/lib.rs:134:"
+        ),
+        "{}",
+        run.stderr
+    );
+    let copy = std::fs::read_to_string(
+        dir.join("target/pulse/deps/signal-hook-registry-1.4.0/src/lib.rs"),
+    )
+    .unwrap();
+    assert!(!copy.contains("::pulse::"), "no file of it is rewritten");
 }

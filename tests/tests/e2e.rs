@@ -554,6 +554,22 @@ fn instrument_subcommand_writes_a_buildable_crate_and_a_report() {
             .map(|f| f["rewrites"].as_array().unwrap().len())
             .sum();
         assert!(rewrites > 0, "{krate}: {report}");
+        // The dependency decisions `cargo pulse test` makes, with their reasons; a use of a
+        // crate it instruments is not a finding.
+        let deps = &report["dependencies"];
+        assert_eq!(deps["mode"], "auto", "{krate}: {report}");
+        assert!(
+            deps["instrumented"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d.as_str().unwrap().starts_with("once_cell ")),
+            "{krate}: {deps}"
+        );
+        assert!(
+            !report["files"].to_string().contains("once_cell::"),
+            "{krate}: no finding about once_cell: {report}"
+        );
         // It builds on its own (sharing the suite's target dir, so pulse is not rebuilt).
         let status = std::process::Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
             .args(["build", "--quiet", "--manifest-path"])

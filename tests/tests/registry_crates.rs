@@ -207,9 +207,11 @@ fn check(name: &str) {
     let dir = support::copy_fixture(&registry.join(&full), &format!("registry-{full}"));
     // The copy's own dev-dependencies, with the same fail-fast network settings; the lock
     // file is kept in the scratch dir so later runs resolve the same versions.
+    // (Named by the `precise` pins too, so a changed pin resolves afresh.)
+    let pins: String = c.precise.iter().map(|(d, v)| format!("-{d}={v}")).collect();
     let lock = scratch()
         .join("registry-locks")
-        .join(format!("{full}.lock"));
+        .join(format!("{full}{pins}.lock"));
     std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
     if lock.exists() {
         std::fs::copy(&lock, dir.join("Cargo.lock")).unwrap();
@@ -431,11 +433,11 @@ const CRATES: &[Crate] = &[
         precise: &[],
         deadline: MIN.saturating_mul(5),
     },
-    // Edition 2018; a scheduled thread pool on parking_lot 0.12 (Mutex + Condvar::wait_until
-    // with the crate's own deadline).
+    // Edition 2018; a scheduled thread pool on parking_lot 0.13 (parking_lot_core 0.10; Mutex +
+    // Condvar::wait_until with the crate's own deadline).
     Crate {
         name: "scheduled-thread-pool",
-        version: "0.2.7",
+        version: "0.2.8",
         tests: 13,
         expected: &[],
         precise: &[],
@@ -504,15 +506,13 @@ const CRATES: &[Crate] = &[
             ),
             (
                 "r2d2 test::test_max_lifetime",
-                "timing assumption, as test_idle_timeout, with max_lifetime (its report also \
-                 says the replay did not reproduce: the test counts drops in a static)",
+                "timing assumption, as test_idle_timeout, with max_lifetime (the test counts \
+                 drops in a static: its failing schedule is replayed in a fresh process)",
             ),
         ],
-        // scheduled-thread-pool 0.2.8 (the newest 0.2) moved to parking_lot 0.13, whose
-        // parking_lot_core 0.10 pulse has no replacement for yet: instrumenting parking_lot
-        // 0.13 then fails to build (E0308, pulse's Instant passed to the real
-        // parking_lot_core 0.10 `park`). 0.2.7 uses parking_lot 0.12.
-        precise: &[("scheduled-thread-pool", "0.2.7")],
+        // (Its lock resolves scheduled-thread-pool 0.2.8, on parking_lot 0.13, beside its own
+        // parking_lot 0.12: both parking_lot_core versions are pulse's.)
+        precise: &[],
         deadline: MIN.saturating_mul(5),
     },
     // Edition 2021; lock-free ArrayQueue/SegQueue, whose tests run on crossbeam-utils' scoped

@@ -220,3 +220,81 @@ fn a_failed_builds_json_event_carries_the_compilers_message() {
     );
     assert!(!message.contains('\u{1b}'), "no colour codes in JSON");
 }
+
+/// `--time-budget` ends a long search cleanly: what finished keeps its verdict, the rest is
+/// STOPPED with the schedules it passed, the summary and the JSON `finished` event still come,
+/// and the run ends near the budget.
+#[test]
+fn a_time_budget_stops_the_search_and_still_reports_what_ran() {
+    let dir = fixture("failing", "time-budget");
+    // Built first, so the budget goes to the search.
+    let warm = cargo_pulse(&dir, &["test", "--no-run", "--color", "never"]);
+    assert_eq!(warm.code, 0, "{}", warm.stderr);
+    let run = cargo_pulse(
+        &dir,
+        &[
+            "test",
+            "--schedules",
+            "100000000",
+            "--seed",
+            "1",
+            "--time-budget",
+            "6s",
+            // (One thread keeps the first passing test, the other reaches the race.)
+            "--test-threads",
+            "2",
+            "--message-format",
+            "json",
+        ],
+    );
+    assert_eq!(
+        run.code, 101,
+        "the race found before the budget ran out still counts"
+    );
+    assert!(run.secs < 60.0, "stopped near the budget: {:.1}s", run.secs);
+    let events = run.json();
+    let finished = events
+        .iter()
+        .find(|v| v["type"] == "run" && v["event"] == "finished")
+        .expect("a finished event");
+    assert!(finished["stopped"].as_u64().unwrap() >= 1, "{finished}");
+    assert_eq!(
+        test_event(&events, "tests::racy_hits_are_all_counted")["event"],
+        "failed"
+    );
+    let stopped: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|v| v["type"] == "test" && v["event"] == "stopped")
+        .collect();
+    assert!(!stopped.is_empty());
+    for s in stopped {
+        assert!(
+            s["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("the --time-budget of 6s ran out"),
+            "{s}"
+        );
+    }
+    // And for people: the table and the line saying why it ended.
+    let human = cargo_pulse(
+        &dir,
+        &[
+            "test",
+            "--schedules",
+            "100000000",
+            "--time-budget",
+            "3s",
+            "--color",
+            "never",
+        ],
+    );
+    assert!(
+        human
+            .stderr
+            .contains("run stopped: the --time-budget of 3s ran out")
+            && human.stderr.contains("STOPPED"),
+        "{}",
+        human.stderr
+    );
+}

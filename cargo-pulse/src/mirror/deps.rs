@@ -9,8 +9,9 @@
 //! cycle), and scans each one's library sources for the paths pulse rewrites. Every version of a
 //! crate is its own [`DepSource`]; [`patch_entries`] gives each one its own `[patch]` key.
 //!
-//! `parking_lot_core` 0.9 is never instrumented: pulse's support tree holds a drop-in
-//! replacement whose parking goes to the scheduler, patched in instead.
+//! `parking_lot_core` 0.9 and 0.10 are never instrumented: pulse's support tree holds a drop-in
+//! replacement of each whose parking goes to the scheduler, patched in instead
+//! ([`core_shim_patches`]).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -87,8 +88,15 @@ pub struct Selection {
     pub deps: Vec<DepSource>,
     /// The graph holds `parking_lot_core` 0.9: pulse's shim is patched in for it.
     pub shim_parking_lot_core: bool,
+    /// The graph holds `parking_lot_core` 0.10 (parking_lot 0.13): pulse's 0.10 shim is patched
+    /// in for it.
+    #[serde(default)]
+    pub shim_parking_lot_core_0_10: bool,
     /// Crates that would have been instrumented but are dependencies of pulse itself.
     pub held_back: Vec<String>,
+    /// Registry crates of the test graph whose sources name nothing pulse rewrites (`auto`).
+    #[serde(default)]
+    pub not_synchronising: Vec<String>,
 }
 
 /// Scan results by source directory: registry sources never change.
@@ -108,10 +116,20 @@ pub fn select(
 fn select_from(meta: &Metadata, mode: &DepsMode, scans: &mut ScanCache) -> Result<Selection> {
     let by_id: BTreeMap<&PackageId, &Package> = meta.packages.iter().map(|p| (&p.id, p)).collect();
     let support = support_closure(meta, &by_id);
+    // (A package of pulse's support tree is a shim itself, from an earlier patched build; the
+    // 0.9 one that the 0.10 one is built on does not count.)
+    let core = |p: &&Package, minor: u64| {
+        p.name == "parking_lot_core" && p.version.major == 0 && p.version.minor == minor
+    };
+    let support_0_10 = meta.packages.iter().any(|p| core(&p, 10) && is_support(p));
+    let holds_core = |minor: u64| {
+        meta.packages
+            .iter()
+            .any(|p| core(&p, minor) && !(minor == 9 && support_0_10 && is_support(p)))
+    };
     let mut out = Selection {
-        shim_parking_lot_core: meta.packages.iter().any(|p| {
-            is_shimmed_parking_lot_core(p) || is_support(p) && p.name == "parking_lot_core"
-        }),
+        shim_parking_lot_core: holds_core(9),
+        shim_parking_lot_core_0_10: holds_core(10),
         ..Selection::default()
     };
     let mut chosen: BTreeSet<&PackageId> = BTreeSet::new();
@@ -153,6 +171,8 @@ fn select_from(meta: &Metadata, mode: &DepsMode, scans: &mut ScanCache) -> Resul
                 .entry(lib_dir.clone())
                 .or_insert_with(|| synchronises(&lib_dir, &build_scripts(p)));
             if !uses {
+                out.not_synchronising
+                    .push(format!("{} {}", p.name, p.version));
                 continue;
             }
             if support.contains(&p.id) {
@@ -169,6 +189,8 @@ fn select_from(meta: &Metadata, mode: &DepsMode, scans: &mut ScanCache) -> Resul
     out.deps
         .sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));
     out.held_back.sort();
+    out.not_synchronising.sort();
+    out.not_synchronising.dedup();
     Ok(out)
 }
 
@@ -295,9 +317,63 @@ fn is_proc_macro(p: &Package) -> bool {
         .any(|t| t.kind.contains(&TargetKind::ProcMacro))
 }
 
-/// The registry's `parking_lot_core` 0.9, which pulse replaces with its shim.
+/// The registry's `parking_lot_core` 0.9 or 0.10, which pulse replaces with its shims.
 pub fn is_shimmed_parking_lot_core(p: &Package) -> bool {
-    p.name == "parking_lot_core" && p.version.major == 0 && p.version.minor == 9 && !is_support(p)
+    p.name == "parking_lot_core"
+        && p.version.major == 0
+        && SHIMMED_CORE_MINORS.contains(&p.version.minor)
+        && !is_support(p)
+}
+
+/// The `parking_lot_core` minor versions (0.x) pulse has a replacement for.
+const SHIMMED_CORE_MINORS: &[u64] = &[9, 10];
+
+/// The `[patch.crates-io]` entries of pulse's `parking_lot_core` replacements the selection
+/// needs: the first under the crate's own name, a second under a key of its own (as for two
+/// versions of an instrumented crate).
+pub fn core_shim_patches(sel: &Selection, support: &Support) -> Vec<PatchEntry> {
+    let mut out = Vec::new();
+    for (wanted, dir, version) in [
+        (
+            sel.shim_parking_lot_core,
+            support.parking_lot_core_dir(),
+            "0_9",
+        ),
+        (
+            sel.shim_parking_lot_core_0_10,
+            support.parking_lot_core_0_10_dir(),
+            "0_10",
+        ),
+    ] {
+        if !wanted {
+            continue;
+        }
+        let first = out.is_empty();
+        out.push(PatchEntry {
+            key: if first {
+                "parking_lot_core".into()
+            } else {
+                format!("parking_lot_core-pulse-v{version}")
+            },
+            package: (!first).then(|| "parking_lot_core".into()),
+            dir,
+        });
+    }
+    out
+}
+
+impl Selection {
+    /// pulse's replacements patched in, for people: `0.9, 0.10`.
+    pub fn core_shim_versions(&self) -> Vec<String> {
+        [
+            (self.shim_parking_lot_core, "0.9"),
+            (self.shim_parking_lot_core_0_10, "0.10"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, v)| v.to_string())
+        .collect()
+    }
 }
 
 fn lib_target(p: &Package) -> Option<&cargo_metadata::Target> {
@@ -451,13 +527,16 @@ pub struct PatchEntry {
     pub dir: PathBuf,
 }
 
-/// `Cargo.lock` without the registry's `parking_lot_core` 0.9 entries: a lock that pins one
-/// keeps cargo from taking the shim (0.9.99) patched in for it.
+/// `Cargo.lock` without the registry's `parking_lot_core` 0.9 and 0.10 entries: a lock that
+/// pins one keeps cargo from taking the shim (0.9.99, 0.10.99) patched in for it.
 pub fn unlock_parking_lot_core(lock: &str) -> String {
     let mut out = String::with_capacity(lock.len());
     for (i, block) in lock.split("\n[[package]]\n").enumerate() {
-        let drop = block.starts_with("name = \"parking_lot_core\"\nversion = \"0.9.")
-            && block.contains("\nsource = \"registry+");
+        let drop = SHIMMED_CORE_MINORS.iter().any(|minor| {
+            block.starts_with(&format!(
+                "name = \"parking_lot_core\"\nversion = \"0.{minor}."
+            ))
+        }) && block.contains("\nsource = \"registry+");
         if drop {
             continue;
         }
@@ -536,9 +615,9 @@ mod tests {
 
     #[test]
     fn the_registry_parking_lot_core_is_unlocked() {
-        let lock = "version = 4\n\n[[package]]\nname = \"lock_api\"\nversion = \"0.4.14\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n\n[[package]]\nname = \"parking_lot_core\"\nversion = \"0.9.12\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\nchecksum = \"x\"\n\n[[package]]\nname = \"parking_lot_core\"\nversion = \"0.9.99\"\n";
+        let lock = "version = 4\n\n[[package]]\nname = \"lock_api\"\nversion = \"0.4.14\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n\n[[package]]\nname = \"parking_lot_core\"\nversion = \"0.9.12\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\nchecksum = \"x\"\n\n[[package]]\nname = \"parking_lot_core\"\nversion = \"0.10.0\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\nchecksum = \"y\"\n\n[[package]]\nname = \"parking_lot_core\"\nversion = \"0.9.99\"\n";
         let out = unlock_parking_lot_core(lock);
-        assert!(!out.contains("0.9.12"), "{out}");
+        assert!(!out.contains("0.9.12") && !out.contains("0.10.0"), "{out}");
         assert!(out.contains("0.9.99") && out.contains("lock_api"), "{out}");
         assert_eq!(unlock_parking_lot_core("version = 4\n"), "version = 4\n");
     }

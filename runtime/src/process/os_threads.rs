@@ -67,3 +67,35 @@ impl Snapshot {
             .collect()
     }
 }
+
+/// Shim operations made on an OS thread pulse does not schedule, on an object a running
+/// execution was using (`ObjectCell::outside`), one line each, for the next run's warnings.
+static OUTSIDE_USES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// At most this many distinct lines are kept (a busy foreign thread repeats itself).
+const OUTSIDE_USES_KEPT: usize = 8;
+
+/// Notes that `op` on a `kind` ran at `at` on this (unscheduled) OS thread while an execution
+/// was using the object.
+pub(crate) fn note_outside_use(op: &str, kind: &str, at: &'static std::panic::Location<'static>) {
+    let thread = std::thread::current();
+    let message = format!(
+        "`{op}` at {} ran on OS thread '{}', which pulse does not schedule, on a {kind} a \
+         running execution was using: the scheduled threads and that thread are not mutually \
+         exclusive on it and wake-ups between them are lost, so what the test checked there \
+         is not what it checks under std (the thread was started by code that was not \
+         instrumented: a dependency held back or not parsed, FFI, a `std::thread` path the \
+         rewrite did not reach)",
+        crate::report::trace::location_string(at),
+        thread.name().unwrap_or("<unnamed>")
+    );
+    let mut uses = OUTSIDE_USES.lock().unwrap_or_else(|e| e.into_inner());
+    if uses.len() < OUTSIDE_USES_KEPT && !uses.contains(&message) {
+        uses.push(message);
+    }
+}
+
+/// The outside uses noted since the last call.
+pub(crate) fn take_outside_uses() -> Vec<String> {
+    std::mem::take(&mut *OUTSIDE_USES.lock().unwrap_or_else(|e| e.into_inner()))
+}

@@ -135,6 +135,7 @@ impl Condvar {
         let lock = guard.lock;
         let timed_out = match (rt::current(), guard.os.take()) {
             (_, Some(os)) => {
+                self.state.outside(op);
                 let (os, timed_out) = match timeout {
                     None => (
                         self.os.wait(os).unwrap_or_else(PoisonError::into_inner),
@@ -181,7 +182,10 @@ impl Condvar {
                 ctx.switch("Condvar::notify_one", Some(cv));
                 ctx.wake_one(cv);
             }
-            None => self.os.notify_one(),
+            None => {
+                self.state.outside("Condvar::notify_one");
+                self.os.notify_one()
+            }
         }
     }
 
@@ -194,7 +198,10 @@ impl Condvar {
                 ctx.switch("Condvar::notify_all", Some(cv));
                 ctx.wake_all(cv);
             }
-            None => self.os.notify_all(),
+            None => {
+                self.state.outside("Condvar::notify_all");
+                self.os.notify_all()
+            }
         }
     }
 }

@@ -128,7 +128,10 @@ impl<T> Chan<T> {
     /// The scheduling point before an operation; `None` outside an execution.
     #[track_caller]
     fn enter(&self, op: &'static str) -> Option<Exec> {
-        let ctx = rt::current()?;
+        let Some(ctx) = rt::current() else {
+            self.name.outside(op);
+            return None;
+        };
         let obj = self.name.obj(ctx);
         ctx.switch(op, Some(obj));
         Some(Exec { ctx, obj })

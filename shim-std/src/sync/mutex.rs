@@ -87,6 +87,7 @@ impl<T: ?Sized> Mutex<T> {
                 self.guard_result(None, ctx.panicking())
             }
             None => {
+                self.state.outside("Mutex::lock");
                 let os = self.os.lock().unwrap_or_else(PoisonError::into_inner);
                 self.guard_result(Some(os), std::thread::panicking())
             }
@@ -131,13 +132,16 @@ impl<T: ?Sized> Mutex<T> {
                 ctx.acquired(obj);
                 Ok(self.guard_result(None, ctx.panicking())?)
             }
-            None => match self.os.try_lock() {
-                Ok(os) => Ok(self.guard_result(Some(os), std::thread::panicking())?),
-                Err(std::sync::TryLockError::Poisoned(e)) => {
-                    Ok(self.guard_result(Some(e.into_inner()), std::thread::panicking())?)
+            None => {
+                self.state.outside("Mutex::try_lock");
+                match self.os.try_lock() {
+                    Ok(os) => Ok(self.guard_result(Some(os), std::thread::panicking())?),
+                    Err(std::sync::TryLockError::Poisoned(e)) => {
+                        Ok(self.guard_result(Some(e.into_inner()), std::thread::panicking())?)
+                    }
+                    Err(std::sync::TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
                 }
-                Err(std::sync::TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
-            },
+            }
         }
     }
 

@@ -102,7 +102,10 @@ impl<T: ?Sized> RwLock<T> {
                 self.raw.acquire(ctx, obj, "RwLock::read", Mode::Read);
                 None
             }
-            None => Some(self.raw.os.read().unwrap_or_else(PoisonError::into_inner)),
+            None => {
+                self.raw.state.outside("RwLock::read");
+                Some(self.raw.os.read().unwrap_or_else(PoisonError::into_inner))
+            }
         };
         poison::map_result(self.is_poisoned(), self.read_guard(os))
     }
@@ -142,6 +145,7 @@ impl<T: ?Sized> RwLock<T> {
                 self.write_result(None, ctx.panicking())
             }
             None => {
+                self.raw.state.outside("RwLock::write");
                 let os = self.raw.os.write().unwrap_or_else(PoisonError::into_inner);
                 self.write_result(Some(os), std::thread::panicking())
             }

@@ -75,8 +75,11 @@ impl Thread {
             ThreadRepr::Os(t) => t.unpark(),
             ThreadRepr::Virtual { tid, exec, .. } => {
                 // A handle that escaped its execution has nothing left to wake.
-                if let Some(ctx) = rt::current().filter(|c| c.execution_id() == *exec) {
-                    ctx.unpark(*tid);
+                match rt::current().filter(|c| c.execution_id() == *exec) {
+                    Some(ctx) => ctx.unpark(*tid),
+                    // From an OS thread pulse does not schedule, while the execution runs:
+                    // the wake-up is lost, and the run says so.
+                    None => pulse_runtime::note_outside_use(*exec, "Thread::unpark", "Thread"),
                 }
             }
         }
