@@ -140,8 +140,11 @@ struct Search<'a, M: Model> {
     maybe: Bits,
     bits_hash: u64,
     state: M::State,
-    /// The choices made: (call entry, state before it, the pass it was made in).
-    calls: Vec<(usize, M::State, bool)>,
+    /// The choices made: (call entry, state before it, the pass it was made in, whether it
+    /// was forced).
+    calls: Vec<(usize, M::State, bool, bool)>,
+    /// Per operation: whether it changes no state wherever the model accepts it.
+    read_only: Vec<bool>,
     /// Whether some operation has an unknown outcome.
     has_unknown: bool,
     /// Which pass over the pending calls the scan is in. With operations of unknown outcome
@@ -236,6 +239,10 @@ impl<'a, M: Model> Search<'a, M> {
             ops,
             list,
             returns: ops.iter().map(|&i| history[i].ret.is_some()).collect(),
+            read_only: ops
+                .iter()
+                .map(|&i| model.read_only(&history[i].input, history[i].output.as_ref()))
+                .collect(),
             must_return,
             cache: FastMap::default(),
             bits: Bits::new(n),
@@ -253,10 +260,21 @@ impl<'a, M: Model> Search<'a, M> {
     }
 
     /// Undoes the last choice; `false` when there is none left (not linearizable).
+    /// A forced choice (a read-only operation placed as soon as it could be) is the only
+    /// one tried at its level: undoing it undoes the level above too.
     fn backtrack(&mut self) -> bool {
-        let Some((e, prev_state, all_ops)) = self.calls.pop() else {
-            return false;
-        };
+        loop {
+            let Some((e, prev_state, all_ops, forced)) = self.calls.pop() else {
+                return false;
+            };
+            self.undo(e, prev_state, all_ops);
+            if !forced {
+                return true;
+            }
+        }
+    }
+
+    fn undo(&mut self, e: usize, prev_state: M::State, all_ops: bool) {
         self.all_ops = all_ops;
         let op = self.list[e].op;
         if self.returns[op] {
@@ -269,7 +287,6 @@ impl<'a, M: Model> Search<'a, M> {
         self.state = prev_state;
         unlift(&mut self.list, e);
         self.entry = self.list[e].next;
-        true
     }
 
     /// Runs at most `budget` steps; `None` when undecided.
@@ -330,7 +347,13 @@ impl<'a, M: Model> Search<'a, M> {
                     if fresh {
                         self.bits_hash = new_bits_hash;
                         let prev_state = std::mem::replace(&mut self.state, next_state);
-                        self.calls.push((self.entry, prev_state, self.all_ops));
+                        // Placing an enabled read-only operation now loses nothing: it
+                        // changes no state, and any linearization that places it later
+                        // stays one when it moves here (everything that returned before
+                        // its call is already placed). So no alternative is tried here.
+                        let forced = self.read_only[op];
+                        self.calls
+                            .push((self.entry, prev_state, self.all_ops, forced));
                         self.all_ops = !self.has_unknown;
                         if returned {
                             self.returned_done += 1;
@@ -352,11 +375,7 @@ impl<'a, M: Model> Search<'a, M> {
             } else {
                 // A return whose call was not linearized before it: backtrack.
                 if self.calls.len() > self.best.len() || self.stuck == NONE {
-                    self.best = self
-                        .calls
-                        .iter()
-                        .map(|&(e, _, _)| self.list[e].op)
-                        .collect();
+                    self.best = self.calls.iter().map(|&(e, ..)| self.list[e].op).collect();
                     self.stuck = op;
                 }
                 if !self.backtrack() {

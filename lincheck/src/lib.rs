@@ -43,6 +43,14 @@ pub trait Model {
         output: Option<&Self::Output>,
     ) -> Option<Self::State>;
 
+    /// Whether this operation, with this observed output, leaves the state unchanged in every
+    /// state the model accepts it in (a read; a compare-and-set that failed). The search then
+    /// places it as soon as it can and tries nothing else at that point, which is exact for
+    /// such operations and prunes most of a read-heavy history's search. `false` by default.
+    fn read_only(&self, _input: &Self::Input, _output: Option<&Self::Output>) -> bool {
+        false
+    }
+
     /// Splits the history (indices into it) into parts that can be checked independently
     /// (e.g. per key). `None`: one part.
     fn partition(

@@ -61,6 +61,14 @@ impl Model for Register {
             _ => None,
         }
     }
+
+    fn read_only(&self, input: &RegisterInput, output: Option<&RegisterOutput>) -> bool {
+        matches!(
+            (input, output),
+            (RegisterInput::Read, Some(_))
+                | (RegisterInput::Cas(..), Some(RegisterOutput::Cas(false)))
+        )
+    }
 }
 
 /// An operation on a key-value store whose values are strings, initially empty.
@@ -149,6 +157,10 @@ impl Model for Kv {
                 Some(state.with(k, value.into()))
             }
         }
+    }
+
+    fn read_only(&self, input: &KvInput, output: Option<&KvOutput>) -> bool {
+        matches!(input, KvInput::Get(_)) && output.is_some()
     }
 
     fn partition(&self, history: &[Operation<KvInput, KvOutput>]) -> Option<Vec<Vec<usize>>> {
