@@ -1,4 +1,5 @@
-//! Embeds the support crates (pulse-protocol, pulse-runtime, pulse-shim-std, pulse-macros, pulse,
+//! Embeds the support crates (pulse-protocol, pulse-runtime, pulse-shim-std, pulse-macros,
+//! pulse-lincheck, pulse,
 //! and pulse's parking_lot_core) into the binary, so that `cargo install --path cargo-pulse` yields a tool that keeps working after the
 //! repository moves or is deleted: `support.rs` unpacks them on first use.
 //!
@@ -14,6 +15,7 @@ const CRATES: &[&str] = &[
     "runtime",
     "shim-std",
     "pulse-macros",
+    "lincheck",
     "pulse",
     "shim-parking-lot-core",
 ];

@@ -28,6 +28,8 @@ pub use pulse_runtime::{
 pub use pulse_shim_std as std;
 
 mod harness;
+#[cfg(feature = "statem")]
+pub mod statem;
 
 /// Runs `f` as one atomic scheduling step: a scheduling point before it and none inside
 /// it. For side effects pulse does not control (files, sockets, FFI, a component already

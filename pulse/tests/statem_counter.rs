@@ -1,0 +1,91 @@
+//! The counter of the linearizability blog post: `incr` as a load then a store is found
+//! (the lost update) and shrunk to two parallel `incr`s and a `get`; `fetch_add` passes.
+
+use pulse::statem::{self, BoxedStrategy, Config, Env, Just, Outcome, StateMachine, Strategy, Var};
+use pulse::std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Cmd {
+    Incr,
+    Get,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Resp {
+    Done,
+    Value(u64),
+}
+
+struct CounterModel {
+    atomic: bool,
+}
+
+impl StateMachine for CounterModel {
+    type State = u64;
+    type Command = Cmd;
+    type Response = Resp;
+    type Sut = AtomicU64;
+
+    fn initial_state(&self) -> u64 {
+        0
+    }
+
+    fn commands(&self, _: &u64) -> BoxedStrategy<Cmd> {
+        pulse::statem::proptest::prop_oneof![Just(Cmd::Incr), Just(Cmd::Get)].boxed()
+    }
+
+    fn next_state(&self, n: &u64, cmd: &Cmd, _: Var) -> u64 {
+        match cmd {
+            Cmd::Incr => n + 1,
+            Cmd::Get => *n,
+        }
+    }
+
+    fn expected(&self, n: &u64, cmd: &Cmd, _: &Env<'_, Resp>) -> Option<Resp> {
+        Some(match cmd {
+            Cmd::Incr => Resp::Done,
+            Cmd::Get => Resp::Value(*n),
+        })
+    }
+
+    fn setup(&self) -> AtomicU64 {
+        AtomicU64::new(0)
+    }
+
+    fn run(&self, counter: &AtomicU64, cmd: &Cmd, _: &Env<'_, Resp>) -> Resp {
+        match cmd {
+            Cmd::Incr if self.atomic => {
+                counter.fetch_add(1, SeqCst);
+                Resp::Done
+            }
+            Cmd::Incr => {
+                let v = counter.load(SeqCst);
+                counter.store(v + 1, SeqCst);
+                Resp::Done
+            }
+            Cmd::Get => Resp::Value(counter.load(SeqCst)),
+        }
+    }
+}
+
+#[test]
+fn a_non_atomic_incr_is_found_and_shrunk_to_two_incrs_and_a_get() {
+    let outcome = statem::run(&CounterModel { atomic: false }, Config::default().seed(7));
+    let Outcome::Failed { report, kind, prefix, commands, .. } = outcome else {
+        panic!("the lost update was not found: {outcome:?}");
+    };
+    eprintln!("{report}");
+    assert_eq!(kind, "linearizability", "{report}");
+    assert_eq!(prefix, 0, "{report}");
+    let mut branches: Vec<Vec<String>> = commands[1..].to_vec();
+    branches.sort_by_key(Vec::len);
+    assert_eq!(branches, vec![vec!["Incr".to_string()], vec!["Incr".into(), "Get".into()]], "{report}");
+    assert!(report.contains("not linearizable"), "{report}");
+    assert!(report.contains("replay: PULSE_STATEM_REPLAY=s1:7:"), "{report}");
+}
+
+#[test]
+fn an_atomic_incr_passes_a_thousand_generated_tests() {
+    let outcome = statem::run(&CounterModel { atomic: true }, Config::default().tests(1000).seed(1));
+    assert!(matches!(outcome, Outcome::Passed { tests: 1000, undecided: 0 }), "{outcome:?}");
+}
