@@ -71,7 +71,14 @@ impl StateMachine for CounterModel {
 #[test]
 fn a_non_atomic_incr_is_found_and_shrunk_to_two_incrs_and_a_get() {
     let outcome = statem::run(&CounterModel { atomic: false }, Config::default().seed(7));
-    let Outcome::Failed { report, kind, prefix, commands, .. } = outcome else {
+    let Outcome::Failed {
+        report,
+        kind,
+        prefix,
+        commands,
+        ..
+    } = outcome
+    else {
         panic!("the lost update was not found: {outcome:?}");
     };
     eprintln!("{report}");
@@ -79,13 +86,92 @@ fn a_non_atomic_incr_is_found_and_shrunk_to_two_incrs_and_a_get() {
     assert_eq!(prefix, 0, "{report}");
     let mut branches: Vec<Vec<String>> = commands[1..].to_vec();
     branches.sort_by_key(Vec::len);
-    assert_eq!(branches, vec![vec!["Incr".to_string()], vec!["Incr".into(), "Get".into()]], "{report}");
+    assert_eq!(
+        branches,
+        vec![vec!["Incr".to_string()], vec!["Incr".into(), "Get".into()]],
+        "{report}"
+    );
     assert!(report.contains("not linearizable"), "{report}");
-    assert!(report.contains("replay: PULSE_STATEM_REPLAY=s1:7:"), "{report}");
+    assert!(
+        report.contains("replay: PULSE_STATEM_REPLAY=s1:7:"),
+        "{report}"
+    );
 }
 
 #[test]
 fn an_atomic_incr_passes_a_thousand_generated_tests() {
-    let outcome = statem::run(&CounterModel { atomic: true }, Config::default().tests(1000).seed(1));
-    assert!(matches!(outcome, Outcome::Passed { tests: 1000, undecided: 0 }), "{outcome:?}");
+    let outcome = statem::run(
+        &CounterModel { atomic: true },
+        Config::default().tests(1000).seed(1),
+    );
+    assert!(
+        matches!(
+            outcome,
+            Outcome::Passed {
+                tests: 1000,
+                undecided: 0
+            }
+        ),
+        "{outcome:?}"
+    );
+}
+
+#[test]
+fn the_replay_token_reproduces_the_shrunk_case() {
+    let model = CounterModel { atomic: false };
+    let Outcome::Failed {
+        token,
+        commands,
+        kind,
+        ..
+    } = statem::run(&model, Config::default().seed(11))
+    else {
+        panic!("not found");
+    };
+    let again = statem::replay(&model, Config::default(), &token);
+    let Outcome::Failed {
+        commands: replayed,
+        kind: replayed_kind,
+        report,
+        ..
+    } = again
+    else {
+        panic!("the replay passed");
+    };
+    assert_eq!((replayed, replayed_kind), (commands, kind), "{report}");
+    assert!(
+        report.starts_with(&format!("pulse statem: replaying {token}")),
+        "{report}"
+    );
+}
+
+/// What `cargo pulse test` does to a statem test: its body runs inside the harness's
+/// search, and the property asks to run outside it instead.
+#[test]
+fn under_the_test_harness_a_property_runs_its_own_search() {
+    let meta = |name| pulse::__private::TestMeta {
+        module_path: "statem_counter",
+        name,
+        should_panic: false,
+    };
+    pulse::__private::run_test(meta("atomic"), || {
+        statem::check(
+            &CounterModel { atomic: true },
+            Config::default().tests(50).seed(3),
+        )
+    });
+    let failed = std::panic::catch_unwind(|| {
+        pulse::__private::run_test(meta("non_atomic"), || {
+            statem::check(&CounterModel { atomic: false }, Config::default().seed(3))
+        })
+    });
+    let payload = failed.expect_err("the lost update passed under the harness");
+    let text = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        text.contains("not linearizable") && text.contains("PULSE_STATEM_REPLAY=s1:3:"),
+        "{text}"
+    );
 }

@@ -98,7 +98,11 @@ pub(crate) fn generate<M: StateMachine>(
         layout.prefix.push(v);
     }
     if sizes.threads > 0 {
-        let total = sizes.threads + below(runner, sizes.threads * sizes.max_branch.saturating_sub(1) + 1);
+        let total = sizes.threads
+            + below(
+                runner,
+                sizes.threads * sizes.max_branch.saturating_sub(1) + 1,
+            );
         for k in 0..total.min(sizes.threads * sizes.max_branch) {
             let Some(tree) = command(model, runner, &state) else {
                 break;

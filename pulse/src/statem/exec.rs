@@ -146,11 +146,7 @@ pub(crate) fn run_case<M: StateMachine>(
                     .collect();
                 for (b, h) in handles.into_iter().enumerate() {
                     if let Err(payload) = h.join() {
-                        panic!(
-                            "branch {} panicked: {}",
-                            b + 1,
-                            payload_message(&*payload)
-                        );
+                        panic!("branch {} panicked: {}", b + 1, payload_message(&*payload));
                     }
                 }
             });

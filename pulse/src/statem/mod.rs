@@ -26,7 +26,7 @@ mod exec;
 mod report;
 mod runner;
 
-pub use runner::{Config, Outcome};
+pub use runner::{Config, Outcome, REPLAY_ENV};
 
 /// The name of a command's result, for later commands to use (`{var, N}` in eqc_statem).
 /// While test cases are generated, results are symbolic: a model's state holds `Var`s; when a
@@ -105,7 +105,12 @@ pub trait StateMachine: Sync {
     fn setup(&self) -> Self::Sut;
 
     /// Runs one command on the system.
-    fn run(&self, sut: &Self::Sut, cmd: &Self::Command, env: &Env<'_, Self::Response>) -> Self::Response;
+    fn run(
+        &self,
+        sut: &Self::Sut,
+        cmd: &Self::Command,
+        env: &Env<'_, Self::Response>,
+    ) -> Self::Response;
 
     /// Called after each case with the system (by default it is dropped).
     fn teardown(&self, _sut: Self::Sut) {}
@@ -124,4 +129,11 @@ pub fn check<M: StateMachine>(model: &M, config: Config) {
 /// As [`check`], returning the outcome instead of panicking.
 pub fn run<M: StateMachine>(model: &M, config: Config) -> Outcome {
     runner::run(model, config)
+}
+
+/// Replays the counterexample `token` names (the `PULSE_STATEM_REPLAY=<token>` of a report)
+/// with the same model and configuration: the same case, shrunk the same way, under the same
+/// scheduler seed.
+pub fn replay<M: StateMachine>(model: &M, config: Config, token: &str) -> Outcome {
+    runner::replay(model, &config, token)
 }

@@ -222,7 +222,13 @@ impl<M: StateMachine> RunOracle<'_, M> {
         self.runs += 1;
         for k in 0..self.config.shrink_schedules {
             let seed = case.seed.wrapping_add(k);
-            if let Run::Failed(_) = run_case(self.model, &case.pool, layout, seed, self.config.check_timeout) {
+            if let Run::Failed(_) = run_case(
+                self.model,
+                &case.pool,
+                layout,
+                seed,
+                self.config.check_timeout,
+            ) {
                 return Some(Some(seed));
             }
         }
@@ -315,6 +321,16 @@ fn shrink<M: StateMachine>(
 }
 
 pub(crate) fn run<M: StateMachine>(model: &M, config: Config) -> Outcome {
+    if pulse_runtime::current().is_some() {
+        if crate::harness::inside_run_test() {
+            // Under `cargo pulse test`: the harness runs this test again outside.
+            panic!("{}", crate::harness::OWN_SEARCH);
+        }
+        panic!(
+            "pulse::statem runs executions of its own: call it from a test, not from inside \
+             pulse::check or another execution"
+        );
+    }
     if let Ok(token) = std::env::var(REPLAY_ENV) {
         if !token.trim().is_empty() {
             return replay(model, &config, token.trim());
@@ -333,7 +349,13 @@ pub(crate) fn run<M: StateMachine>(model: &M, config: Config) -> Outcome {
         let mut case = case::generate(model, &mut runner, sizes, base);
         let mut failed_seed = None;
         for k in 0..config.schedules_per_case {
-            match run_case(model, &case.pool, &case.layout, base.wrapping_add(k), config.check_timeout) {
+            match run_case(
+                model,
+                &case.pool,
+                &case.layout,
+                base.wrapping_add(k),
+                config.check_timeout,
+            ) {
                 Run::Passed => {}
                 Run::Unknown => undecided += 1,
                 Run::Failed(_) => {
@@ -352,11 +374,7 @@ pub(crate) fn run<M: StateMachine>(model: &M, config: Config) -> Outcome {
         };
         let decisions = shrink(model, &mut case, &mut |c, l| oracle.fails(c, l));
         let runs = oracle.runs;
-        let token = format!(
-            "s1:{gen_seed}:{index}:{}:{}",
-            decisions.encode(),
-            case.seed
-        );
+        let token = format!("s1:{gen_seed}:{index}:{}:{}", decisions.encode(), case.seed);
         let intro = format!(
             "pulse statem: a failing case after {} test case(s) (generation seed {gen_seed}); \
              shrunk from {original} to {} command(s) in {runs} run(s) of up to {} seed(s) each",
@@ -383,7 +401,13 @@ fn failed<M: StateMachine>(
     token: &str,
     intro: &str,
 ) -> Outcome {
-    let run = run_case(model, &case.pool, &case.layout, case.seed, config.check_timeout);
+    let run = run_case(
+        model,
+        &case.pool,
+        &case.layout,
+        case.seed,
+        config.check_timeout,
+    );
     let failure: Option<Failure<M::Response>> = match run {
         Run::Failed(f) => Some(f),
         _ => None,
@@ -397,7 +421,12 @@ fn failed<M: StateMachine>(
     let report = report::render(model, case, failure.as_ref(), token, intro);
     let cmd = |v: &super::Var| format!("{:?}", case.pool.cmd(*v));
     let mut commands = vec![case.layout.prefix.iter().map(cmd).collect::<Vec<_>>()];
-    commands.extend(case.layout.branches.iter().map(|b| b.iter().map(cmd).collect()));
+    commands.extend(
+        case.layout
+            .branches
+            .iter()
+            .map(|b| b.iter().map(cmd).collect()),
+    );
     Outcome::Failed {
         report,
         token: token.to_string(),
@@ -408,7 +437,8 @@ fn failed<M: StateMachine>(
     }
 }
 
-fn replay<M: StateMachine>(model: &M, config: &Config, token: &str) -> Outcome {
+/// Replays the counterexample a token names (what `PULSE_STATEM_REPLAY` does).
+pub(crate) fn replay<M: StateMachine>(model: &M, config: &Config, token: &str) -> Outcome {
     let parts: Vec<&str> = token.split(':').collect();
     let parsed = match parts.as_slice() {
         ["s1", gen, index, decisions, seed] => (|| {
@@ -427,7 +457,9 @@ fn replay<M: StateMachine>(model: &M, config: &Config, token: &str) -> Outcome {
     let mut runner = case_runner(gen_seed, index);
     let mut case = case::generate(model, &mut runner, config.sizes(), seed);
     let mut bits = decisions.0.into_iter();
-    shrink(model, &mut case, &mut |_, _| bits.next().map(|b| b.then_some(0)));
+    shrink(model, &mut case, &mut |_, _| {
+        bits.next().map(|b| b.then_some(0))
+    });
     case.seed = seed;
     let intro = format!("pulse statem: replaying {token}");
     failed(model, config, &case, token, &intro)
