@@ -135,12 +135,14 @@ pub fn render<I: Debug, O: Debug>(history: &[Operation<I, O>], verdict: &Verdict
             None => format!("{:?} -> ?", o.input),
         })
         .collect();
+    // Every operation spans at least two time points (its call and its return), so half a
+    // label per point fits every label inside its interval.
     let width = labels
         .iter()
-        .map(|l| l.len() + 4)
+        .map(|l| l.chars().count() / 2 + 3)
         .max()
         .unwrap_or(4)
-        .min(40);
+        .min(24);
     let mut clients: Vec<usize> = history.iter().map(|o| o.client).collect();
     clients.sort_unstable();
     clients.dedup();

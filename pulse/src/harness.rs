@@ -192,7 +192,11 @@ fn run_own_search<R: TestOutcome>(test: &str, body: impl Fn() -> R) -> R {
     };
     let replay_command = message
         .lines()
-        .find_map(|l| l.trim().strip_prefix("replay: "))
+        .find_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("replay this case: ")
+                .or_else(|| l.strip_prefix("replay: "))
+        })
         .unwrap_or_default()
         .to_string();
     write_record(&FailureRecord {

@@ -87,7 +87,8 @@ pub(crate) fn render<M: StateMachine>(
         }
     }
     let _ = writeln!(out, "  scheduler seed: {}", case.seed);
-    let _ = writeln!(out, "  replay: {}", replay_line(token));
+    let (label, line) = replay_line(token);
+    let _ = writeln!(out, "  {label}: {line}");
     out
 }
 
@@ -116,16 +117,23 @@ fn render_history<R: std::fmt::Debug>(
 }
 
 /// The one line that replays a counterexample: under `cargo pulse test` (which sets the
-/// replay-command template) or plain `cargo test`.
-fn replay_line(token: &str) -> String {
+/// replay-command template, and prints its own `replay:` line, the search again from its
+/// seed) or plain `cargo test`.
+fn replay_line(token: &str) -> (&'static str, String) {
     let test = std::thread::current()
         .name()
         .filter(|n| *n != "main")
         .map(str::to_string);
     let under_pulse = std::env::var_os(pulse_protocol::env::REPLAY_COMMAND).is_some();
     match (test, under_pulse) {
-        (Some(t), true) => format!("{REPLAY_ENV}={token} cargo pulse test {t} --exact"),
-        (Some(t), false) => format!("{REPLAY_ENV}={token} cargo test -- {t} --exact"),
-        (None, _) => format!("{REPLAY_ENV}={token} <the same command>"),
+        (Some(t), true) => (
+            "replay this case",
+            format!("{REPLAY_ENV}={token} cargo pulse test {t} --exact"),
+        ),
+        (Some(t), false) => (
+            "replay",
+            format!("{REPLAY_ENV}={token} cargo test -- {t} --exact"),
+        ),
+        (None, _) => ("replay", format!("{REPLAY_ENV}={token} <the same command>")),
     }
 }
