@@ -22,7 +22,7 @@ use super::StateMachine;
 pub const REPLAY_ENV: &str = "PULSE_STATEM_REPLAY";
 
 /// How a statem property searches. `Config::default()`: 100 cases, 2 branches of at most 5
-/// commands after a prefix of at most 5, one scheduler seed per case, 8 per shrinking
+/// commands after a prefix of at most 5, one scheduler seed per case, 32 per shrinking
 /// candidate.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -55,7 +55,7 @@ impl Default for Config {
             max_branch: 5,
             seed: None,
             schedules_per_case: 1,
-            shrink_schedules: 8,
+            shrink_schedules: 32,
             max_shrink_runs: 2000,
             check_timeout: Duration::from_secs(10),
         }
