@@ -236,12 +236,17 @@ impl<M: StateMachine> RunOracle<'_, M> {
     }
 }
 
+/// Answers whether a shrinking candidate still fails: `None` stop (budget spent, or a
+/// replay's record exhausted), `Some(Some(seed))` it fails under `seed`, `Some(None)` it
+/// passes.
+type Oracle<'a, C> = dyn FnMut(&Case<C>, &Layout) -> Option<Option<u64>> + 'a;
+
 /// Asks the oracle about a candidate (if it is valid) and records the answer.
 fn ask<M: StateMachine>(
     model: &M,
     case: &Case<M::Command>,
     layout: &Layout,
-    oracle: &mut dyn FnMut(&Case<M::Command>, &Layout) -> Option<Option<u64>>,
+    oracle: &mut Oracle<'_, M::Command>,
     decisions: &mut Decisions,
 ) -> Option<Option<u64>> {
     if !valid(model, &case.pool, layout) {
@@ -259,7 +264,7 @@ fn ask<M: StateMachine>(
 fn shrink<M: StateMachine>(
     model: &M,
     case: &mut Case<M::Command>,
-    oracle: &mut dyn FnMut(&Case<M::Command>, &Layout) -> Option<Option<u64>>,
+    oracle: &mut Oracle<'_, M::Command>,
 ) -> Decisions {
     let mut decisions = Decisions::default();
     'outer: loop {
