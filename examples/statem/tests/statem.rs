@@ -74,7 +74,10 @@ struct RegState {
 impl RegState {
     /// The live holder of `name`.
     fn holder(&self, name: &str) -> Option<Var> {
-        self.names.get(name).copied().filter(|p| !self.dead.contains(p))
+        self.names
+            .get(name)
+            .copied()
+            .filter(|p| !self.dead.contains(p))
     }
 }
 
@@ -135,7 +138,13 @@ impl<R: Registry> StateMachine for RegModel<R> {
         s
     }
 
-    fn postcondition(&self, s: &RegState, cmd: &RegCmd, resp: &RegResp, env: &Env<'_, RegResp>) -> bool {
+    fn postcondition(
+        &self,
+        s: &RegState,
+        cmd: &RegCmd,
+        resp: &RegResp,
+        env: &Env<'_, RegResp>,
+    ) -> bool {
         let pid = |v: Var| match env.get(v) {
             Some(RegResp::Pid(p)) => Some(p.clone()),
             _ => None,
@@ -151,7 +160,11 @@ impl<R: Registry> StateMachine for RegModel<R> {
                 *r == expected
             }
             (RegCmd::Unregister(n), RegResp::Reg(r)) => {
-                *r == if s.holder(n).is_some() { Ok(()) } else { Err(RegError::NotRegistered) }
+                *r == if s.holder(n).is_some() {
+                    Ok(())
+                } else {
+                    Err(RegError::NotRegistered)
+                }
             }
             (RegCmd::Whereis(n), RegResp::Where(w)) => *w == s.holder(n).and_then(pid),
             _ => false,
@@ -187,7 +200,10 @@ fn registry_names_have_one_live_holder() {
 
 #[test]
 fn registry_names_have_one_live_holder_fixed() {
-    statem::check(&RegModel::<proc_reg::fixed::Registry>(PhantomData), Config::default());
+    statem::check(
+        &RegModel::<proc_reg::fixed::Registry>(PhantomData),
+        Config::default(),
+    );
 }
 
 // ---- the sharded table ----
@@ -244,7 +260,12 @@ impl<T: ShardedTable> StateMachine for TableModel<T> {
         s
     }
 
-    fn expected(&self, s: &Self::State, cmd: &TableCmd, _: &Env<'_, TableResp>) -> Option<TableResp> {
+    fn expected(
+        &self,
+        s: &Self::State,
+        cmd: &TableCmd,
+        _: &Env<'_, TableResp>,
+    ) -> Option<TableResp> {
         Some(match cmd {
             TableCmd::Insert(..) | TableCmd::DeleteAll => TableResp::Done,
             TableCmd::Get(k) => TableResp::Value(s.get(k).copied()),
@@ -274,12 +295,22 @@ impl<T: ShardedTable> StateMachine for TableModel<T> {
 
 #[test]
 fn table_to_vec_is_a_snapshot() {
-    statem::check(&TableModel { make: table::Buggy::default }, hunt());
+    statem::check(
+        &TableModel {
+            make: table::Buggy::default,
+        },
+        hunt(),
+    );
 }
 
 #[test]
 fn table_to_vec_is_a_snapshot_fixed() {
-    statem::check(&TableModel { make: table::Table::default }, Config::default());
+    statem::check(
+        &TableModel {
+            make: table::Table::default,
+        },
+        Config::default(),
+    );
 }
 
 fn file_table() -> table::FileTable {
@@ -292,7 +323,10 @@ fn file_table() -> table::FileTable {
 
 #[test]
 fn file_table_to_vec_is_a_snapshot_fixed() {
-    statem::check(&TableModel { make: file_table }, Config::default().tests(40));
+    statem::check(
+        &TableModel { make: file_table },
+        Config::default().tests(40),
+    );
 }
 
 // ---- the FIFO queue ----
@@ -336,7 +370,12 @@ impl<Q: Fifo + Default> StateMachine for QueueModel<Q> {
         s
     }
 
-    fn expected(&self, s: &Self::State, cmd: &QueueCmd, _: &Env<'_, QueueResp>) -> Option<QueueResp> {
+    fn expected(
+        &self,
+        s: &Self::State,
+        cmd: &QueueCmd,
+        _: &Env<'_, QueueResp>,
+    ) -> Option<QueueResp> {
         Some(match cmd {
             QueueCmd::Push(_) => QueueResp::Done,
             QueueCmd::Pop => QueueResp::Popped(s.front().copied()),
