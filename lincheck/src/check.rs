@@ -69,18 +69,40 @@ fn zobrist(i: usize) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A set of operations (by index in the partition), inline up to 256 operations: the cache
+/// keeps one per visited configuration, and an allocation each cost more than the search.
 #[derive(Clone, PartialEq, Eq)]
-struct Bits(Vec<u64>);
+enum Bits {
+    Small([u64; 4]),
+    Large(Box<[u64]>),
+}
 
 impl Bits {
     fn new(n: usize) -> Self {
-        Bits(vec![0; n.div_ceil(64)])
+        if n <= 256 {
+            Bits::Small([0; 4])
+        } else {
+            Bits::Large(vec![0; n.div_ceil(64)].into_boxed_slice())
+        }
+    }
+    fn words(&self) -> &[u64] {
+        match self {
+            Bits::Small(w) => w,
+            Bits::Large(w) => w,
+        }
     }
     fn flip(&mut self, i: usize) {
-        self.0[i / 64] ^= 1 << (i % 64);
+        let words: &mut [u64] = match self {
+            Bits::Small(w) => w,
+            Bits::Large(w) => w,
+        };
+        words[i / 64] ^= 1 << (i % 64);
     }
     fn is_subset_of(&self, other: &Bits) -> bool {
-        self.0.iter().zip(&other.0).all(|(a, b)| a & !b == 0)
+        self.words()
+            .iter()
+            .zip(other.words())
+            .all(|(a, b)| a & !b == 0)
     }
 }
 
@@ -95,7 +117,34 @@ impl Bits {
 struct Seen<S> {
     bits: Bits,
     state: S,
+    /// Empty when the partition has no unknown-outcome operation (nothing to compare).
     unknown: Vec<Bits>,
+}
+
+/// The configurations whose hashes collide (almost always one).
+enum Bucket<S> {
+    One(Seen<S>),
+    Many(Vec<Seen<S>>),
+}
+
+impl<S: Eq> Bucket<S> {
+    fn find(&mut self, bits: &Bits, state: &S) -> Option<&mut Seen<S>> {
+        match self {
+            Bucket::One(s) => (s.bits == *bits && s.state == *state).then_some(s),
+            Bucket::Many(v) => v.iter_mut().find(|s| s.bits == *bits && s.state == *state),
+        }
+    }
+    fn push(&mut self, seen: Seen<S>) {
+        match self {
+            Bucket::Many(v) => v.push(seen),
+            Bucket::One(_) => {
+                let Bucket::One(first) = std::mem::replace(self, Bucket::Many(Vec::new())) else {
+                    unreachable!()
+                };
+                *self = Bucket::Many(vec![first, seen]);
+            }
+        }
+    }
 }
 
 const NONE: usize = usize::MAX;
@@ -133,7 +182,7 @@ struct Search<'a, M: Model> {
     list: Vec<Entry>,
     returns: Vec<bool>,
     must_return: usize,
-    cache: FastMap<u64, Vec<Seen<M::State>>>,
+    cache: FastMap<u64, Bucket<M::State>>,
     /// The returned operations linearized so far.
     bits: Bits,
     /// The unknown-outcome operations linearized so far.
@@ -324,24 +373,35 @@ impl<'a, M: Model> Search<'a, M> {
                         self.bits_hash
                     };
                     let key = new_bits_hash ^ hash_of(&next_state).rotate_left(17);
-                    let bucket = self.cache.entry(key).or_default();
+                    let has_unknown = self.has_unknown;
                     let (bits, maybe) = (&self.bits, &self.maybe);
-                    let fresh = match bucket
-                        .iter_mut()
-                        .find(|s| s.bits == *bits && s.state == next_state)
-                    {
-                        None => {
-                            bucket.push(Seen {
-                                bits: bits.clone(),
-                                state: next_state.clone(),
-                                unknown: vec![maybe.clone()],
-                            });
+                    let seen = || Seen {
+                        bits: bits.clone(),
+                        state: next_state.clone(),
+                        unknown: if has_unknown {
+                            vec![maybe.clone()]
+                        } else {
+                            Vec::new()
+                        },
+                    };
+                    let fresh = match self.cache.entry(key) {
+                        std::collections::hash_map::Entry::Vacant(v) => {
+                            v.insert(Bucket::One(seen()));
                             true
                         }
-                        Some(seen) if seen.unknown.iter().any(|u| u.is_subset_of(maybe)) => false,
-                        Some(seen) => {
-                            seen.unknown.push(maybe.clone());
-                            true
+                        std::collections::hash_map::Entry::Occupied(mut o) => {
+                            match o.get_mut().find(bits, &next_state) {
+                                None => {
+                                    o.get_mut().push(seen());
+                                    true
+                                }
+                                Some(_) if !has_unknown => false,
+                                Some(s) if s.unknown.iter().any(|u| u.is_subset_of(maybe)) => false,
+                                Some(s) => {
+                                    s.unknown.push(maybe.clone());
+                                    true
+                                }
+                            }
                         }
                     };
                     if fresh {

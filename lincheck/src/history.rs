@@ -244,9 +244,9 @@ pub fn parse_kv(text: &str) -> Result<Vec<Operation<KvInput, KvOutput>>, ParseEr
                 ":put" | ":append" => {
                     let v = unquote(value).ok_or_else(|| err("expected a quoted `:value`"))?;
                     if f == ":put" {
-                        KvInput::Put(key, v)
+                        KvInput::Put(key, v.into())
                     } else {
-                        KvInput::Append(key, v)
+                        KvInput::Append(key, v.into())
                     }
                 }
                 _ => return Err(err("expected `:f` :get, :put or :append")),

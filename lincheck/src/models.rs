@@ -75,8 +75,9 @@ impl Model for Register {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KvInput {
     Get(String),
-    Put(String, String),
-    Append(String, String),
+    /// Values are shared with the states that hold them (an append copies no text).
+    Put(String, Arc<str>),
+    Append(String, Arc<str>),
 }
 
 impl KvInput {
@@ -110,26 +111,190 @@ impl Default for Kv {
     }
 }
 
-/// A key-value store's state: the keys written so far and their values, sorted by key (one
-/// entry per partition when partitioned). Values are shared: a step that reads copies no text.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct KvState(Vec<(Arc<str>, Arc<str>)>);
+/// A string as the appends that built it: a persistent list of pieces shared between
+/// states, so an `append` costs one small node and copies no text. Equality and hashing are
+/// by content (a polynomial hash kept per node, then a byte-wise walk from the end).
+#[derive(Clone, Default)]
+pub struct Text(Option<Arc<Piece>>);
 
-impl KvState {
-    pub fn get(&self, key: &str) -> &str {
-        match self.0.binary_search_by(|(k, _)| (**k).cmp(key)) {
-            Ok(i) => &self.0[i].1,
-            Err(_) => "",
-        }
+struct Piece {
+    prev: Option<Arc<Piece>>,
+    piece: Arc<str>,
+    /// Length and hash of the whole text up to and including this piece.
+    len: usize,
+    hash: u64,
+}
+
+const BASE: u64 = 0x100_0000_01b3;
+
+impl Text {
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |p| p.len)
     }
 
-    fn with(&self, key: &str, value: Arc<str>) -> KvState {
-        let mut next = self.clone();
-        match next.0.binary_search_by(|(k, _)| (**k).cmp(key)) {
-            Ok(i) => next.0[i].1 = value,
-            Err(i) => next.0.insert(i, (key.into(), value)),
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn hash(&self) -> u64 {
+        self.0.as_ref().map_or(0, |p| p.hash)
+    }
+
+    fn of(piece: Arc<str>) -> Text {
+        Text::default().then(piece)
+    }
+
+    fn then(&self, piece: Arc<str>) -> Text {
+        let mut hash = self.hash();
+        for b in piece.bytes() {
+            hash = hash.wrapping_mul(BASE).wrapping_add(u64::from(b) + 1);
         }
-        next
+        Text(Some(Arc::new(Piece {
+            prev: self.0.clone(),
+            len: self.len() + piece.len(),
+            hash,
+            piece,
+        })))
+    }
+
+    /// Compares the texts' bytes from the end, piece against piece.
+    fn same_bytes(a: Option<&Piece>, b: &mut dyn Iterator<Item = &[u8]>, len: usize) -> bool {
+        let mut node = a;
+        let mut left = node.map_or(0, |n| n.piece.len());
+        let mut seen = 0;
+        for chunk in b {
+            let mut end = chunk.len();
+            while end > 0 {
+                while left == 0 {
+                    match node {
+                        Some(n) => {
+                            node = n.prev.as_deref();
+                            left = node.map_or(0, |n| n.piece.len());
+                        }
+                        None => return false,
+                    }
+                    if node.is_none() {
+                        return false;
+                    }
+                }
+                let mine = &node.expect("a node with bytes left").piece.as_bytes()[..left];
+                let k = end.min(left);
+                if mine[left - k..] != chunk[end - k..end] {
+                    return false;
+                }
+                end -= k;
+                left -= k;
+                seen += k;
+            }
+        }
+        seen == len
+    }
+
+    /// Whether the text is `s`.
+    pub fn equals(&self, s: &str) -> bool {
+        self.len() == s.len()
+            && Text::same_bytes(
+                self.0.as_deref(),
+                &mut std::iter::once(s.as_bytes()),
+                s.len(),
+            )
+    }
+
+    /// The pieces from the last to the first.
+    fn pieces(&self) -> impl Iterator<Item = &[u8]> {
+        let mut node = self.0.as_deref();
+        std::iter::from_fn(move || {
+            let n = node?;
+            node = n.prev.as_deref();
+            Some(n.piece.as_bytes())
+        })
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Text) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) if Arc::ptr_eq(a, b) => true,
+            _ => {
+                self.len() == other.len()
+                    && self.hash() == other.hash()
+                    && Text::same_bytes(self.0.as_deref(), &mut other.pieces(), self.len())
+            }
+        }
+    }
+}
+
+impl Eq for Text {}
+
+impl std::hash::Hash for Text {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash());
+        state.write_usize(self.len());
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut pieces: Vec<&[u8]> = self.pieces().collect();
+        pieces.reverse();
+        let text: String = pieces.iter().map(|p| String::from_utf8_lossy(p)).collect();
+        write!(f, "{text:?}")
+    }
+}
+
+/// A key-value store's state: the keys written so far and their values, sorted by key. The
+/// first entry is kept inline: a partition holds one key, and its states then allocate
+/// nothing but their texts' new pieces.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct KvState {
+    first: Option<(Arc<str>, Text)>,
+    rest: Option<Arc<Vec<(Arc<str>, Text)>>>,
+}
+
+impl KvState {
+    fn entries(&self) -> impl Iterator<Item = &(Arc<str>, Text)> {
+        self.first
+            .iter()
+            .chain(self.rest.iter().flat_map(|r| r.iter()))
+    }
+
+    fn value(&self, key: &str) -> Option<&Text> {
+        self.entries().find(|(k, _)| &**k == key).map(|(_, v)| v)
+    }
+
+    fn with(&self, key: &str, value: impl FnOnce(Option<&Text>) -> Text) -> KvState {
+        if self.rest.is_none() {
+            match &self.first {
+                None => {
+                    return KvState {
+                        first: Some((key.into(), value(None))),
+                        rest: None,
+                    }
+                }
+                Some((k, v)) if &**k == key => {
+                    return KvState {
+                        first: Some((k.clone(), value(Some(v)))),
+                        rest: None,
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        let mut all: Vec<(Arc<str>, Text)> = self.entries().cloned().collect();
+        match all.binary_search_by(|(k, _)| (**k).cmp(key)) {
+            Ok(i) => all[i].1 = value(Some(&all[i].1)),
+            Err(i) => {
+                let v = value(None);
+                all.insert(i, (key.into(), v));
+            }
+        }
+        let mut all = all.into_iter();
+        let first = all.next();
+        let rest: Vec<_> = all.collect();
+        KvState {
+            first,
+            rest: (!rest.is_empty()).then(|| Arc::new(rest)),
+        }
     }
 }
 
@@ -146,16 +311,20 @@ impl Model for Kv {
         match input {
             KvInput::Get(k) => match output {
                 None => Some(state.clone()),
-                Some(KvOutput::Value(v)) if v == state.get(k) => Some(state.clone()),
+                Some(KvOutput::Value(v)) => {
+                    let matches = match state.value(k) {
+                        Some(t) => t.equals(v),
+                        None => v.is_empty(),
+                    };
+                    matches.then(|| state.clone())
+                }
                 Some(_) => None,
             },
-            KvInput::Put(k, v) => Some(state.with(k, v.as_str().into())),
-            KvInput::Append(k, v) => {
-                let mut value = String::with_capacity(state.get(k).len() + v.len());
-                value.push_str(state.get(k));
-                value.push_str(v);
-                Some(state.with(k, value.into()))
-            }
+            KvInput::Put(k, v) => Some(state.with(k, |_| Text::of(v.clone()))),
+            KvInput::Append(k, v) => Some(state.with(k, |old| match old {
+                Some(t) => t.then(v.clone()),
+                None => Text::of(v.clone()),
+            })),
         }
     }
 
@@ -238,6 +407,33 @@ mod tests {
         // But it cannot take effect before its call.
         let h = vec![op(1, Read, 0, O::Read(Some(5)), 1), info(2)];
         assert!(!check(&Register, &h).is_linearizable());
+    }
+
+    #[test]
+    fn texts_compare_by_content_whatever_their_pieces() {
+        let t = |pieces: &[&str]| {
+            pieces
+                .iter()
+                .fold(Text::default(), |t, p| t.then(Arc::from(*p)))
+        };
+        let abc = [
+            t(&["abc"]),
+            t(&["ab", "c"]),
+            t(&["a", "", "bc"]),
+            t(&["a", "b", "c"]),
+        ];
+        for x in &abc {
+            assert!(x.equals("abc"));
+            assert!(!x.equals("abd") && !x.equals("ab") && !x.equals("xabc"));
+            for y in &abc {
+                assert_eq!(x, y);
+            }
+            assert_ne!(x, &t(&["ab", "d"]));
+            assert_ne!(x, &t(&["abcd"]));
+            assert_eq!(format!("{x:?}"), "\"abc\"");
+        }
+        assert!(Text::default().equals("") && t(&[""]).equals(""));
+        assert_eq!(Text::default(), t(&[""]));
     }
 
     #[test]
