@@ -248,11 +248,14 @@ impl std::fmt::Debug for Text {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct KvState {
     first: Option<(Arc<str>, Text)>,
-    rest: Option<Arc<Vec<(Arc<str>, Text)>>>,
+    rest: Option<Arc<Vec<KvEntry>>>,
 }
 
+/// A key and its value.
+type KvEntry = (Arc<str>, Text);
+
 impl KvState {
-    fn entries(&self) -> impl Iterator<Item = &(Arc<str>, Text)> {
+    fn entries(&self) -> impl Iterator<Item = &KvEntry> {
         self.first
             .iter()
             .chain(self.rest.iter().flat_map(|r| r.iter()))
@@ -280,7 +283,7 @@ impl KvState {
                 Some(_) => {}
             }
         }
-        let mut all: Vec<(Arc<str>, Text)> = self.entries().cloned().collect();
+        let mut all: Vec<KvEntry> = self.entries().cloned().collect();
         match all.binary_search_by(|(k, _)| (**k).cmp(key)) {
             Ok(i) => all[i].1 = value(Some(&all[i].1)),
             Err(i) => {
