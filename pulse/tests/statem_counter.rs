@@ -175,3 +175,87 @@ fn under_the_test_harness_a_property_runs_its_own_search() {
         "{text}"
     );
 }
+
+/// A counter whose `get` is wrong from 2 on, and one whose third `incr` panics.
+struct Faulty {
+    panics: bool,
+}
+
+impl StateMachine for Faulty {
+    type State = u64;
+    type Command = Cmd;
+    type Response = Resp;
+    type Sut = AtomicU64;
+
+    fn initial_state(&self) -> u64 {
+        0
+    }
+    fn commands(&self, _: &u64) -> BoxedStrategy<Cmd> {
+        pulse::statem::proptest::prop_oneof![Just(Cmd::Incr), Just(Cmd::Get)].boxed()
+    }
+    fn next_state(&self, n: &u64, cmd: &Cmd, _: Var) -> u64 {
+        CounterModel { atomic: true }.next_state(n, cmd, Var(0))
+    }
+    fn expected(&self, n: &u64, cmd: &Cmd, env: &Env<'_, Resp>) -> Option<Resp> {
+        CounterModel { atomic: true }.expected(n, cmd, env)
+    }
+    fn setup(&self) -> AtomicU64 {
+        AtomicU64::new(0)
+    }
+    fn run(&self, counter: &AtomicU64, cmd: &Cmd, _: &Env<'_, Resp>) -> Resp {
+        match cmd {
+            Cmd::Incr => {
+                let before = counter.fetch_add(1, SeqCst);
+                assert!(!(self.panics && before == 2), "the third incr panics");
+                Resp::Done
+            }
+            Cmd::Get => {
+                let n = counter.load(SeqCst);
+                Resp::Value(if n >= 2 && !self.panics { n + 1 } else { n })
+            }
+        }
+    }
+}
+
+#[test]
+fn sequential_cases_shrink_to_the_shortest_failing_sequence() {
+    let outcome = statem::run(
+        &Faulty { panics: false },
+        Config::default().sequential().seed(5),
+    );
+    let Outcome::Failed {
+        report,
+        kind,
+        commands,
+        branches,
+        ..
+    } = outcome
+    else {
+        panic!("not found: {outcome:?}");
+    };
+    assert_eq!(kind, "postcondition", "{report}");
+    assert!(branches.is_empty(), "{report}");
+    assert_eq!(
+        commands,
+        vec![vec!["Incr".to_string(), "Incr".into(), "Get".into()]],
+        "{report}"
+    );
+}
+
+#[test]
+fn a_command_that_panics_fails_its_case_with_the_panic() {
+    let outcome = statem::run(&Faulty { panics: true }, Config::default().seed(5));
+    let Outcome::Failed {
+        report,
+        kind,
+        commands,
+        ..
+    } = outcome
+    else {
+        panic!("not found: {outcome:?}");
+    };
+    assert_eq!(kind, "execution", "{report}");
+    assert!(report.contains("the third incr panics"), "{report}");
+    let total: usize = commands.iter().map(Vec::len).sum();
+    assert_eq!(total, 3, "three incrs, nothing else: {report}");
+}
