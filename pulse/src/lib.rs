@@ -18,6 +18,11 @@
 //!     assert_eq!(*n.lock().unwrap(), 2);
 //! });
 //! ```
+//!
+//! With the cargo feature `statem`, `pulse::statem` adds parallel state-machine testing: one
+//! sequential model of an API, random concurrent test cases run under the scheduler, a
+//! linearizability check of each history, and shrinking to a minimally parallel
+//! counterexample.
 
 pub use pulse_macros::atomic;
 pub use pulse_runtime::{
