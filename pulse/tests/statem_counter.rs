@@ -259,3 +259,28 @@ fn a_command_that_panics_fails_its_case_with_the_panic() {
     let total: usize = commands.iter().map(Vec::len).sum();
     assert_eq!(total, 3, "three incrs, nothing else: {report}");
 }
+
+#[test]
+fn three_branches_work_alike() {
+    let three = || Config::default().threads(3).max_branch(3);
+    let outcome = statem::run(&CounterModel { atomic: true }, three().tests(200).seed(2));
+    assert!(
+        matches!(
+            outcome,
+            Outcome::Passed {
+                tests: 200,
+                undecided: 0
+            }
+        ),
+        "{outcome:?}"
+    );
+    let outcome = statem::run(&CounterModel { atomic: false }, three().seed(2));
+    let Outcome::Failed {
+        report, commands, ..
+    } = outcome
+    else {
+        panic!("not found: {outcome:?}");
+    };
+    let total: usize = commands.iter().map(Vec::len).sum();
+    assert_eq!(total, 3, "{report}");
+}
