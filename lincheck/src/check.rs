@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::{Explanation, Model, Operation, Verdict};
@@ -468,10 +469,71 @@ pub(crate) fn check<M: Model>(
     let parts = model
         .partition(history)
         .unwrap_or_else(|| vec![(0..history.len()).collect()]);
-    let mut open: Vec<(usize, Search<'_, M>)> = parts
+    let all: Vec<usize> = (0..parts.len()).collect();
+    search_in_turns(model, history, &parts, &all, deadline, None)
+}
+
+/// As `check`, with the partitions dealt over `threads` OS threads (each searching its share
+/// in turns); the first illegal partition stops the others.
+pub(crate) fn check_parallel<M>(
+    model: &M,
+    history: &[Operation<M::Input, M::Output>],
+    deadline: Option<Instant>,
+    threads: usize,
+) -> Verdict
+where
+    M: Model + Sync,
+    M::Input: Sync,
+    M::Output: Sync,
+    M::State: Send,
+{
+    let parts = model
+        .partition(history)
+        .unwrap_or_else(|| vec![(0..history.len()).collect()]);
+    let threads = threads.clamp(1, parts.len().max(1));
+    if threads == 1 {
+        let all: Vec<usize> = (0..parts.len()).collect();
+        return search_in_turns(model, history, &parts, &all, deadline, None);
+    }
+    let stop = AtomicBool::new(false);
+    let verdicts: Vec<Verdict> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let mine: Vec<usize> = (t..parts.len()).step_by(threads).collect();
+                let (parts, stop) = (&parts, &stop);
+                s.spawn(move || search_in_turns(model, history, parts, &mine, deadline, Some(stop)))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut verdict = Verdict::Linearizable;
+    for v in verdicts {
+        match v {
+            Verdict::NotLinearizable(_) => return v,
+            Verdict::Unknown(_) => verdict = v,
+            Verdict::Linearizable => {}
+        }
+    }
+    verdict
+}
+
+/// Searches the partitions `which` in turns with doubling step budgets. With `stop`, gives
+/// up (as linearizable so far: the caller has the other thread's illegal verdict) when it is
+/// set, and sets it on finding an illegal partition.
+fn search_in_turns<M: Model>(
+    model: &M,
+    history: &[Operation<M::Input, M::Output>],
+    parts: &[Vec<usize>],
+    which: &[usize],
+    deadline: Option<Instant>,
+    stop: Option<&AtomicBool>,
+) -> Verdict {
+    let mut open: Vec<(usize, Search<'_, M>)> = which
         .iter()
-        .enumerate()
-        .map(|(k, p)| (k, Search::new(model, history, p)))
+        .map(|&k| (k, Search::new(model, history, &parts[k])))
         .collect();
     let mut slice = FIRST_SLICE;
     while !open.is_empty() {
@@ -490,11 +552,17 @@ pub(crate) fn check<M: Model>(
                 if deadline.is_some_and(|d| Instant::now() >= d) {
                     return Verdict::Unknown("timed out".into());
                 }
+                if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                    return Verdict::Linearizable;
+                }
             }
             match decided {
                 None => still.push((k, search)),
                 Some(PartOutcome::Ok) => {}
                 Some(PartOutcome::Illegal { longest, stuck }) => {
+                    if let Some(s) = stop {
+                        s.store(true, Ordering::Relaxed);
+                    }
                     let part = &parts[k];
                     return Verdict::NotLinearizable(Explanation {
                         partition: part.clone(),

@@ -116,6 +116,24 @@ pub fn check_with_timeout<M: Model>(
     check::check(model, history, Some(Instant::now() + timeout))
 }
 
+/// As [`check_with_timeout`], with the partitions spread over `threads` OS threads (the
+/// first illegal partition stops the others). The verdict is the same; which violation an
+/// illegal history's explanation names may differ from run to run.
+pub fn check_parallel<M>(
+    model: &M,
+    history: &[Operation<M::Input, M::Output>],
+    timeout: Duration,
+    threads: usize,
+) -> Verdict
+where
+    M: Model + Sync,
+    M::Input: Sync,
+    M::Output: Sync,
+    M::State: Send,
+{
+    check::check_parallel(model, history, Some(Instant::now() + timeout), threads)
+}
+
 /// Draws a history as one line per client with each operation an interval on a shared time
 /// axis (`|--- op -> out ---|`), ordered by call time, then what the checker found.
 pub fn render<I: Debug, O: Debug>(history: &[Operation<I, O>], verdict: &Verdict) -> String {

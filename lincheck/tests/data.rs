@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use pulse_lincheck::history::{parse_jepsen_register, parse_kv};
 use pulse_lincheck::models::{Kv, Register};
-use pulse_lincheck::{check_with_timeout, Verdict};
+use pulse_lincheck::{check_parallel, check_with_timeout, Verdict};
 
 fn data_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("PULSE_LIN_DATA")
@@ -106,5 +106,19 @@ fn a_tiny_deadline_gives_unknown_never_a_wrong_verdict() {
     match check_with_timeout(&whole, &history, Duration::from_millis(1)) {
         Verdict::Unknown(_) | Verdict::Linearizable => {}
         v => panic!("c10-ok.txt with a 1 ms deadline: {v:?}"),
+    }
+}
+
+#[test]
+fn partitions_checked_on_two_threads_get_the_same_verdicts() {
+    let Some(dir) = data_dir() else { return };
+    for (file, expected) in verdicts(dir.join("kv/VERDICTS.tsv")) {
+        let text = std::fs::read_to_string(dir.join("kv").join(&file)).unwrap();
+        let history = parse_kv(&text).unwrap();
+        assert_verdict(
+            &file,
+            check_parallel(&Kv::default(), &history, LIMIT, 2),
+            expected,
+        );
     }
 }
