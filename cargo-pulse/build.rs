@@ -1,5 +1,6 @@
-//! Embeds the support crates (pulse-protocol, pulse-runtime, pulse-shim-std, pulse-macros, pulse,
-//! and pulse's parking_lot_core 0.9 and 0.10) into the binary, so that `cargo install --path cargo-pulse` yields a tool that keeps working after the
+//! Embeds the support crates (pulse-protocol, pulse-runtime, pulse-shim-std, pulse-macros,
+//! pulse-lincheck, pulse, and pulse's parking_lot_core 0.9 and 0.10) into the binary, so that
+//! `cargo install --path cargo-pulse` yields a tool that keeps working after the
 //! repository moves or is deleted: `support.rs` unpacks them on first use.
 //!
 //! Embedded per crate: `Cargo.toml`, an optional `build.rs` and README, and every file under
@@ -14,6 +15,7 @@ const CRATES: &[&str] = &[
     "runtime",
     "shim-std",
     "pulse-macros",
+    "lincheck",
     "pulse",
     "shim-parking-lot-core",
     "shim-parking-lot-core-0.10",

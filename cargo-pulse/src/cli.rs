@@ -31,6 +31,8 @@ pub enum Command {
     Test(Box<TestArgs>),
     /// Instrument one crate (a workspace member or a dependency) into DIR and print the report.
     Instrument(InstrumentArgs),
+    /// Check recorded histories for linearizability against a built-in model.
+    CheckHistory(crate::check_history::CheckHistoryArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -6,6 +6,7 @@
 //! (one process per test; [`nextest`] for `--runner nextest`) → [`events`], one stream shown by
 //! [`console`] and [`output`] (people and CI) → [`exit_code`].
 
+mod check_history;
 mod cli;
 mod compile;
 mod console;
@@ -43,6 +44,7 @@ fn main() {
     let result = match cli.command {
         cli::Command::Test(args) => test_cmd::run(*args),
         cli::Command::Instrument(args) => instrument_cmd::run(args),
+        cli::Command::CheckHistory(args) => check_history::run(args),
     };
     let code = match result {
         Ok(code) => code,

@@ -55,6 +55,22 @@ impl<E: ::std::fmt::Debug> TestOutcome for Result<(), E> {
     }
 }
 
+/// What a `pulse::statem` property says when it finds itself inside the execution
+/// `run_test` started: it runs executions of its own, one per test case and seed, so
+/// `run_test` stops and runs the test body once outside the scheduler.
+pub(crate) const OWN_SEARCH: &str =
+    "pulse: this test runs its own search (pulse::statem); running it outside the scheduler";
+
+::std::thread_local! {
+    static IN_RUN_TEST: ::std::cell::Cell<bool> = const { ::std::cell::Cell::new(false) };
+}
+
+/// Whether the current OS thread is inside `run_test`'s search (the statem check).
+#[cfg_attr(not(feature = "statem"), allow(dead_code))]
+pub(crate) fn inside_run_test() -> bool {
+    IN_RUN_TEST.with(|c| c.get())
+}
+
 const DID_NOT_PANIC: &str =
     "pulse: the test is #[should_panic] but this schedule completed without panicking";
 
@@ -95,11 +111,16 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
     // traced replay crashes the process, the first one still names seed and schedule.
     builder = builder.on_found({
         let test = test.clone();
-        move |failure| write_record(&failure.record(&test))
+        move |failure| {
+            if failure.message != OWN_SEARCH {
+                write_record(&failure.record(&test))
+            }
+        }
     });
     // For #[should_panic]: the first schedule's panic, re-raised at the end so libtest
     // checks `expected = ".."` against the real message.
     let expected_panic: RefCell<Option<Box<dyn Any + Send>>> = RefCell::new(None);
+    IN_RUN_TEST.with(|c| c.set(true));
     let report = builder.run(|| {
         if meta.should_panic {
             match panic::catch_unwind(AssertUnwindSafe(&body)) {
@@ -112,6 +133,14 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
             panic!("{why}");
         }
     });
+    IN_RUN_TEST.with(|c| c.set(false));
+    if report
+        .failure
+        .as_ref()
+        .is_some_and(|f| f.message == OWN_SEARCH)
+    {
+        return run_own_search(&test, body);
+    }
     if let Some(path) = env_path(env::WARNINGS) {
         if !report.warnings.is_empty() {
             // Best effort, like progress: the test's outcome does not depend on it.
@@ -142,6 +171,47 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
         panic::resume_unwind(payload);
     }
     R::passed()
+}
+
+/// Runs a test that searches on its own (`pulse::statem`) once, outside any execution, and
+/// reports its failure the way cargo-pulse reads one: a record whose report is the
+/// property's own, and whose replay line is the one it printed.
+fn run_own_search<R: TestOutcome>(test: &str, body: impl Fn() -> R) -> R {
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| body().failure()));
+    let message = match &outcome {
+        Ok(None) => {
+            if let Some(path) = env_path(env::PROGRESS) {
+                if !path.exists() {
+                    let _ = fs::write(&path, "1 1\n");
+                }
+            }
+            return R::passed();
+        }
+        Ok(Some(why)) => why.clone(),
+        Err(payload) => pulse_runtime::payload_message(&**payload).to_string(),
+    };
+    let replay_command = message
+        .lines()
+        .find_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("replay this case: ")
+                .or_else(|| l.strip_prefix("replay: "))
+        })
+        .unwrap_or_default()
+        .to_string();
+    write_record(&FailureRecord {
+        version: FORMAT_VERSION,
+        test: test.to_string(),
+        kind: FailureKind::Panic,
+        message: message.lines().next().unwrap_or_default().to_string(),
+        report: format!("{message}\n"),
+        replay_command,
+        ..FailureRecord::default()
+    });
+    match outcome {
+        Err(payload) => panic::resume_unwind(payload),
+        Ok(_) => panic!("{message}"),
+    }
 }
 
 fn env_path(name: &str) -> Option<PathBuf> {

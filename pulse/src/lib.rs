@@ -18,6 +18,11 @@
 //!     assert_eq!(*n.lock().unwrap(), 2);
 //! });
 //! ```
+//!
+//! With the cargo feature `statem`, `pulse::statem` adds parallel state-machine testing: one
+//! sequential model of an API, random concurrent test cases run under the scheduler, a
+//! linearizability check of each history, and shrinking to a minimally parallel
+//! counterexample.
 
 pub use pulse_macros::atomic;
 pub use pulse_runtime::{
@@ -28,6 +33,8 @@ pub use pulse_runtime::{
 pub use pulse_shim_std as std;
 
 mod harness;
+#[cfg(feature = "statem")]
+pub mod statem;
 
 /// Runs `f` as one atomic scheduling step: a scheduling point before it and none inside
 /// it. For side effects pulse does not control (files, sockets, FFI, a component already

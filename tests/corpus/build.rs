@@ -8,6 +8,8 @@ use std::path::Path;
 fn main() {
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     println!("cargo:rerun-if-changed={}", examples.display());
+    // Examples may mark code `#[cfg_attr(pulse, pulse::atomic)]` (`cargo pulse test` sets it).
+    println!("cargo::rustc-check-cfg=cfg(pulse)");
     let mut out = String::new();
     let mut dirs: Vec<_> = std::fs::read_dir(&examples)
         .expect("examples/ exists")
