@@ -44,30 +44,38 @@ fn a_spinner_waits_out_a_sleeping_initialiser_in_every_mode() {
     }
 }
 
-/// The paper's jitter example: A waits 10 ms for a message, B sends one after 20 ms.
-/// Returns what A saw in each of 300 schedules.
-fn jitter_outcomes(time: &str, max_wait: Option<Duration>) -> BTreeSet<char> {
+/// Every value `body` returned over 300 schedules under `time` (each must pass).
+fn outcomes<T: Ord + Send>(time: &str, body: impl Fn() -> T) -> BTreeSet<T> {
     let seen = std::sync::Mutex::new(BTreeSet::new());
     Builder::new()
         .schedules(300)
         .seed(9)
         .time(mode(time))
         .check(|| {
-            let (tx, rx) = mpsc::channel();
-            let a = thread::spawn(move || {
-                if let Some(w) = max_wait {
-                    pulse::max_wait_here(w);
-                }
-                rx.recv_timeout(Duration::from_millis(10)).unwrap_or('a')
-            });
-            let b = thread::spawn(move || {
-                thread::sleep(Duration::from_millis(20));
-                let _ = tx.send('b');
-            });
-            seen.lock().unwrap().insert(a.join().unwrap());
-            b.join().unwrap();
+            let value = body();
+            seen.lock().unwrap().insert(value);
         });
     seen.into_inner().unwrap()
+}
+
+/// The paper's jitter example: A waits 10 ms for a message, B sends one after 20 ms.
+/// What A saw.
+fn jitter_outcomes(time: &str, max_wait: Option<Duration>) -> BTreeSet<char> {
+    outcomes(time, || {
+        let (tx, rx) = mpsc::channel();
+        let a = thread::spawn(move || {
+            if let Some(w) = max_wait {
+                pulse::max_wait_here(w);
+            }
+            rx.recv_timeout(Duration::from_millis(10)).unwrap_or('a')
+        });
+        let b = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(20));
+            let _ = tx.send('b');
+        });
+        b.join().unwrap();
+        a.join().unwrap()
+    })
 }
 
 /// `pulse::max_wait` lives in the `pulse` crate; the runtime's own call is the same.
@@ -103,25 +111,19 @@ fn jitter_lets_a_later_timer_fire_first_and_max_wait_bounds_it() {
 /// under `quite-slow-random`, and must under `quite-slow`.
 #[test]
 fn the_interval_decides_whether_a_timer_overtakes_a_runnable_thread() {
+    // Whether the receiver got the message in time.
     let outcomes = |time: &str| {
-        let seen = std::sync::Mutex::new(BTreeSet::new());
-        Builder::new()
-            .schedules(200)
-            .seed(3)
-            .time(mode(time))
-            .check(|| {
-                let (tx, rx) = mpsc::channel();
-                let sender = thread::spawn(move || {
-                    // By then the receiver waits with its timer set.
-                    thread::sleep(Duration::from_millis(1));
-                    tx.send(1).unwrap()
-                });
-                seen.lock()
-                    .unwrap()
-                    .insert(rx.recv_timeout(Duration::from_millis(100)).is_ok());
-                sender.join().unwrap();
+        outcomes(time, || {
+            let (tx, rx) = mpsc::channel();
+            let sender = thread::spawn(move || {
+                // By then the receiver waits with its timer set.
+                thread::sleep(Duration::from_millis(1));
+                tx.send(1).unwrap()
             });
-        seen.into_inner().unwrap()
+            let in_time = rx.recv_timeout(Duration::from_millis(100)).is_ok();
+            sender.join().unwrap();
+            in_time
+        })
     };
     assert_eq!(outcomes("infinitely-fast"), BTreeSet::from([true]));
     assert_eq!(outcomes("quite-slow-random=50ms"), BTreeSet::from([true]));
