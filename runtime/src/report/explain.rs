@@ -35,13 +35,18 @@ pub(crate) fn replay_command(
         .unwrap_or_default();
     let template = match &config.replay_command {
         Some(t) => t.clone(),
-        // A command line people copy: a long random-strategy schedule replays by its seed,
+        // A command line people copy: a long schedule of a strategy whose executions depend
+        // on their seed alone (random, pos) replays by its seed,
         // and so does a crash, which left no schedule (it ran first in a fresh process, so
         // its seed replays it whatever the strategy).
         None if in_test
             && seed.is_some()
             && (schedule.is_empty()
-                || long && config.strategy == crate::scheduler::Strategy::Random) =>
+                || long
+                    && matches!(
+                        config.strategy,
+                        crate::scheduler::Strategy::Random | crate::scheduler::Strategy::Pos
+                    )) =>
         {
             format!(
                 "{}={{seed}} {}=1 cargo test{package} -- {{test}} --exact",

@@ -4,11 +4,17 @@
 //! runnable thread goes next, and at every nondeterministic yes/no point (spurious wakeup,
 //! weak CAS failure) which way it goes. Strategies never touch thread state (shuttle's split).
 
+mod dfs;
 mod pct;
+mod portfolio;
+mod pos;
 mod random;
 mod replay;
 
+pub use dfs::DfsScheduler;
 pub use pct::PctScheduler;
+pub use portfolio::PortfolioScheduler;
+pub use pos::PosScheduler;
 pub use random::RandomScheduler;
 pub use replay::ReplayScheduler;
 
@@ -43,6 +49,25 @@ pub trait Scheduler {
 
     /// Decides a yes/no nondeterministic choice. `None`: as for `next_thread`.
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool>;
+
+    /// Told at every scheduling point which object the thread's next operation acts on: a
+    /// number equal for the same object within an execution (0: none, e.g. a spawn). POS
+    /// uses it to re-draw the priorities of racing operations.
+    #[inline]
+    fn pending(&mut self, _thread: u32, _resource: u64) {}
+
+    /// Whether an execution's seed alone determines it, so it can run again in a fresh
+    /// process. False for a search that carries its position from one execution to the next
+    /// (DFS): its executions always run in this process.
+    fn by_seed(&self) -> bool {
+        true
+    }
+
+    /// After `new_execution` returned false: `(bound, pruned)` if the strategy explored its
+    /// whole space within a preemption bound (`pruned`: some schedules lay beyond it).
+    fn exhaustive(&self) -> Option<(usize, bool)> {
+        None
+    }
 }
 
 pub use pulse_protocol::Strategy;
@@ -83,6 +108,9 @@ pub fn for_strategy(strategy: &Strategy, odds: ChoiceOdds) -> Box<dyn Scheduler>
     match strategy {
         Strategy::Random => Box::new(RandomScheduler::new(odds)),
         Strategy::Pct { depth } => Box::new(PctScheduler::new(*depth, odds)),
+        Strategy::Pos => Box::new(PosScheduler::new(odds)),
+        Strategy::Dfs { bound } => Box::new(DfsScheduler::new(*bound)),
+        Strategy::Portfolio => Box::new(PortfolioScheduler::new(odds)),
     }
 }
 

@@ -1,0 +1,110 @@
+//! Partial order sampling (Yuan, Yang and Gu, "Partial Order Aware Concurrency Sampling",
+//! CAV 2018; Fray's default). Every thread's next operation has a random priority and the
+//! highest-priority runnable thread runs. After it runs, its priority is drawn again, and so
+//! is the priority of every thread whose next operation touches the same object (the events
+//! that race with the one just run). Independent operations keep their relative order, so
+//! the sampling is spread over partial orders rather than over interleavings: a bug that
+//! needs two racing operations in one order is found with probability that does not shrink
+//! with the number of unrelated steps around them, as it does under uniform random walks.
+//!
+//! Objects are known by `Scheduler::pending`: the execution says, at each scheduling point,
+//! which object the thread's next operation acts on. Without one (spawn, yield) only the
+//! thread that ran is re-drawn. Every access to an object counts as racing with every other
+//! (no read/read distinction): conservative, and cheap.
+
+use super::{one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, Scheduler};
+
+pub struct PosScheduler {
+    rng: Rng,
+    odds: ChoiceOdds,
+    /// Priority per thread index; 0 = not drawn yet. Drawn priorities are >= 2, a yielding
+    /// thread gets 1 (below every drawn one) until it runs again.
+    priorities: Vec<u64>,
+    /// The object of each thread's next operation (0: none known).
+    pending: Vec<u64>,
+}
+
+impl PosScheduler {
+    pub fn new(odds: ChoiceOdds) -> Self {
+        PosScheduler {
+            rng: rng_from_seed(0),
+            odds,
+            priorities: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    fn draw(&mut self) -> u64 {
+        (rand_core::RngCore::next_u64(&mut self.rng) >> 1) | 2
+    }
+
+    fn priority(&mut self, t: u32) -> u64 {
+        let t = t as usize;
+        if self.priorities.len() <= t {
+            self.priorities.resize(t + 1, 0);
+        }
+        if self.priorities[t] == 0 {
+            self.priorities[t] = self.draw();
+        }
+        self.priorities[t]
+    }
+
+    fn pending_of(&self, t: u32) -> u64 {
+        self.pending.get(t as usize).copied().unwrap_or(0)
+    }
+}
+
+impl Scheduler for PosScheduler {
+    fn new_execution(&mut self, seed: u64) -> bool {
+        self.rng = rng_from_seed(seed);
+        self.priorities.clear();
+        self.pending.clear();
+        true
+    }
+
+    fn pending(&mut self, thread: u32, resource: u64) {
+        let t = thread as usize;
+        if self.pending.len() <= t {
+            self.pending.resize(t + 1, 0);
+        }
+        self.pending[t] = resource;
+    }
+
+    fn next_thread(
+        &mut self,
+        runnable: &[u32],
+        current: Option<u32>,
+        yielding: bool,
+    ) -> Option<u32> {
+        if let (Some(c), true) = (current, yielding) {
+            // A yielding thread waits for others: it goes last until it runs again.
+            self.priority(c);
+            self.priorities[c as usize] = 1;
+        }
+        let mut best = runnable[0];
+        let mut best_p = self.priority(best);
+        for &t in &runnable[1..] {
+            let p = self.priority(t);
+            if p > best_p {
+                best = t;
+                best_p = p;
+            }
+        }
+        let object = self.pending_of(best);
+        if object != 0 {
+            for &t in runnable {
+                if t != best && self.pending_of(t) == object {
+                    let p = self.draw();
+                    self.priorities[t as usize] = p;
+                }
+            }
+        }
+        let p = self.draw();
+        self.priorities[best as usize] = p;
+        Some(best)
+    }
+
+    fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
+        Some(one_in(&mut self.rng, self.odds.one_in(kind)))
+    }
+}
