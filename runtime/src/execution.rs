@@ -14,6 +14,12 @@ use crate::config::{Config, Detached};
 const DETACHED_LEFT: &str = "the test returned while threads it never joined were still blocked or running; they \
      were let go as std's process exit would (`--detached fail` / PULSE_DETACHED=fail reports them as failures)";
 
+/// Scheduling points each thread beyond the first adds to the step bound (`Config::max_steps`
+/// is the bound of a one-thread execution): a test with many threads that each do a little
+/// never trips it, and a livelock among them is still stopped, after a time proportional to
+/// the threads.
+pub(crate) const STEPS_PER_THREAD: u64 = 10_000;
+
 /// Steps threads the test did not join may take after it returned, under `Detached::Warn`
 /// (then they are let go, as std's process exit would).
 pub(crate) const DETACHED_STEPS: u64 = 10_000;
@@ -139,6 +145,9 @@ pub(crate) struct ExecState {
     /// The thread the runner resumes next; `None` ends the execution.
     pub next: Option<Tid>,
     pub steps: u64,
+    /// The step past which the execution is a livelock: `max_steps`, plus
+    /// `STEPS_PER_THREAD` for each thread spawned.
+    pub step_bound: u64,
     pub schedule: Vec<u32>,
     pub clock_ns: u64,
     /// The step past which threads the test did not join are let go (`u64::MAX` until the
@@ -202,6 +211,7 @@ impl ExecState {
             current: 0,
             next: None,
             steps: 0,
+            step_bound: u64::MAX,
             schedule: Vec::new(),
             clock_ns: 0,
             let_go_after: u64::MAX,
@@ -227,6 +237,7 @@ impl ExecState {
         self.current = 0;
         self.next = None;
         self.steps = 0;
+        self.step_bound = self.config.max_steps;
         self.schedule.clear();
         self.clock_ns = 0;
         self.let_go_after = u64::MAX;
@@ -281,6 +292,9 @@ impl ExecState {
             );
         }
         self.threads.push(VThread::new(name));
+        if tid > 0 {
+            self.step_bound = self.step_bound.saturating_add(STEPS_PER_THREAD);
+        }
         self.live += 1;
         self.make_runnable(tid);
         self.pending_spawns.push(PendingSpawn {
@@ -476,7 +490,7 @@ impl ExecState {
             return;
         }
         self.steps += 1;
-        if self.steps > self.config.max_steps {
+        if self.steps > self.step_bound {
             self.stop = Some(Stop::StepLimit);
             self.next = None;
             return;

@@ -151,13 +151,13 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 if st.main_returned() {
                     format!(
                         "the test's main thread had returned, but other threads were still running after {} scheduling points ({} of virtual time): a background thread that never ends (std would let the test pass and kill it; pulse runs threads to completion), or a livelock",
-                        st.config.max_steps,
+                        st.step_bound,
                         virtual_time(st.clock_ns)
                     )
                 } else {
                     format!(
                         "execution passed {} scheduling points ({} of virtual time) without finishing: a livelock, a spin or polling loop that never sees its condition, or a runaway loop (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
-                        st.config.max_steps,
+                        st.step_bound,
                         virtual_time(st.clock_ns)
                     )
                 },
