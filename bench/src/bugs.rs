@@ -63,6 +63,9 @@ pub fn strategies(families: &[&str]) -> Vec<Tool> {
         v.push(Tool::PulseRandom);
         v.push(Tool::PulsePct(3));
         v.push(Tool::PulseRandomTime);
+        v.push(Tool::PulsePos);
+        v.push(Tool::PulseDfs(2));
+        v.push(Tool::PulsePortfolio);
     }
     if families.contains(&"shuttle") {
         v.push(Tool::ShuttleRandom);

@@ -17,7 +17,7 @@ struct Ring {
 
 fn run(fixed: bool) {
     let r = Arc::new(Ring {
-        slots: Default::default(),
+        slots: std::array::from_fn(|_| AtomicUsize::new(0)),
         head: AtomicUsize::new(0),
         tail: AtomicUsize::new(0),
     });

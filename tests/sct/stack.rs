@@ -26,7 +26,7 @@ impl Stack {
 
 fn run(fixed: bool) {
     let s = Arc::new(Stack {
-        slots: Default::default(),
+        slots: std::array::from_fn(|_| AtomicUsize::new(0)),
         top: AtomicUsize::new(0),
     });
     let mut handles = Vec::new();

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::thread;
 
 pub fn buggy(_n: usize) {
-    let x: Arc<[AtomicUsize; 3]> = Arc::new(Default::default());
+    let x: Arc<[AtomicUsize; 3]> = Arc::new(std::array::from_fn(|_| AtomicUsize::new(0)));
     let mut handles = Vec::new();
     for i in 0..3 {
         let x = x.clone();
@@ -26,7 +26,7 @@ pub fn buggy(_n: usize) {
 }
 
 pub fn fixed(_n: usize) {
-    let x: Arc<[AtomicUsize; 3]> = Arc::new(Default::default());
+    let x: Arc<[AtomicUsize; 3]> = Arc::new(std::array::from_fn(|_| AtomicUsize::new(0)));
     let (tx01, rx01) = mpsc::channel::<()>();
     let (tx12, rx12) = mpsc::channel::<()>();
     let x0 = x.clone();
