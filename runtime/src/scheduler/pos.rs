@@ -17,12 +17,17 @@ use super::{one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, Scheduler};
 pub struct PosScheduler {
     rng: Rng,
     odds: ChoiceOdds,
-    /// Priority per thread index; 0 = not drawn yet. Drawn priorities are >= 2, a yielding
-    /// thread gets 1 (below every drawn one) until it runs again.
+    /// Priority per thread index; 0 = not drawn yet. Drawn priorities are >= `DRAWN`; a
+    /// yielding thread goes below every other priority (`next_low`, counting down) until it
+    /// runs again, so the last to yield is the last to run and spinners take turns.
     priorities: Vec<u64>,
+    next_low: u64,
     /// The object of each thread's next operation (0: none known).
     pending: Vec<u64>,
 }
+
+/// The lowest drawn priority; yielded threads' priorities count down from just below it.
+const DRAWN: u64 = 1 << 40;
 
 impl PosScheduler {
     pub fn new(odds: ChoiceOdds) -> Self {
@@ -30,12 +35,13 @@ impl PosScheduler {
             rng: rng_from_seed(0),
             odds,
             priorities: Vec::new(),
+            next_low: DRAWN,
             pending: Vec::new(),
         }
     }
 
     fn draw(&mut self) -> u64 {
-        (rand_core::RngCore::next_u64(&mut self.rng) >> 1) | 2
+        (rand_core::RngCore::next_u64(&mut self.rng) >> 1) | DRAWN
     }
 
     fn priority(&mut self, t: u32) -> u64 {
@@ -59,6 +65,7 @@ impl Scheduler for PosScheduler {
         self.rng = rng_from_seed(seed);
         self.priorities.clear();
         self.pending.clear();
+        self.next_low = DRAWN;
         true
     }
 
@@ -79,7 +86,8 @@ impl Scheduler for PosScheduler {
         if let (Some(c), true) = (current, yielding) {
             // A yielding thread waits for others: it goes last until it runs again.
             self.priority(c);
-            self.priorities[c as usize] = 1;
+            self.next_low = self.next_low.saturating_sub(1).max(1);
+            self.priorities[c as usize] = self.next_low;
         }
         let mut best = runnable[0];
         let mut best_p = self.priority(best);
@@ -106,5 +114,45 @@ impl Scheduler for PosScheduler {
 
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
         Some(one_in(&mut self.rng, self.odds.one_in(kind)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two threads that both spin with `yield_now` take turns: the one that yielded last
+    /// runs last (a tie between yielders once let the lower index run forever).
+    #[test]
+    fn yielding_spinners_take_turns() {
+        let mut pos = PosScheduler::new(ChoiceOdds::default());
+        for seed in 0..200 {
+            pos.new_execution(seed);
+            let mut current = 0;
+            let mut ran = [0u32; 2];
+            for _ in 0..300 {
+                current = pos.next_thread(&[0, 1], Some(current), true).unwrap();
+                ran[current as usize] += 1;
+            }
+            assert!(ran[0] >= 100 && ran[1] >= 100, "seed {seed}: {ran:?}");
+        }
+    }
+
+    /// The same with a thread that never yields: the spinner does not starve it.
+    #[test]
+    fn a_yielding_spinner_never_starves_the_holder() {
+        let mut pos = PosScheduler::new(ChoiceOdds::default());
+        for seed in 0..200 {
+            pos.new_execution(seed);
+            let mut current = 0;
+            let mut holder = 0;
+            for _ in 0..300 {
+                current = pos
+                    .next_thread(&[0, 1], Some(current), current == 0)
+                    .unwrap();
+                holder += (current == 1) as u32;
+            }
+            assert!(holder >= 100, "seed {seed}: the holder ran {holder} times");
+        }
     }
 }
