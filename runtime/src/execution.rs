@@ -14,10 +14,11 @@ use crate::config::{Config, Detached};
 const DETACHED_LEFT: &str = "the test returned while threads it never joined were still blocked or running; they \
      were let go as std's process exit would (`--detached fail` / PULSE_DETACHED=fail reports them as failures)";
 
-/// Scheduling points each thread beyond the first adds to the step bound (`Config::max_steps`
-/// is the bound of a one-thread execution): a test with many threads that each do a little
-/// never trips it, and a livelock among them is still stopped, after a time proportional to
-/// the threads.
+/// Scheduling points per thread in the step bound: an execution is a livelock past
+/// `max(Config::max_steps, threads x STEPS_PER_THREAD)` steps, so a test with many threads
+/// that each do a little never trips it (1,000 threads: 10,000,000), a livelock among them is
+/// still stopped after a time proportional to the threads, and a test with few threads has
+/// the bound it asked for.
 pub(crate) const STEPS_PER_THREAD: u64 = 10_000;
 
 /// Steps threads the test did not join may take after it returned, under `Detached::Warn`
@@ -145,8 +146,8 @@ pub(crate) struct ExecState {
     /// The thread the runner resumes next; `None` ends the execution.
     pub next: Option<Tid>,
     pub steps: u64,
-    /// The step past which the execution is a livelock: `max_steps`, plus
-    /// `STEPS_PER_THREAD` for each thread spawned.
+    /// The step past which the execution is a livelock: `max_steps`, or `STEPS_PER_THREAD`
+    /// for each thread, whichever is larger.
     pub step_bound: u64,
     pub schedule: Vec<u32>,
     pub clock_ns: u64,
@@ -292,9 +293,8 @@ impl ExecState {
             );
         }
         self.threads.push(VThread::new(name));
-        if tid > 0 {
-            self.step_bound = self.step_bound.saturating_add(STEPS_PER_THREAD);
-        }
+        let per_thread = (tid as u64 + 1).saturating_mul(STEPS_PER_THREAD);
+        self.step_bound = self.step_bound.max(per_thread);
         self.live += 1;
         self.make_runnable(tid);
         self.pending_spawns.push(PendingSpawn {

@@ -233,11 +233,17 @@ fn a_long_failing_execution_keeps_the_end_of_its_trace() {
 
 /// The step bound scales with the threads: 1,000 threads that each take ~1,100 scheduling
 /// points (1.1 million in all, past the 1,000,000 default) are not a livelock, while two
-/// threads spinning forever still are, and the report names them.
+/// threads spinning forever still are, at the bound they asked for.
 #[test]
 fn the_step_bound_scales_with_the_threads() {
     use pulse_shim_std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
-    let report = Builder::new().schedules(1).seed(3).run(|| {
+    // Random: PCT and POS scan the runnable threads at each decision (1,000 here), which
+    // is slow in a debug build; the bound is the same for every strategy.
+    let random = Builder::new()
+        .schedules(1)
+        .seed(3)
+        .strategy(pulse_runtime::Strategy::Random);
+    let report = random.run(|| {
         let counters: Arc<Vec<AtomicUsize>> =
             Arc::new((0..1000).map(|_| AtomicUsize::new(0)).collect());
         let hs: Vec<_> = (0..1000)
@@ -257,7 +263,7 @@ fn the_step_bound_scales_with_the_threads() {
     assert!(report.passed(), "{}", report.failure.unwrap());
     assert!(report.decisions > 1_000_000, "{}", report.decisions);
 
-    let report = Builder::new().schedules(1).seed(3).run(|| {
+    let report = random.run(|| {
         let flag = Arc::new(AtomicBool::new(false));
         let f = flag.clone();
         let spinner = thread::spawn(move || while !f.load(SeqCst) {});
@@ -267,7 +273,7 @@ fn the_step_bound_scales_with_the_threads() {
     let failure = report.failure.expect("a livelock");
     assert_eq!(failure.kind, FailureKind::StepLimit, "{failure}");
     assert!(
-        failure.message.contains("1010000 scheduling points"),
+        failure.message.contains("1000000 scheduling points"),
         "{failure}"
     );
 }

@@ -17,11 +17,7 @@
 //! yielding thread costs nothing. Schedules in which a spinning thread keeps the processor
 //! are thereby left out; schedules in which it lets the others on are all explored.
 
-use super::{ChoiceKind, Scheduler};
-
-/// Choice points one thread may run in a row (while others could run) before it is made to
-/// give way for free.
-const FAIR_RUN: u32 = 64;
+use super::{ChoiceKind, Scheduler, FAIR_RUN};
 
 struct Node {
     /// The option taken (a thread index, or 0/1 for a yes/no choice).

@@ -72,6 +72,42 @@ pub trait Scheduler {
 
 pub use pulse_protocol::Strategy;
 
+/// Choice points one thread may run in a row while others could run before a strategy makes
+/// it give way as if it had yielded: a busy-wait loop without `yield_now` (`loop { if let
+/// Ok(x) = q.pop() { .. } }`) under a strict-priority strategy (PCT, POS, DFS's default)
+/// would otherwise starve the thread it waits for until the step bound calls it a livelock,
+/// which no fair OS scheduler would do.
+pub(crate) const FAIR_RUN: u32 = 64;
+
+/// Counts the choice points the same thread was picked at in a row.
+#[derive(Default)]
+pub(crate) struct RunLength {
+    last: Option<u32>,
+    run: u32,
+}
+
+impl RunLength {
+    pub(crate) fn reset(&mut self) {
+        *self = RunLength::default();
+    }
+
+    /// Whether `current` has run `FAIR_RUN` choice points in a row.
+    #[inline]
+    pub(crate) fn overstayed(&self, current: Option<u32>) -> bool {
+        current.is_some() && current == self.last && self.run >= FAIR_RUN
+    }
+
+    #[inline]
+    pub(crate) fn ran(&mut self, t: u32) {
+        if self.last == Some(t) {
+            self.run += 1;
+        } else {
+            self.last = Some(t);
+            self.run = 1;
+        }
+    }
+}
+
 /// Probabilities the randomised strategies use for yes/no choices, as "1 in N".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChoiceOdds {

@@ -12,7 +12,7 @@
 //! thread that ran is re-drawn. Every access to an object counts as racing with every other
 //! (no read/read distinction): conservative, and cheap.
 
-use super::{one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, Scheduler};
+use super::{one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, Scheduler};
 
 pub struct PosScheduler {
     rng: Rng,
@@ -24,6 +24,8 @@ pub struct PosScheduler {
     next_low: u64,
     /// The object of each thread's next operation (0: none known).
     pending: Vec<u64>,
+    /// A thread that runs `FAIR_RUN` choice points in a row goes last as if it yielded.
+    run: RunLength,
 }
 
 /// The lowest drawn priority; yielded threads' priorities count down from just below it.
@@ -37,6 +39,7 @@ impl PosScheduler {
             priorities: Vec::new(),
             next_low: DRAWN,
             pending: Vec::new(),
+            run: RunLength::default(),
         }
     }
 
@@ -66,6 +69,7 @@ impl Scheduler for PosScheduler {
         self.priorities.clear();
         self.pending.clear();
         self.next_low = DRAWN;
+        self.run.reset();
         true
     }
 
@@ -83,7 +87,8 @@ impl Scheduler for PosScheduler {
         current: Option<u32>,
         yielding: bool,
     ) -> Option<u32> {
-        if let (Some(c), true) = (current, yielding) {
+        let gives_way = yielding || self.run.overstayed(current);
+        if let (Some(c), true) = (current, gives_way) {
             // A yielding thread waits for others: it goes last until it runs again.
             self.priority(c);
             self.next_low = self.next_low.saturating_sub(1).max(1);
@@ -109,6 +114,7 @@ impl Scheduler for PosScheduler {
         }
         let p = self.draw();
         self.priorities[best as usize] = p;
+        self.run.ran(best);
         Some(best)
     }
 
