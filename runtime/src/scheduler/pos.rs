@@ -26,6 +26,12 @@ pub struct PosScheduler {
     pending: Vec<u64>,
     /// A thread that runs `FAIR_RUN` choice points in a row goes last as if it yielded.
     run: RunLength,
+    /// Choice points counted over `next_thread` calls.
+    step: u64,
+    /// Per thread: the step it was last offered at, and since when it has waited (runnable
+    /// at every choice point since, and not picked).
+    offered: Vec<u64>,
+    waiting_since: Vec<u64>,
 }
 
 /// The lowest drawn priority; yielded threads' priorities count down from just below it.
@@ -40,6 +46,9 @@ impl PosScheduler {
             next_low: DRAWN,
             pending: Vec::new(),
             run: RunLength::default(),
+            step: 0,
+            offered: Vec::new(),
+            waiting_since: Vec::new(),
         }
     }
 
@@ -58,6 +67,21 @@ impl PosScheduler {
         self.priorities[t]
     }
 
+    /// Notes that `t` is offered at this step; returns the step since which it has waited.
+    fn waited_since(&mut self, t: u32) -> u64 {
+        let i = t as usize;
+        if self.offered.len() <= i {
+            self.offered.resize(i + 1, 0);
+            self.waiting_since.resize(i + 1, 0);
+        }
+        if self.offered[i] + 1 != self.step {
+            // Not offered at the last choice point: it has waited since now.
+            self.waiting_since[i] = self.step;
+        }
+        self.offered[i] = self.step;
+        self.waiting_since[i]
+    }
+
     fn pending_of(&self, t: u32) -> u64 {
         self.pending.get(t as usize).copied().unwrap_or(0)
     }
@@ -70,6 +94,9 @@ impl Scheduler for PosScheduler {
         self.pending.clear();
         self.next_low = DRAWN;
         self.run.reset();
+        self.step = 0;
+        self.offered.clear();
+        self.waiting_since.clear();
         true
     }
 
@@ -94,14 +121,30 @@ impl Scheduler for PosScheduler {
             self.next_low = self.next_low.saturating_sub(1).max(1);
             self.priorities[c as usize] = self.next_low;
         }
+        self.step += 1;
         let mut best = runnable[0];
-        let mut best_p = self.priority(best);
-        for &t in &runnable[1..] {
+        let mut best_p = 0;
+        // The thread that has waited longest while runnable: if it has waited `FAIR_RUN`
+        // choice points per runnable thread, it runs (a thread whose next operation races with
+        // nobody is never re-drawn, and many spinners re-drawing each other can leave it below
+        // all of them for ever).
+        let mut oldest = runnable[0];
+        let mut oldest_since = u64::MAX;
+        for &t in runnable {
             let p = self.priority(t);
             if p > best_p {
                 best = t;
                 best_p = p;
             }
+            let since = self.waited_since(t);
+            if since < oldest_since {
+                oldest = t;
+                oldest_since = since;
+            }
+        }
+        let patience = super::FAIR_RUN as u64 * runnable.len() as u64;
+        if self.step - oldest_since > patience {
+            best = oldest;
         }
         let object = self.pending_of(best);
         if object != 0 {
@@ -115,6 +158,7 @@ impl Scheduler for PosScheduler {
         let p = self.draw();
         self.priorities[best as usize] = p;
         self.run.ran(best);
+        self.waiting_since[best as usize] = self.step;
         Some(best)
     }
 
@@ -141,6 +185,28 @@ mod tests {
                 ran[current as usize] += 1;
             }
             assert!(ran[0] >= 100 && ran[1] >= 100, "seed {seed}: {ran:?}");
+        }
+    }
+
+    /// Ten busy-waiters on one object (re-drawing each other's priorities at every step) and
+    /// a thread that touches nothing they touch: it still runs regularly.
+    #[test]
+    fn spinners_racing_each_other_do_not_starve_a_bystander() {
+        let mut pos = PosScheduler::new(ChoiceOdds::default());
+        let runnable: Vec<u32> = (0..11).collect();
+        for seed in 0..50 {
+            pos.new_execution(seed);
+            for t in 1..11 {
+                pos.pending(t, 7);
+            }
+            pos.pending(0, 0);
+            let mut current = 1;
+            let mut main_ran = 0;
+            for _ in 0..10_000 {
+                current = pos.next_thread(&runnable, Some(current), false).unwrap();
+                main_ran += (current == 0) as u32;
+            }
+            assert!(main_ran >= 10, "seed {seed}: thread 0 ran {main_ran} times");
         }
     }
 
