@@ -288,6 +288,7 @@ fn main() {
         )
         .unwrap();
     }
+    sct(&manifest, &gen_dir, pulse_on, &mut modules, &mut registry);
     registry.push_str("];\n");
     skipped.push_str("];\n");
     fs::write(
@@ -295,6 +296,117 @@ fn main() {
         format!("{modules}\n{registry}\n{skipped}"),
     )
     .unwrap();
+}
+
+/// The SCTBench-style corpus (`../tests/sct/*.rs`, each with `buggy(n)` / `fixed(n)`): one port
+/// per file and tool, one program per instance (file, size), named `sct/<name>`.
+const SCT_INSTANCES: &[(&str, &[usize])] = &[
+    ("account", &[0]),
+    ("deadlock01", &[0]),
+    ("lazy01", &[0]),
+    ("reorder", &[3, 5, 10, 20]),
+    ("twostage", &[2, 20, 100]),
+    ("wronglock", &[3, 10]),
+    ("circular_buffer", &[0]),
+    ("queue", &[0]),
+    ("stack", &[0]),
+    ("token_ring", &[0]),
+    ("dining_philosophers", &[0]),
+    ("carter", &[0]),
+    ("bluetooth_driver", &[0]),
+    ("lost_wakeup", &[0]),
+    ("spinlock", &[0]),
+    ("double_checked", &[0]),
+];
+
+/// Threads (main included) an instance of a sized family runs: loom models at most 5.
+fn sct_threads(file: &str, n: usize) -> usize {
+    match file {
+        "reorder" => n.max(2) + 1,
+        "twostage" | "wronglock" => n + 2,
+        _ => 4,
+    }
+}
+
+fn sct(
+    manifest: &Path,
+    gen_dir: &Path,
+    pulse_on: bool,
+    modules: &mut String,
+    registry: &mut String,
+) {
+    let dir = manifest.join("../tests/sct");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    for (file, sizes) in SCT_INSTANCES {
+        let path = dir.join(format!("{file}.rs"));
+        println!("cargo:rerun-if-changed={}", path.display());
+        let Ok(src) = fs::read_to_string(&path) else {
+            continue;
+        };
+        let code = idents(&src);
+        let doc: Vec<&str> = src
+            .lines()
+            .map_while(|l| l.trim_start().strip_prefix("//!"))
+            .map(str::trim)
+            .take_while(|l| !l.is_empty())
+            .collect();
+        let doc = doc.join(" ");
+        let summary = match doc.find(". ") {
+            Some(i) => doc[..=i].to_string(),
+            None => doc,
+        };
+        let mut ported = Vec::new();
+        for tool in TOOLS {
+            let reason: Option<String> = if tool.name == "pulse" && !pulse_on {
+                Some("built without the `pulse` feature".into())
+            } else {
+                DETECT
+                    .iter()
+                    .find(|(id, t, _)| *t == tool.name && code.has(id))
+                    .map(|(_, _, r)| r.to_string())
+            };
+            if reason.is_none() {
+                let modname = format!("sct_{file}_{}", tool.name);
+                let out = gen_dir.join(format!("{modname}.rs"));
+                fs::write(&out, port(&src, &path, tool)).unwrap();
+                writeln!(
+                    modules,
+                    "#[path = {:?}]\n#[allow(warnings, clippy::all)]\npub mod {modname};",
+                    out.display().to_string()
+                )
+                .unwrap();
+            }
+            ported.push((tool.name, reason));
+        }
+        for &n in *sizes {
+            let name = if n == 0 {
+                format!("sct/{file}")
+            } else {
+                format!("sct/{file}_{n}")
+            };
+            let mut fields = String::new();
+            for (tool, reason) in &ported {
+                let reason = reason.clone().or_else(|| {
+                    (*tool == "loom" && sct_threads(file, n) > 5).then(|| {
+                        "loom models at most 5 threads (MAX_THREADS, incl. main)".to_string()
+                    })
+                });
+                match reason {
+                    Some(r) => writeln!(fields, "        {tool}: Variant::Na({r:?}),").unwrap(),
+                    None => writeln!(
+                        fields,
+                        "        {tool}: Variant::Run {{ buggy: || sct_{file}_{tool}::buggy({n}), fixed: || sct_{file}_{tool}::fixed({n}) }},"
+                    )
+                    .unwrap(),
+                }
+            }
+            writeln!(
+                registry,
+                "    BugProgram {{\n        name: {name:?},\n        summary: {summary:?},\n{fields}        notes: &[],\n    }},"
+            )
+            .unwrap();
+        }
+    }
 }
 
 /// Writes BENCH_*_VERSION env vars for machine.rs.

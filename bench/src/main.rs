@@ -13,6 +13,7 @@ mod peer;
 mod physical;
 mod programs;
 mod runners;
+mod scaling;
 mod stats;
 mod throughput;
 
@@ -22,7 +23,7 @@ const USAGE: &str = "\
 pulse-bench: pulse vs loom vs shuttle on the same programs (markdown on stdout)
 
   --quick               small sizes: fewer executions, reps, seeds and a smaller budget
-  --only LIST           sections: physical,throughput,bugs (default: all)
+  --only LIST           sections: physical,throughput,scaling,bugs (default: all)
   --programs LIST       only these programs (names as in --list), any section
   --tools LIST          pulse,loom,shuttle (default: all)
   --reps N              timed repetitions per throughput cell (default 5, quick 3)
@@ -42,7 +43,12 @@ fn main() {
     }
 
     let mut quick = false;
-    let mut only: Vec<String> = vec!["physical".into(), "throughput".into(), "bugs".into()];
+    let mut only: Vec<String> = vec![
+        "physical".into(),
+        "throughput".into(),
+        "scaling".into(),
+        "bugs".into(),
+    ];
     let mut programs: Option<Vec<String>> = None;
     let mut tools: Vec<&'static str> = vec!["pulse", "loom", "shuttle"];
     let (mut reps, mut execs, mut seeds, mut budget, mut budget_secs) =
@@ -169,6 +175,15 @@ fn main() {
              bookkeeping. An OS-thread scheduler would pay the hand-off instead (÷ < 1 means pulse decides faster than \
              two OS threads can hand off once).\n"
         );
+    }
+    #[cfg(feature = "pulse")]
+    if only.iter().any(|s| s == "scaling") && tools.contains(&"pulse") {
+        outln!(
+            out,
+            "### Thread scaling: pulse's cost per decision, 2 to 1,000 threads\n"
+        );
+        let reps = reps.unwrap_or(if quick { 3 } else { 5 }) as usize;
+        out.push_str(&format!("{}\n", scaling::run(quick, reps)));
     }
     if only.iter().any(|s| s == "bugs") {
         let cfg = bugs::Config {

@@ -22,6 +22,12 @@ pub enum Tool {
     /// pulse, seeded random scheduler, and timed waits may expire at any scheduling point
     /// (`time-random`; the default portfolio is `infinitely-fast` or `quite-slow-random=1s`)
     PulseRandomTime,
+    /// pulse, partial order sampling
+    PulsePos,
+    /// pulse, exhaustive DFS under the given preemption bound
+    PulseDfs(usize),
+    /// pulse's default: the portfolio
+    PulsePortfolio,
     /// loom's DFS+DPOR; `None` = no preemption bound (loom's default)
     Loom(Option<usize>),
     /// shuttle's RandomScheduler (what `check_random` runs), seeded
@@ -36,6 +42,9 @@ impl Tool {
             Tool::PulseRandom => "pulse random".into(),
             Tool::PulsePct(d) => format!("pulse pct:{d}"),
             Tool::PulseRandomTime => "pulse random, time random".into(),
+            Tool::PulsePos => "pulse pos".into(),
+            Tool::PulseDfs(b) => format!("pulse dfs:{b}"),
+            Tool::PulsePortfolio => "pulse portfolio (default)".into(),
             Tool::Loom(None) => "loom DFS (no bound)".into(),
             Tool::Loom(Some(b)) => format!("loom DFS, preemption bound {b}"),
             Tool::ShuttleRandom => "shuttle check_random".into(),
@@ -47,6 +56,9 @@ impl Tool {
             Tool::PulseRandom => "pulse-random".into(),
             Tool::PulsePct(d) => format!("pulse-pct{d}"),
             Tool::PulseRandomTime => "pulse-random-time".into(),
+            Tool::PulsePos => "pulse-pos".into(),
+            Tool::PulseDfs(b) => format!("pulse-dfs{b}"),
+            Tool::PulsePortfolio => "pulse-portfolio".into(),
             Tool::Loom(None) => "loom-dfs".into(),
             Tool::Loom(Some(b)) => format!("loom-pb{b}"),
             Tool::ShuttleRandom => "shuttle-random".into(),
@@ -57,11 +69,15 @@ impl Tool {
         Some(match s {
             "pulse-random" => Tool::PulseRandom,
             "pulse-random-time" => Tool::PulseRandomTime,
+            "pulse-pos" => Tool::PulsePos,
+            "pulse-portfolio" => Tool::PulsePortfolio,
             "loom-dfs" => Tool::Loom(None),
             "shuttle-random" => Tool::ShuttleRandom,
             _ => {
                 if let Some(d) = s.strip_prefix("pulse-pct") {
                     Tool::PulsePct(d.parse().ok()?)
+                } else if let Some(b) = s.strip_prefix("pulse-dfs") {
+                    Tool::PulseDfs(b.parse().ok()?)
                 } else if let Some(b) = s.strip_prefix("loom-pb") {
                     Tool::Loom(Some(b.parse().ok()?))
                 } else if let Some(d) = s.strip_prefix("shuttle-pct") {
@@ -74,13 +90,18 @@ impl Tool {
     }
     pub fn family(self) -> &'static str {
         match self {
-            Tool::PulseRandom | Tool::PulsePct(_) | Tool::PulseRandomTime => "pulse",
+            Tool::PulseRandom
+            | Tool::PulsePct(_)
+            | Tool::PulseRandomTime
+            | Tool::PulsePos
+            | Tool::PulseDfs(_)
+            | Tool::PulsePortfolio => "pulse",
             Tool::Loom(_) => "loom",
             Tool::ShuttleRandom | Tool::ShuttlePct(_) => "shuttle",
         }
     }
     pub fn is_deterministic_search(self) -> bool {
-        matches!(self, Tool::Loom(_))
+        matches!(self, Tool::Loom(_) | Tool::PulseDfs(_))
     }
 }
 
@@ -138,8 +159,29 @@ pub fn run(tool: Tool, f: fn(), lim: &Limits) -> Run {
             pulse::TimeMode::TIME_RANDOM,
             lim,
         ),
+        #[cfg(feature = "pulse")]
+        Tool::PulsePos => run_pulse(f, pulse::Strategy::Pos, pulse::TimeMode::Portfolio, lim),
+        #[cfg(feature = "pulse")]
+        Tool::PulseDfs(bound) => run_pulse(
+            f,
+            pulse::Strategy::Dfs { bound },
+            pulse::TimeMode::Portfolio,
+            lim,
+        ),
+        #[cfg(feature = "pulse")]
+        Tool::PulsePortfolio => run_pulse(
+            f,
+            pulse::Strategy::Portfolio,
+            pulse::TimeMode::Portfolio,
+            lim,
+        ),
         #[cfg(not(feature = "pulse"))]
-        Tool::PulseRandom | Tool::PulsePct(_) | Tool::PulseRandomTime => {
+        Tool::PulseRandom
+        | Tool::PulsePct(_)
+        | Tool::PulseRandomTime
+        | Tool::PulsePos
+        | Tool::PulseDfs(_)
+        | Tool::PulsePortfolio => {
             panic!("pulse-bench was built without the `pulse` feature")
         }
         Tool::Loom(bound) => run_loom(f, bound, lim),
@@ -168,7 +210,7 @@ fn run_pulse(f: fn(), strategy: pulse::Strategy, time: pulse::TimeMode, lim: &Li
         failure: report
             .failure
             .map(|fl| format!("{:?}: {}", fl.kind, fl.message)),
-        complete: false,
+        complete: report.exhaustive.is_some(),
     }
 }
 

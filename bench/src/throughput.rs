@@ -193,7 +193,12 @@ pub fn run(cfg: &Config, coroutine_switch_ns: Option<f64>) -> Results {
             let ns_per_dec = dpe.map(|d| c.median.as_nanos() as f64 / (c.executions as f64 * d));
             let mark = if borrowed { "†" } else { "" };
             let ratio_cell = match t {
-                Tool::PulseRandom | Tool::PulsePct(_) | Tool::PulseRandomTime => String::new(),
+                Tool::PulseRandom
+                | Tool::PulsePct(_)
+                | Tool::PulseRandomTime
+                | Tool::PulsePos
+                | Tool::PulseDfs(_)
+                | Tool::PulsePortfolio => String::new(),
                 Tool::ShuttlePct(_) => pulse_eps(true)
                     .map(|e| ratio(e / c.execs_per_sec()))
                     .unwrap_or_default(),

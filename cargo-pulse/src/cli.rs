@@ -209,7 +209,9 @@ pub struct TestArgs {
     /// Step bound per execution.
     #[arg(long, value_name = "N", help_heading = "Search")]
     pub max_steps: Option<u64>,
-    /// Scheduling strategy: `random` or `pct:D` (probabilistic concurrency testing, depth D).
+    /// Scheduling strategy: `portfolio` (default: POS, PCT and random by turns), `random`,
+    /// `pct:D` (probabilistic concurrency testing, depth D), `pos` (partial order sampling) or
+    /// `dfs:B` (every schedule with at most B preemptions; `dfs` = `dfs:2`).
     #[arg(long, value_name = "STRATEGY", value_parser = clap::value_parser!(Strategy), help_heading = "Search")]
     pub strategy: Option<Strategy>,
     /// How virtual time passes (pulse_time's modes): `portfolio` (default: each schedule

@@ -375,7 +375,12 @@ impl Console {
             self.bold(&o.name)
         ));
         for w in &o.warnings {
-            self.eprintln(&format!("{:>13}  {} {w}", "", self.yellow("warning:")));
+            if w.starts_with("exhaustive:") {
+                // An exhaustive search's verdict (see `env::WARNINGS`), not a warning.
+                self.eprintln(&format!("{:>13}  {}", "", self.green(w)));
+            } else {
+                self.eprintln(&format!("{:>13}  {} {w}", "", self.yellow("warning:")));
+            }
         }
     }
 

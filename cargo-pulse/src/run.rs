@@ -686,7 +686,9 @@ pub fn judge(
                     j.after_crash(&ev, Some(done), progress, time)
                         .map(|(r, run, time)| outcome(r, run, time))
                 }
-                Some(_) => Ok(outcome(TestResult::Passed, planned, time)),
+                // `done` is below `planned` when an exhaustive search (dfs) ran out of
+                // schedules to try.
+                Some((done, _)) => Ok(outcome(TestResult::Passed, done.min(planned), time)),
             }
         }
         (Exit::Code(0), Some(_)) => {
@@ -867,11 +869,12 @@ impl Judging<'_> {
             let result = self.failed(TestResult::Crashed, how, report, None, output);
             return Ok((result, 1, time));
         }
-        // Random-strategy seeds are independent, so the crash is in the seeds after the last
+        // Random and POS seeds are independent, so the crash is in the seeds after the last
         // count the process reported (it writes the count after each batch of schedules).
-        // PCT's schedules depend on the executions before them: start from the first seed.
+        // PCT's schedules (and the portfolio's, the default, which includes PCT) depend on
+        // the executions before them: start from the first seed.
         let from = match plan.strategy {
-            Some(Strategy::Pct { .. }) => 0,
+            Some(Strategy::Pct { .. } | Strategy::Portfolio) | None => 0,
             _ => done.unwrap_or(0).min(plan.seeds.len().saturating_sub(1)),
         };
         let seeds = SeedRange {

@@ -33,7 +33,8 @@ pub const REPLAY_COMMAND: &str = "PULSE_REPLAY_COMMAND";
 pub const FAILURE_DIR: &str = "PULSE_FAILURE_DIR";
 /// A file rewritten about ten times a second with `done total`.
 pub const PROGRESS: &str = "PULSE_PROGRESS";
-/// A file the harness writes the run's warnings to, one per line.
+/// A file the harness writes the run's warnings to, one per line; a line starting with
+/// `exhaustive:` is not a warning but an exhaustive search's verdict (`dfs`).
 pub const WARNINGS: &str = "PULSE_WARNINGS";
 /// Internal: set by the runtime on a re-run of the test binary that serves one isolated
 /// execution.

@@ -32,30 +32,70 @@ impl std::error::Error for ParseOptionError {}
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Strategy {
     /// PULSE's: at every point, pick uniformly among runnable threads.
-    #[default]
     Random,
     /// Probabilistic concurrency testing (Burckhardt et al., ASPLOS'10) with bug depth `depth`.
     Pct { depth: usize },
+    /// Partial order sampling (Yuan, Yang and Gu, CAV 2018): random priorities per thread,
+    /// re-drawn for the thread that ran and for every thread whose next operation touches the
+    /// same object.
+    Pos,
+    /// Exhaustive depth-first search under iterative preemption bounding (CHESS; dejafu's
+    /// default bound 2): every schedule with at most `bound` preemptions, fewest first. A
+    /// spin loop that yields (or runs long) gives way without costing a preemption (fair
+    /// bounding), so the search ends.
+    Dfs { bound: usize },
+    /// The default: executions rotate over POS, PCT at depths 1 to 3 and random, so one
+    /// test's budget covers what each finds best. Each execution replays from its seed.
+    #[default]
+    Portfolio,
 }
 
 impl Strategy {
-    pub const VALUES: &'static [&'static str] = &["random", "pct", "pct:DEPTH"];
+    pub const VALUES: &'static [&'static str] = &[
+        "portfolio",
+        "random",
+        "pct",
+        "pct:DEPTH",
+        "pos",
+        "dfs",
+        "dfs:BOUND",
+    ];
+
+    /// The preemption bound `dfs` uses when none is given (dejafu's default).
+    pub const DFS_BOUND: usize = 2;
 }
 
 impl FromStr for Strategy {
     type Err = ParseOptionError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let refuse = |other: &str| ParseOptionError {
+            option: "strategy",
+            value: other.to_string(),
+            expected: Self::VALUES,
+        };
         match s.trim() {
             "random" => Ok(Strategy::Random),
             "pct" => Ok(Strategy::Pct { depth: 3 }),
-            other => match other.strip_prefix("pct:").map(str::parse::<usize>) {
-                Some(Ok(depth)) if depth >= 1 => Ok(Strategy::Pct { depth }),
-                _ => Err(ParseOptionError {
-                    option: "strategy",
-                    value: other.to_string(),
-                    expected: Self::VALUES,
-                }),
-            },
+            "pos" => Ok(Strategy::Pos),
+            "dfs" => Ok(Strategy::Dfs {
+                bound: Self::DFS_BOUND,
+            }),
+            "portfolio" => Ok(Strategy::Portfolio),
+            other => {
+                if let Some(depth) = other.strip_prefix("pct:") {
+                    match depth.parse::<usize>() {
+                        Ok(depth) if depth >= 1 => Ok(Strategy::Pct { depth }),
+                        _ => Err(refuse(other)),
+                    }
+                } else if let Some(bound) = other.strip_prefix("dfs:") {
+                    bound
+                        .parse::<usize>()
+                        .map(|bound| Strategy::Dfs { bound })
+                        .map_err(|_| refuse(other))
+                } else {
+                    Err(refuse(other))
+                }
+            }
         }
     }
 }
@@ -65,6 +105,9 @@ impl fmt::Display for Strategy {
         match self {
             Strategy::Random => f.write_str("random"),
             Strategy::Pct { depth } => write!(f, "pct:{depth}"),
+            Strategy::Pos => f.write_str("pos"),
+            Strategy::Dfs { bound } => write!(f, "dfs:{bound}"),
+            Strategy::Portfolio => f.write_str("portfolio"),
         }
     }
 }
@@ -161,7 +204,10 @@ mod tests {
     fn round_trips<T: FromStr<Err = ParseOptionError> + fmt::Display + PartialEq + fmt::Debug>(
         values: &[&str],
     ) {
-        for v in values.iter().filter(|v| !v.contains("DEPTH")) {
+        for v in values
+            .iter()
+            .filter(|v| !v.contains("DEPTH") && !v.contains("BOUND"))
+        {
             let parsed: T = v.parse().unwrap();
             assert_eq!(parsed.to_string().parse::<T>().unwrap(), parsed, "{v}");
         }
@@ -177,6 +223,15 @@ mod tests {
             "pct:5".parse::<Strategy>().unwrap(),
             Strategy::Pct { depth: 5 }
         );
+        assert_eq!(
+            "dfs".parse::<Strategy>().unwrap(),
+            Strategy::Dfs { bound: 2 }
+        );
+        assert_eq!(
+            "dfs:0".parse::<Strategy>().unwrap(),
+            Strategy::Dfs { bound: 0 }
+        );
+        assert_eq!(Strategy::default(), Strategy::Portfolio);
     }
 
     #[test]
@@ -184,9 +239,12 @@ mod tests {
         let e = "nosuch".parse::<Strategy>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown strategy `nosuch` (expected one of `random`, `pct`, `pct:DEPTH`)"
+            "unknown strategy `nosuch` (expected one of `portfolio`, `random`, `pct`, \
+             `pct:DEPTH`, `pos`, `dfs`, `dfs:BOUND`)"
         );
         assert!("pct:0".parse::<Strategy>().is_err());
+        assert!("dfs:x".parse::<Strategy>().is_err());
+        assert!("pos:2".parse::<Strategy>().is_err());
         let e = "sometimes".parse::<Isolation>().unwrap_err();
         assert_eq!(
             e.to_string(),

@@ -142,9 +142,13 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
         return run_own_search(&test, body);
     }
     if let Some(path) = env_path(env::WARNINGS) {
-        if !report.warnings.is_empty() {
+        // An exhaustive search's verdict travels with the warnings (the runner prints it as
+        // a note, not a warning).
+        let mut lines = report.warnings.clone();
+        lines.extend(report.exhaustive.map(|e| e.to_string()));
+        if !lines.is_empty() {
             // Best effort, like progress: the test's outcome does not depend on it.
-            let _ = fs::write(&path, report.warnings.join("\n") + "\n");
+            let _ = fs::write(&path, lines.join("\n") + "\n");
         }
     }
     if let Some(mut failure) = report.failure {

@@ -68,7 +68,7 @@ impl Default for Config {
             // A 1,000-thread stress test needs a few hundred thousand; a livelock costs
             // ~50 ms to hit this (shuttle's default is the same).
             max_steps: 1_000_000,
-            strategy: Strategy::Random,
+            strategy: Strategy::default(),
             odds: ChoiceOdds::default(),
             // std's default for spawned threads; stacks are pooled, and untouched pages
             // cost nothing, so generous is cheap.

@@ -66,6 +66,17 @@ pub fn current() -> Option<Ctx> {
     Some(Ctx { cell })
 }
 
+/// The number the scheduler is told an operation's object by (`Scheduler::pending`): equal
+/// for the same object within an execution, 0 for none.
+#[inline]
+fn resource(object: Option<ObjRef>) -> u64 {
+    // From the kind's text, not its address: the same in every process (a seed replays).
+    object.map_or(0, |o| {
+        let first = o.kind.as_bytes().first().copied().unwrap_or(0) as u64;
+        (o.id as u64 + 1) << 24 | (o.kind.len() as u64 & 0xffff) << 8 | first
+    })
+}
+
 impl Ctx {
     /// The running execution's process-unique id (handles that outlive their execution,
     /// e.g. a `Thread` kept in a static, compare it to know they are stale).
@@ -102,7 +113,7 @@ impl Ctx {
     #[track_caller]
     #[inline]
     pub fn switch(self, op: &'static str, object: Option<ObjRef>) {
-        self.switch_at(op, object, Location::caller(), false)
+        self.switch_at(op, object, resource(object), Location::caller(), false)
     }
 
     /// A scheduling point for an object that carries no pulse state (an atomic, which must
@@ -119,7 +130,8 @@ impl Ctx {
                 None
             }
         };
-        self.switch_at(op, object, Location::caller(), false)
+        // The address names the atomic for POS's race detection (equal within an execution).
+        self.switch_at(op, object, addr as u64 | 1 << 63, Location::caller(), false)
     }
 
     /// A scheduling point attributed to `location` rather than the caller: for operations
@@ -131,14 +143,14 @@ impl Ctx {
         object: Option<ObjRef>,
         location: &'static Location<'static>,
     ) {
-        self.switch_at(op, object, location, false)
+        self.switch_at(op, object, resource(object), location, false)
     }
 
     /// `thread::yield_now`: a scheduling point that tells the strategy this thread waits
     /// for others (PCT lowers its priority).
     #[track_caller]
     pub fn yield_now(self) {
-        self.switch_at("thread::yield_now", None, Location::caller(), true)
+        self.switch_at("thread::yield_now", None, 0, Location::caller(), true)
     }
 
     #[inline]
@@ -146,6 +158,7 @@ impl Ctx {
         self,
         op: &'static str,
         object: Option<ObjRef>,
+        resource: u64,
         location: &'static Location<'static>,
         yielding: bool,
     ) {
@@ -158,6 +171,7 @@ impl Ctx {
             }
             st.record(op, object, location);
             let me = st.current;
+            st.scheduler.pending(me, resource);
             if st.threads[me as usize].atomic_depth > 0 {
                 return;
             }

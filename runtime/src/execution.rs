@@ -15,6 +15,13 @@ use pulse_protocol::time::{TimeParams, UNBOUNDED};
 const DETACHED_LEFT: &str = "the test returned while threads it never joined were still blocked or running; they \
      were let go as std's process exit would (`--detached fail` / PULSE_DETACHED=fail reports them as failures)";
 
+/// Scheduling points per thread in the step bound: an execution is a livelock past
+/// `max(Config::max_steps, threads x STEPS_PER_THREAD)` steps, so a test with many threads
+/// that each do a little never trips it (1,000 threads: 10,000,000), a livelock among them is
+/// still stopped after a time proportional to the threads, and a test with few threads has
+/// the bound it asked for.
+pub(crate) const STEPS_PER_THREAD: u64 = 10_000;
+
 /// Steps threads the test did not join may take after it returned, under `Detached::Warn`
 /// (then they are let go, as std's process exit would).
 pub(crate) const DETACHED_STEPS: u64 = 10_000;
@@ -150,6 +157,9 @@ pub(crate) struct ExecState {
     /// The thread the runner resumes next; `None` ends the execution.
     pub next: Option<Tid>,
     pub steps: u64,
+    /// The step past which the execution is a livelock: `max_steps`, or `STEPS_PER_THREAD`
+    /// for each thread, whichever is larger.
+    pub step_bound: u64,
     pub schedule: Vec<u32>,
     pub clock_ns: u64,
     /// How time passes in this execution (drawn per execution under the portfolio).
@@ -178,6 +188,39 @@ pub(crate) struct ExecState {
     /// Objects named by address (atomics), numbered in first-use order while tracing.
     pub addr_objects: Vec<(usize, ObjRef)>,
     pub heartbeat: Option<Arc<crate::process::watchdog::Heartbeat>>,
+    /// The threads blocked on each object, in index order: waking an object's waiters costs
+    /// what there is to wake, not a scan of every thread (1,000-thread tests).
+    blocked_on: BlockedOn,
+}
+
+/// Waiters per object; vectors of objects nobody waits on stay, empty, for reuse.
+type BlockedOn =
+    std::collections::HashMap<ObjRef, Vec<Tid>, std::hash::BuildHasherDefault<IdHasher>>;
+
+/// A multiply-and-rotate hasher (FxHash's) for `ObjRef`s: an id and a short kind name; the
+/// map's `Eq` keeps distinct objects apart whatever the hash.
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64)
+    }
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl ExecState {
@@ -191,6 +234,7 @@ impl ExecState {
             current: 0,
             next: None,
             steps: 0,
+            step_bound: u64::MAX,
             schedule: Vec::new(),
             clock_ns: 0,
             time: TimeParams::INFINITELY_FAST,
@@ -209,6 +253,7 @@ impl ExecState {
             capture_backtraces: false,
             addr_objects: Vec::new(),
             heartbeat: None,
+            blocked_on: BlockedOn::default(),
         }
     }
 
@@ -224,6 +269,7 @@ impl ExecState {
         self.current = 0;
         self.next = None;
         self.steps = 0;
+        self.step_bound = self.config.max_steps;
         self.schedule.clear();
         self.clock_ns = 0;
         self.let_go_after = u64::MAX;
@@ -236,6 +282,7 @@ impl ExecState {
         self.teardown = false;
         self.pending_spawns.clear();
         self.addr_objects.clear();
+        self.blocked_on.values_mut().for_each(Vec::clear);
     }
 
     pub fn object_at(&mut self, kind: &'static str, addr: usize) -> ObjRef {
@@ -277,6 +324,8 @@ impl ExecState {
             );
         }
         self.threads.push(VThread::new(name));
+        let per_thread = (tid as u64 + 1).saturating_mul(STEPS_PER_THREAD);
+        self.step_bound = self.step_bound.max(per_thread);
         self.live += 1;
         self.make_runnable(tid);
         self.pending_spawns.push(PendingSpawn {
@@ -363,14 +412,25 @@ impl ExecState {
         }
         self.threads[me as usize].status = Status::Blocked(blocked);
         self.remove_runnable(me);
+        if let Some(object) = blocked.object {
+            let list = self.blocked_on.entry(object).or_default();
+            if let Err(i) = list.binary_search(&me) {
+                list.insert(i, me);
+            }
+        }
     }
 
     /// Wakes `tid` if it is blocked.
     pub fn wake(&mut self, tid: Tid, reason: WakeReason) -> bool {
         let t = &mut self.threads[tid as usize];
-        if let Status::Blocked(_) = t.status {
+        if let Status::Blocked(b) = t.status {
             t.status = Status::Runnable;
             t.wake = reason;
+            if let Some(list) = b.object.and_then(|o| self.blocked_on.get_mut(&o)) {
+                if let Ok(i) = list.binary_search(&tid) {
+                    list.remove(i);
+                }
+            }
             self.make_runnable(tid);
             true
         } else {
@@ -380,26 +440,28 @@ impl ExecState {
 
     /// Threads blocked on `object`, in index order.
     pub fn waiters(&self, object: ObjRef) -> Vec<Tid> {
-        self.threads
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| matches!(t.status, Status::Blocked(b) if b.object == Some(object)))
-            .map(|(i, _)| i as Tid)
-            .collect()
+        self.blocked_on.get(&object).cloned().unwrap_or_default()
     }
 
     pub fn has_waiters(&self, object: ObjRef) -> bool {
-        self.threads
-            .iter()
-            .any(|t| matches!(t.status, Status::Blocked(b) if b.object == Some(object)))
+        self.blocked_on.get(&object).is_some_and(|l| !l.is_empty())
     }
 
     /// Wakes every thread blocked on `object` (on every unlock: no allocation).
     pub fn wake_all(&mut self, object: ObjRef) {
-        for tid in 0..self.threads.len() {
-            if matches!(self.threads[tid].status, Status::Blocked(b) if b.object == Some(object)) {
-                self.wake(tid as Tid, WakeReason::Notified);
-            }
+        let Some(list) = self.blocked_on.get_mut(&object) else {
+            return;
+        };
+        let mut list = std::mem::take(list);
+        for &tid in &list {
+            let t = &mut self.threads[tid as usize];
+            t.status = Status::Runnable;
+            t.wake = WakeReason::Notified;
+            self.make_runnable(tid);
+        }
+        list.clear();
+        if let Some(slot) = self.blocked_on.get_mut(&object) {
+            *slot = list;
         }
     }
 
@@ -462,7 +524,7 @@ impl ExecState {
             return;
         }
         self.steps += 1;
-        if self.steps > self.config.max_steps {
+        if self.steps > self.step_bound {
             self.stop = Some(Stop::StepLimit);
             self.next = None;
             return;

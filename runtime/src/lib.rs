@@ -30,7 +30,7 @@ pub use process::panic_hook::payload_message;
 pub use process::watchdog::BLOCKED_EXIT_CODE;
 pub use pulse_protocol::TimeParams;
 pub use pulse_protocol::{ParseScheduleError, Schedule};
-pub use report::failure::{Failure, FailureKind, Report};
+pub use report::failure::{Exhaustive, Failure, FailureKind, Report};
 pub use report::trace::{format_table, TraceEvent};
 pub use scheduler::{ChoiceKind, Strategy};
 

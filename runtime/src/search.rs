@@ -10,7 +10,7 @@ use crate::executor::{Executor, Outcome};
 use crate::process::{isolate, os_threads, overflow, panic_hook, watchdog};
 use crate::report::backtrace::backtrace_wanted;
 use crate::report::explain::{replay_command, Explanation};
-use crate::report::failure::{Failure, FailureKind, Report};
+use crate::report::failure::{Exhaustive, Failure, FailureKind, Report};
 use crate::scheduler::{for_strategy, ReplayScheduler, Scheduler};
 use pulse_protocol::Schedule;
 
@@ -80,6 +80,9 @@ const LEAKING: &str =
     "executions keep leaving threads behind (threads the test never joined, or left by \
      failing schedules); to free their stacks, each schedule now runs in its own process (slower)";
 
+const NOT_BY_SEED: &str = "executions ran in this process: the strategy carries its position \
+     from one execution to the next (dfs), so a fresh process per schedule cannot run it";
+
 const NO_ISOLATION: &str = "executions ran in this process: only a libtest test can be re-run \
      alone in a fresh one (this run is on the program's own thread)";
 
@@ -134,7 +137,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         failure: None,
         warnings: Vec::new(),
         os_threads: Vec::new(),
+        exhaustive: None,
     };
+    // A search that carries its position from one execution to the next (DFS) runs every
+    // execution here: a fresh process would start it over.
+    let by_seed = search.executor.state().scheduler.by_seed();
     match role {
         isolate::Role::Serve { job, reply } => {
             // This process was started to run one job of this run: run it and answer.
@@ -142,11 +149,14 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             outcome.warnings = std::mem::take(&mut search.executor.state().warnings);
             reply.send(&outcome)
         }
-        isolate::Role::Search if config.isolation != Isolation::Off && !replaying => {
+        isolate::Role::Search if config.isolation != Isolation::Off && !replaying && by_seed => {
             search.isolator = isolate::Isolator::new(run_id, config.blocking_timeout);
             if search.isolator.is_none() && config.isolation == Isolation::Always {
                 search.executor.state().warn(NO_ISOLATION.to_string());
             }
+        }
+        isolate::Role::Search if config.isolation == Isolation::Always && !replaying => {
+            search.executor.state().warn(NOT_BY_SEED.to_string());
         }
         isolate::Role::Search | isolate::Role::Bystander => {}
     }
@@ -157,7 +167,25 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     while i < planned {
         // `run_job` prepares the scheduler for the seed, here or in an isolated worker.
         let seed = base_seed.wrapping_add(i);
-        let mut outcome = search.execute(f, Job::Seed(seed));
+        let mut outcome = if by_seed || replaying {
+            search.execute(f, Job::Seed(seed))
+        } else {
+            let (more, covered, time) = {
+                let mut st = search.executor.state();
+                let more = st.scheduler.new_execution(seed);
+                let time = st.config.time.params_for(seed);
+                (more, st.scheduler.exhaustive(), time)
+            };
+            if !more {
+                report.exhaustive = covered.map(|(bound, pruned)| Exhaustive {
+                    schedules: report.executions,
+                    bound,
+                    pruned,
+                });
+                break;
+            }
+            search.executor.run(f, false, time)
+        };
         if outcome.failed && i > 0 && !search.isolated && !outcome.crashed {
             // The same seed from a clean process (its schedule would not fit: from clean
             // state the program takes another path). If that passes, the failure came from
@@ -205,6 +233,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         i += 1;
     }
     if let Some(progress) = &config.progress {
+        // An exhausted search is complete with fewer executions than planned.
+        let planned = match report.exhaustive {
+            Some(_) => report.executions,
+            None => planned,
+        };
         progress(report.executions, planned);
     }
     for warning in os_threads::take_outside_uses() {

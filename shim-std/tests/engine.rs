@@ -230,3 +230,50 @@ fn a_long_failing_execution_keeps_the_end_of_its_trace() {
         text.lines().find(|l| l.contains("trace (")).unwrap_or("")
     );
 }
+
+/// The step bound scales with the threads: 1,000 threads that each take ~1,100 scheduling
+/// points (1.1 million in all, past the 1,000,000 default) are not a livelock, while two
+/// threads spinning forever still are, at the bound they asked for.
+#[test]
+fn the_step_bound_scales_with_the_threads() {
+    use pulse_shim_std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+    // Random: PCT and POS scan the runnable threads at each decision (1,000 here), which
+    // is slow in a debug build; the bound is the same for every strategy.
+    let random = Builder::new()
+        .schedules(1)
+        .seed(3)
+        .strategy(pulse_runtime::Strategy::Random);
+    let report = random.run(|| {
+        let counters: Arc<Vec<AtomicUsize>> =
+            Arc::new((0..1000).map(|_| AtomicUsize::new(0)).collect());
+        let hs: Vec<_> = (0..1000)
+            .map(|i| {
+                let c = counters.clone();
+                thread::spawn(move || {
+                    for _ in 0..1100 {
+                        c[i].fetch_add(1, SeqCst);
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+    assert!(report.passed(), "{}", report.failure.unwrap());
+    assert!(report.decisions > 1_000_000, "{}", report.decisions);
+
+    let report = random.run(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        let spinner = thread::spawn(move || while !f.load(SeqCst) {});
+        while !flag.load(SeqCst) {}
+        spinner.join().unwrap();
+    });
+    let failure = report.failure.expect("a livelock");
+    assert_eq!(failure.kind, FailureKind::StepLimit, "{failure}");
+    assert!(
+        failure.message.contains("1000000 scheduling points"),
+        "{failure}"
+    );
+}

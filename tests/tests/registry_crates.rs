@@ -411,6 +411,13 @@ const CRATES: &[Crate] = &[
                 "step limit: 4.2 million tasks are far beyond the 1,000,000-step bound of one \
                  execution (a stress test, not a race)",
             ),
+            (
+                "threadpool test::test_shrink",
+                "a real race in the test: after b1 the two workers the shrink retires may not \
+                 have run their active_count.fetch_sub yet when main, past b2, asserts \
+                 active_count() == TEST_TASKS (src/lib.rs:986; found by the portfolio's PCT/POS \
+                 arms, not by random in 100 schedules)",
+            ),
         ],
         precise: &[],
         deadline: MIN.saturating_mul(5),

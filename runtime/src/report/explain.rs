@@ -35,13 +35,18 @@ pub(crate) fn replay_command(
         .unwrap_or_default();
     let template = match &config.replay_command {
         Some(t) => t.clone(),
-        // A command line people copy: a long random-strategy schedule replays by its seed,
+        // A command line people copy: a long schedule of a strategy whose executions depend
+        // on their seed alone (random, pos) replays by its seed,
         // and so does a crash, which left no schedule (it ran first in a fresh process, so
         // its seed replays it whatever the strategy).
         None if in_test
             && seed.is_some()
             && (schedule.is_empty()
-                || long && config.strategy == crate::scheduler::Strategy::Random) =>
+                || long
+                    && matches!(
+                        config.strategy,
+                        crate::scheduler::Strategy::Random | crate::scheduler::Strategy::Pos
+                    )) =>
         {
             format!(
                 "{}={{seed}} {}=1 cargo test{package} -- {{test}} --exact",
@@ -156,13 +161,13 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 } else if st.main_returned() {
                     format!(
                         "the test's main thread had returned, but other threads were still running after {} scheduling points ({} of virtual time): a background thread that never ends (std would let the test pass and kill it; pulse runs threads to completion), or a livelock",
-                        st.config.max_steps,
+                        st.step_bound,
                         virtual_time(st.clock_ns)
                     )
                 } else {
                     format!(
                         "execution passed {} scheduling points ({} of virtual time) without finishing: a livelock, a spin or polling loop that never sees its condition, or a runaway loop (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
-                        st.config.max_steps,
+                        st.step_bound,
                         virtual_time(st.clock_ns)
                     )
                 },

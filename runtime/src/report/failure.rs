@@ -190,6 +190,35 @@ pub struct Report {
     /// Names (each once) of OS threads the test started that pulse does not schedule (code
     /// that was not instrumented spawned them); only with `Builder::watch_os_threads`.
     pub os_threads: Vec<String>,
+    /// Set when an exhaustive strategy (`dfs`) explored its whole space without a failure:
+    /// a verification result within its bound, not a sample.
+    pub exhaustive: Option<Exhaustive>,
+}
+
+/// What an exhaustive search covered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exhaustive {
+    /// Executions run: every schedule within the bound, each once.
+    pub schedules: u64,
+    /// The preemption bound.
+    pub bound: usize,
+    /// Whether some schedules needed more preemptions than the bound (false: the bound cut
+    /// nothing, every schedule of the program ran).
+    pub pruned: bool,
+}
+
+impl std::fmt::Display for Exhaustive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exhaustive: all {} schedules within preemption bound {} explored, no failure",
+            self.schedules, self.bound
+        )?;
+        if !self.pruned {
+            f.write_str(" (the bound cut none: these are all the schedules)")?;
+        }
+        Ok(())
+    }
 }
 
 impl Report {

@@ -4,11 +4,17 @@
 //! runnable thread goes next, and at every nondeterministic yes/no point (spurious wakeup,
 //! weak CAS failure) which way it goes. Strategies never touch thread state (shuttle's split).
 
+mod dfs;
 mod pct;
+mod portfolio;
+mod pos;
 mod random;
 mod replay;
 
+pub use dfs::DfsScheduler;
 pub use pct::PctScheduler;
+pub use portfolio::PortfolioScheduler;
+pub use pos::PosScheduler;
 pub use random::RandomScheduler;
 pub use replay::ReplayScheduler;
 
@@ -46,9 +52,64 @@ pub trait Scheduler {
 
     /// Decides a yes/no nondeterministic choice. `None`: as for `next_thread`.
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool>;
+
+    /// Told at every scheduling point which object the thread's next operation acts on: a
+    /// number equal for the same object within an execution (0: none, e.g. a spawn). POS
+    /// uses it to re-draw the priorities of racing operations.
+    #[inline]
+    fn pending(&mut self, _thread: u32, _resource: u64) {}
+
+    /// Whether an execution's seed alone determines it, so it can run again in a fresh
+    /// process. False for a search that carries its position from one execution to the next
+    /// (DFS): its executions always run in this process.
+    fn by_seed(&self) -> bool {
+        true
+    }
+
+    /// After `new_execution` returned false: `(bound, pruned)` if the strategy explored its
+    /// whole space within a preemption bound (`pruned`: some schedules lay beyond it).
+    fn exhaustive(&self) -> Option<(usize, bool)> {
+        None
+    }
 }
 
 pub use pulse_protocol::Strategy;
+
+/// Choice points one thread may run in a row while others could run before a strategy makes
+/// it give way as if it had yielded: a busy-wait loop without `yield_now` (`loop { if let
+/// Ok(x) = q.pop() { .. } }`) under a strict-priority strategy (PCT, POS, DFS's default)
+/// would otherwise starve the thread it waits for until the step bound calls it a livelock,
+/// which no fair OS scheduler would do.
+pub(crate) const FAIR_RUN: u32 = 64;
+
+/// Counts the choice points the same thread was picked at in a row.
+#[derive(Default)]
+pub(crate) struct RunLength {
+    last: Option<u32>,
+    run: u32,
+}
+
+impl RunLength {
+    pub(crate) fn reset(&mut self) {
+        *self = RunLength::default();
+    }
+
+    /// Whether `current` has run `FAIR_RUN` choice points in a row.
+    #[inline]
+    pub(crate) fn overstayed(&self, current: Option<u32>) -> bool {
+        current.is_some() && current == self.last && self.run >= FAIR_RUN
+    }
+
+    #[inline]
+    pub(crate) fn ran(&mut self, t: u32) {
+        if self.last == Some(t) {
+            self.run += 1;
+        } else {
+            self.last = Some(t);
+            self.run = 1;
+        }
+    }
+}
 
 /// Probabilities the randomised strategies use for yes/no choices, as "1 in N".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +154,9 @@ pub fn for_strategy(strategy: &Strategy, odds: ChoiceOdds) -> Box<dyn Scheduler>
     match strategy {
         Strategy::Random => Box::new(RandomScheduler::new(odds)),
         Strategy::Pct { depth } => Box::new(PctScheduler::new(*depth, odds)),
+        Strategy::Pos => Box::new(PosScheduler::new(odds)),
+        Strategy::Dfs { bound } => Box::new(DfsScheduler::new(*bound)),
+        Strategy::Portfolio => Box::new(PortfolioScheduler::new(odds)),
     }
 }
 

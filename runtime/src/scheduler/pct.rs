@@ -3,7 +3,7 @@
 //! thread runs, and at `depth - 1` random steps the running thread drops to the lowest
 //! priority. A bug of depth d is found with probability at least 1/(n k^(d-1)).
 
-use super::{below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, Scheduler};
+use super::{below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, Scheduler};
 
 pub struct PctScheduler {
     depth: usize,
@@ -19,6 +19,8 @@ pub struct PctScheduler {
     /// The next demoted priority: strictly below every priority given so far, so a demoted
     /// (or yielding) thread never ties with another and starves it.
     next_low: i64,
+    /// A thread that runs `FAIR_RUN` choice points in a row is demoted as if it yielded.
+    run: RunLength,
 }
 
 impl PctScheduler {
@@ -32,6 +34,7 @@ impl PctScheduler {
             step: 0,
             max_steps_seen: 32,
             next_low: 0,
+            run: RunLength::default(),
         }
     }
 
@@ -60,6 +63,7 @@ impl Scheduler for PctScheduler {
         self.priorities.clear();
         self.step = 0;
         self.next_low = 0;
+        self.run.reset();
         let k = self.max_steps_seen.max(1) as usize;
         self.change_points = (1..self.depth)
             .map(|_| below(&mut self.rng, k) as u64)
@@ -74,9 +78,9 @@ impl Scheduler for PctScheduler {
         yielding: bool,
     ) -> Option<u32> {
         self.step += 1;
-        if yielding {
+        if yielding || self.run.overstayed(current) {
             if let Some(c) = current {
-                // A yielding thread is waiting for others: let them go first.
+                // A yielding (or busy-waiting) thread is waiting for others: let them go first.
                 self.demote(c);
             }
         }
@@ -92,6 +96,7 @@ impl Scheduler for PctScheduler {
         if self.change_points.contains(&self.step) {
             self.demote(best);
         }
+        self.run.ran(best);
         Some(best)
     }
 
@@ -103,6 +108,29 @@ impl Scheduler for PctScheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A thread that busy-waits without yielding is demoted after `FAIR_RUN` choice points
+    /// in a row, so the thread it waits for runs.
+    #[test]
+    fn a_busy_waiter_without_yields_gives_way() {
+        let mut pct = PctScheduler::new(3, ChoiceOdds::default());
+        for seed in 0..200 {
+            pct.new_execution(seed);
+            let mut current = 0;
+            let mut longest = 0;
+            let mut run = 0;
+            for _ in 0..1000 {
+                let next = pct.next_thread(&[0, 1], Some(current), false).unwrap();
+                run = if next == current { run + 1 } else { 1 };
+                longest = longest.max(run);
+                current = next;
+            }
+            assert!(
+                longest <= super::super::FAIR_RUN + 1,
+                "seed {seed}: {longest}"
+            );
+        }
+    }
 
     /// A spin-waiting thread (always yielding) must not starve the thread it waits for,
     /// even after a change point demotes that thread (a floor on demoted priorities once

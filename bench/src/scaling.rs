@@ -1,0 +1,112 @@
+//! Thread scaling: pulse's cost per scheduling decision as the number of threads grows
+//! (issue #9: a 1,000-thread test must cost about what a 2-thread one does per decision).
+//!
+//! The program: the main thread spawns `n` threads; each bumps its own atomic counter
+//! `STEPS` times; main joins them all. Per-thread counters keep the operations independent,
+//! so the numbers measure the scheduler's bookkeeping (runnable set, waiters, the strategy's
+//! pick), not contention. pulse only: loom models at most 5 threads, and shuttle is compared
+//! on the throughput programs.
+
+#![cfg(feature = "pulse")]
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use pulse::std::sync::atomic::AtomicUsize;
+use pulse::std::sync::Arc;
+use pulse::std::thread;
+
+use crate::stats::{sig3, thousands};
+
+const STEPS: usize = 10;
+pub const THREADS: [usize; 4] = [2, 10, 100, 1000];
+
+fn program(n: usize) {
+    let counters: Arc<Vec<AtomicUsize>> = Arc::new((0..n).map(|_| AtomicUsize::new(0)).collect());
+    let hs: Vec<_> = (0..n)
+        .map(|i| {
+            let c = counters.clone();
+            thread::spawn(move || {
+                for _ in 0..STEPS {
+                    c[i].fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert!(counters.iter().all(|c| c.load(Ordering::Relaxed) == STEPS));
+}
+
+/// Median ns per decision of `reps` timed runs of about `decisions` decisions each.
+fn measure(n: usize, strategy: pulse::Strategy, decisions: u64, reps: usize) -> (f64, u64) {
+    let per_exec = (n * (STEPS + 3)) as u64;
+    let execs = (decisions / per_exec).max(3);
+    let run = || {
+        let started = Instant::now();
+        let r = pulse::Builder::new()
+            .strategy(strategy)
+            .schedules(execs)
+            .seed(1)
+            .max_steps(u64::MAX / 2)
+            .run(move || program(n));
+        assert!(
+            r.passed(),
+            "scaling {n} threads under {strategy}: {:?}",
+            r.failure
+        );
+        (started.elapsed(), r.decisions)
+    };
+    run(); // warm-up
+    let mut samples: Vec<(Duration, u64)> = (0..reps).map(|_| run()).collect();
+    samples.sort();
+    let (t, d) = samples[samples.len() / 2];
+    (t.as_nanos() as f64 / d as f64, d)
+}
+
+pub fn run(quick: bool, reps: usize) -> String {
+    let decisions = if quick { 100_000 } else { 1_000_000 };
+    let strategies = [
+        pulse::Strategy::Random,
+        pulse::Strategy::Pos,
+        pulse::Strategy::Pct { depth: 3 },
+        pulse::Strategy::Portfolio,
+    ];
+    let mut out = String::from("| strategy | decisions / run | ");
+    for n in THREADS {
+        out += &format!("{n} threads ns / decision | ");
+    }
+    out += "1,000 ÷ 2 |\n|---|---:|";
+    out += &"---:|".repeat(THREADS.len() + 1);
+    out.push('\n');
+    for s in strategies {
+        let mut row = String::new();
+        let mut first = 0.0;
+        let mut last = 0.0;
+        let mut total = 0;
+        for (i, n) in THREADS.into_iter().enumerate() {
+            eprintln!("[scaling] {s} {n} threads");
+            let (ns, d) = measure(n, s, decisions, reps);
+            if i == 0 {
+                first = ns;
+            }
+            last = ns;
+            total = d;
+            row += &format!(" {} |", sig3(ns));
+        }
+        out += &format!(
+            "| {s} | ~{} |{row} {:.1}x |\n",
+            thousands(total),
+            last / first
+        );
+    }
+    out += &format!(
+        "\nThe program: main spawns n threads, each bumps its own atomic {STEPS} times, main joins \
+         them (about n x {} decisions per execution). Median of {reps} timed runs of about {} decisions \
+         each, after one warm-up; ns / decision = wall time ÷ `Report::decisions`, spawning and joining included.\n",
+        STEPS + 3,
+        thousands(decisions),
+    );
+    out
+}
