@@ -15,6 +15,7 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use crate::cache::{Bits, Cache};
 use crate::{Explanation, Model, Operation, Verdict};
 
 /// How often (in search steps) the deadline is read.
@@ -51,7 +52,7 @@ impl Hasher for WordHash {
     }
 }
 
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<WordHash>>;
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<WordHash>>;
 
 fn hash_of<T: Hash>(value: &T) -> u64 {
     let mut h = WordHash::default();
@@ -68,84 +69,6 @@ fn zobrist(i: usize) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
-}
-
-/// A set of operations (by index in the partition), inline up to 256 operations: the cache
-/// keeps one per visited configuration, and an allocation each cost more than the search.
-#[derive(Clone, PartialEq, Eq)]
-enum Bits {
-    Small([u64; 4]),
-    Large(Box<[u64]>),
-}
-
-impl Bits {
-    fn new(n: usize) -> Self {
-        if n <= 256 {
-            Bits::Small([0; 4])
-        } else {
-            Bits::Large(vec![0; n.div_ceil(64)].into_boxed_slice())
-        }
-    }
-    fn words(&self) -> &[u64] {
-        match self {
-            Bits::Small(w) => w,
-            Bits::Large(w) => w,
-        }
-    }
-    fn flip(&mut self, i: usize) {
-        let words: &mut [u64] = match self {
-            Bits::Small(w) => w,
-            Bits::Large(w) => w,
-        };
-        words[i / 64] ^= 1 << (i % 64);
-    }
-    fn is_subset_of(&self, other: &Bits) -> bool {
-        self.words()
-            .iter()
-            .zip(other.words())
-            .all(|(a, b)| a & !b == 0)
-    }
-}
-
-/// A cache entry: the returned operations linearized and the state they led to (compared in
-/// full; the hash only picks the bucket), and each set of unknown-outcome operations that was
-/// linearized with them.
-///
-/// A configuration is dominated by a visited one with the same returned operations and state
-/// and a subset of its unknown-outcome ones: those may take effect later or never and
-/// constrain no other operation's position (they never returned), so every completion of the
-/// dominated one is a completion of the other. Lowe's cache is the case of equal sets.
-struct Seen<S> {
-    bits: Bits,
-    state: S,
-    /// Empty when the partition has no unknown-outcome operation (nothing to compare).
-    unknown: Vec<Bits>,
-}
-
-/// The configurations whose hashes collide (almost always one).
-enum Bucket<S> {
-    One(Seen<S>),
-    Many(Vec<Seen<S>>),
-}
-
-impl<S: Eq> Bucket<S> {
-    fn find(&mut self, bits: &Bits, state: &S) -> Option<&mut Seen<S>> {
-        match self {
-            Bucket::One(s) => (s.bits == *bits && s.state == *state).then_some(s),
-            Bucket::Many(v) => v.iter_mut().find(|s| s.bits == *bits && s.state == *state),
-        }
-    }
-    fn push(&mut self, seen: Seen<S>) {
-        match self {
-            Bucket::Many(v) => v.push(seen),
-            Bucket::One(_) => {
-                let Bucket::One(first) = std::mem::replace(self, Bucket::Many(Vec::new())) else {
-                    unreachable!()
-                };
-                *self = Bucket::Many(vec![first, seen]);
-            }
-        }
-    }
 }
 
 const NONE: usize = usize::MAX;
@@ -183,7 +106,7 @@ struct Search<'a, M: Model> {
     list: Vec<Entry>,
     returns: Vec<bool>,
     must_return: usize,
-    cache: FastMap<u64, Bucket<M::State>>,
+    cache: Cache<M::State>,
     /// The returned operations linearized so far.
     bits: Bits,
     /// The unknown-outcome operations linearized so far.
@@ -294,7 +217,7 @@ impl<'a, M: Model> Search<'a, M> {
                 .map(|&i| model.read_only(&history[i].input, history[i].output.as_ref()))
                 .collect(),
             must_return,
-            cache: FastMap::default(),
+            cache: Cache::default(),
             bits: Bits::new(n),
             maybe: Bits::new(n),
             bits_hash: 0,
@@ -374,37 +297,8 @@ impl<'a, M: Model> Search<'a, M> {
                         self.bits_hash
                     };
                     let key = new_bits_hash ^ hash_of(&next_state).rotate_left(17);
-                    let has_unknown = self.has_unknown;
-                    let (bits, maybe) = (&self.bits, &self.maybe);
-                    let seen = || Seen {
-                        bits: bits.clone(),
-                        state: next_state.clone(),
-                        unknown: if has_unknown {
-                            vec![maybe.clone()]
-                        } else {
-                            Vec::new()
-                        },
-                    };
-                    let fresh = match self.cache.entry(key) {
-                        std::collections::hash_map::Entry::Vacant(v) => {
-                            v.insert(Bucket::One(seen()));
-                            true
-                        }
-                        std::collections::hash_map::Entry::Occupied(mut o) => {
-                            match o.get_mut().find(bits, &next_state) {
-                                None => {
-                                    o.get_mut().push(seen());
-                                    true
-                                }
-                                Some(_) if !has_unknown => false,
-                                Some(s) if s.unknown.iter().any(|u| u.is_subset_of(maybe)) => false,
-                                Some(s) => {
-                                    s.unknown.push(maybe.clone());
-                                    true
-                                }
-                            }
-                        }
-                    };
+                    let maybe = self.has_unknown.then_some(&self.maybe);
+                    let fresh = self.cache.visit(key, &self.bits, maybe, &next_state);
                     if fresh {
                         self.bits_hash = new_bits_hash;
                         let prev_state = std::mem::replace(&mut self.state, next_state);

@@ -18,6 +18,7 @@ use std::fmt::{self, Debug, Write as _};
 use std::hash::Hash;
 use std::time::{Duration, Instant};
 
+mod cache;
 mod check;
 pub mod history;
 pub mod models;
