@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::cache::{Bits, Cache};
+use crate::states::{StateId, States};
 use crate::{Explanation, Model, Operation, Verdict};
 
 /// How often (in search steps) the deadline is read.
@@ -54,7 +55,7 @@ impl Hasher for WordHash {
 
 pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<WordHash>>;
 
-fn hash_of<T: Hash>(value: &T) -> u64 {
+pub(crate) fn hash_of<T: Hash>(value: &T) -> u64 {
     let mut h = WordHash::default();
     value.hash(&mut h);
     h.finish()
@@ -106,16 +107,17 @@ struct Search<'a, M: Model> {
     list: Vec<Entry>,
     returns: Vec<bool>,
     must_return: usize,
-    cache: Cache<M::State>,
+    cache: Cache<StateId>,
+    states: States<M::State>,
     /// The returned operations linearized so far.
     bits: Bits,
     /// The unknown-outcome operations linearized so far.
     maybe: Bits,
     bits_hash: u64,
-    state: M::State,
+    state: StateId,
     /// The choices made: (call entry, state before it, the pass it was made in, whether it
     /// was forced).
-    calls: Vec<(usize, M::State, bool, bool)>,
+    calls: Vec<(usize, StateId, bool, bool)>,
     /// Per operation: whether it changes no state wherever the model accepts it.
     read_only: Vec<bool>,
     /// Whether some operation has an unknown outcome.
@@ -221,7 +223,8 @@ impl<'a, M: Model> Search<'a, M> {
             bits: Bits::new(n),
             maybe: Bits::new(n),
             bits_hash: 0,
-            state: model.init(),
+            states: States::new(model.init()),
+            state: 0,
             calls: Vec::new(),
             returned_done: 0,
             best: Vec::new(),
@@ -247,7 +250,7 @@ impl<'a, M: Model> Search<'a, M> {
         }
     }
 
-    fn undo(&mut self, e: usize, prev_state: M::State, all_ops: bool) {
+    fn undo(&mut self, e: usize, prev_state: StateId, all_ops: bool) {
         self.all_ops = all_ops;
         let op = self.list[e].op;
         if self.returns[op] {
@@ -286,7 +289,9 @@ impl<'a, M: Model> Search<'a, M> {
                 self.entry = self.list[self.entry].next;
             } else if is_call {
                 let o = &self.history[self.ops[op]];
-                if let Some(next_state) = self.model.step(&self.state, &o.input, o.output.as_ref())
+                if let Some(next_state) =
+                    self.states
+                        .step(self.model, self.state, op, o, self.read_only[op])
                 {
                     let returned = self.returns[op];
                     let new_bits_hash = if returned {
@@ -296,7 +301,7 @@ impl<'a, M: Model> Search<'a, M> {
                         self.maybe.flip(op);
                         self.bits_hash
                     };
-                    let key = new_bits_hash ^ hash_of(&next_state).rotate_left(17);
+                    let key = new_bits_hash ^ zobrist(next_state as usize).rotate_left(17);
                     let maybe = self.has_unknown.then_some(&self.maybe);
                     let fresh = self.cache.visit(key, &self.bits, maybe, &next_state);
                     if fresh {

@@ -22,6 +22,7 @@ mod cache;
 mod check;
 pub mod history;
 pub mod models;
+mod states;
 
 /// A sequential specification.
 pub trait Model {
