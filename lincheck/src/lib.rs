@@ -53,6 +53,18 @@ pub trait Model {
         false
     }
 
+    /// Whether `step` would return `Some`. The search asks this instead of `step` for a
+    /// read-only operation, whose resulting state it does not need (it is `state`); a model
+    /// whose states are costly to clone can answer without building one.
+    fn accepts(
+        &self,
+        state: &Self::State,
+        input: &Self::Input,
+        output: Option<&Self::Output>,
+    ) -> bool {
+        self.step(state, input, output).is_some()
+    }
+
     /// Splits the history (indices into it) into parts that can be checked independently
     /// (e.g. per key). `None`: one part.
     fn partition(

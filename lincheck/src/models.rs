@@ -393,22 +393,25 @@ impl Model for Kv {
 
     fn step(&self, state: &KvState, input: &KvInput, output: Option<&KvOutput>) -> Option<KvState> {
         match input {
-            KvInput::Get(k) => match output {
-                None => Some(state.clone()),
-                Some(KvOutput::Value(v)) => {
-                    let matches = match state.value(k) {
-                        Some(t) => t.equals(v),
-                        None => v.is_empty(),
-                    };
-                    matches.then(|| state.clone())
-                }
-                Some(_) => None,
-            },
+            KvInput::Get(_) => self.accepts(state, input, output).then(|| state.clone()),
             KvInput::Put(k, v) => Some(state.with(k, |_| Text::of(v.clone()))),
             KvInput::Append(k, v) => Some(state.with(k, |old| match old {
                 Some(t) => t.then(v.clone()),
                 None => Text::of(v.clone()),
             })),
+        }
+    }
+
+    /// Without cloning the state (two reference counts touched, then dropped: the atomic
+    /// operations were most of the model's time on `c50-ok`).
+    fn accepts(&self, state: &KvState, input: &KvInput, output: Option<&KvOutput>) -> bool {
+        match (input, output) {
+            (KvInput::Get(k), Some(KvOutput::Value(v))) => match state.value(k) {
+                Some(t) => t.equals(v),
+                None => v.is_empty(),
+            },
+            (KvInput::Get(_), Some(_)) => false,
+            (KvInput::Get(_), None) | (KvInput::Put(..) | KvInput::Append(..), _) => true,
         }
     }
 

@@ -88,10 +88,13 @@ impl<S: Hash + Eq> States<S> {
         o: &Operation<M::Input, M::Output>,
         read_only: bool,
     ) -> Option<StateId> {
-        let run = |all: &[S]| model.step(&all[from as usize], &o.input, o.output.as_ref());
         if read_only {
-            return run(&self.all).map(|_| from);
+            let state = &self.all[from as usize];
+            return model
+                .accepts(state, &o.input, o.output.as_ref())
+                .then_some(from);
         }
+        let run = |all: &[S]| model.step(&all[from as usize], &o.input, o.output.as_ref());
         if !self.memoize {
             return run(&self.all).map(|next| self.intern(next));
         }
