@@ -7,6 +7,8 @@
 //! `c50-ok` the table of whole entries (112 bytes a slot) spent 40% of the check in inserting,
 //! rehashing and the page faults of its growth.
 
+use std::collections::hash_map::Entry;
+
 use crate::check::FastMap;
 
 const END: u32 = u32::MAX;
@@ -93,25 +95,34 @@ impl<S: Clone + Eq> Cache<S> {
         maybe: Option<&Bits>,
         state: &S,
     ) -> bool {
-        let newest = self.heads.get(&hash).copied().unwrap_or(END);
-        let mut i = newest;
-        while i != END {
-            let s = &self.seen[i as usize];
-            if s.bits == *bits && s.state == *state {
-                let Some(maybe) = maybe else { return false };
-                let sets = &mut self.unknown[i as usize];
-                if sets.iter().any(|u| u.is_subset_of(maybe)) {
-                    return false;
-                }
-                sets.push(maybe.clone());
-                return true;
-            }
-            i = s.next;
-        }
         let index = u32::try_from(self.seen.len())
             .ok()
             .filter(|&k| k != END)
             .expect("fewer than 2^32 - 1 configurations in the cache");
+        // One probe of the table whether the hash is new or not.
+        let newest = match self.heads.entry(hash) {
+            Entry::Vacant(v) => {
+                v.insert(index);
+                END
+            }
+            Entry::Occupied(mut o) => {
+                let mut i = *o.get();
+                while i != END {
+                    let s = &self.seen[i as usize];
+                    if s.bits == *bits && s.state == *state {
+                        let Some(maybe) = maybe else { return false };
+                        let sets = &mut self.unknown[i as usize];
+                        if sets.iter().any(|u| u.is_subset_of(maybe)) {
+                            return false;
+                        }
+                        sets.push(maybe.clone());
+                        return true;
+                    }
+                    i = s.next;
+                }
+                std::mem::replace(o.get_mut(), index)
+            }
+        };
         self.seen.push(Seen {
             bits: bits.clone(),
             state: state.clone(),
@@ -120,7 +131,6 @@ impl<S: Clone + Eq> Cache<S> {
         if let Some(maybe) = maybe {
             self.unknown.push(vec![maybe.clone()]);
         }
-        self.heads.insert(hash, index);
         true
     }
 }

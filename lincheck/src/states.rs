@@ -8,6 +8,7 @@
 //! states. Exact: `Model::step` is a function of the state and the operation, and equal
 //! states (`Eq`) share one id.
 
+use std::collections::hash_map::Entry;
 use std::hash::Hash;
 
 use crate::check::{hash_of, FastMap};
@@ -57,22 +58,29 @@ impl<S: Hash + Eq> States<S> {
 
     /// The id of `state`, which is added if no equal state has one.
     fn intern(&mut self, state: S) -> StateId {
-        let hash = hash_of(&state);
-        let newest = self.heads.get(&hash).copied().unwrap_or(END);
-        let mut i = newest;
-        while i != END {
-            if self.all[i as usize] == state {
-                return i;
-            }
-            i = self.next[i as usize];
-        }
         let id = u32::try_from(self.all.len())
             .ok()
             .filter(|&k| k != END)
             .expect("fewer than 2^32 - 1 distinct states");
+        // One probe of the table whether the hash is new or not.
+        let newest = match self.heads.entry(hash_of(&state)) {
+            Entry::Vacant(v) => {
+                v.insert(id);
+                END
+            }
+            Entry::Occupied(mut o) => {
+                let mut i = *o.get();
+                while i != END {
+                    if self.all[i as usize] == state {
+                        return i;
+                    }
+                    i = self.next[i as usize];
+                }
+                std::mem::replace(o.get_mut(), id)
+            }
+        };
         self.all.push(state);
         self.next.push(newest);
-        self.heads.insert(hash, id);
         id
     }
 
