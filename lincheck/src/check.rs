@@ -224,6 +224,7 @@ impl<'a, M: Model> Search<'a, M> {
             maybe: Bits::new(n),
             bits_hash: 0,
             states: States::new(model.init()),
+            // `States::new` gives the initial state the first id.
             state: 0,
             calls: Vec::new(),
             returned_done: 0,
