@@ -15,6 +15,8 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use crate::cache::{Bits, Cache};
+use crate::states::{StateId, States};
 use crate::{Explanation, Model, Operation, Verdict};
 
 /// How often (in search steps) the deadline is read.
@@ -51,9 +53,9 @@ impl Hasher for WordHash {
     }
 }
 
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<WordHash>>;
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<WordHash>>;
 
-fn hash_of<T: Hash>(value: &T) -> u64 {
+pub(crate) fn hash_of<T: Hash>(value: &T) -> u64 {
     let mut h = WordHash::default();
     value.hash(&mut h);
     h.finish()
@@ -68,84 +70,6 @@ fn zobrist(i: usize) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
-}
-
-/// A set of operations (by index in the partition), inline up to 256 operations: the cache
-/// keeps one per visited configuration, and an allocation each cost more than the search.
-#[derive(Clone, PartialEq, Eq)]
-enum Bits {
-    Small([u64; 4]),
-    Large(Box<[u64]>),
-}
-
-impl Bits {
-    fn new(n: usize) -> Self {
-        if n <= 256 {
-            Bits::Small([0; 4])
-        } else {
-            Bits::Large(vec![0; n.div_ceil(64)].into_boxed_slice())
-        }
-    }
-    fn words(&self) -> &[u64] {
-        match self {
-            Bits::Small(w) => w,
-            Bits::Large(w) => w,
-        }
-    }
-    fn flip(&mut self, i: usize) {
-        let words: &mut [u64] = match self {
-            Bits::Small(w) => w,
-            Bits::Large(w) => w,
-        };
-        words[i / 64] ^= 1 << (i % 64);
-    }
-    fn is_subset_of(&self, other: &Bits) -> bool {
-        self.words()
-            .iter()
-            .zip(other.words())
-            .all(|(a, b)| a & !b == 0)
-    }
-}
-
-/// A cache entry: the returned operations linearized and the state they led to (compared in
-/// full; the hash only picks the bucket), and each set of unknown-outcome operations that was
-/// linearized with them.
-///
-/// A configuration is dominated by a visited one with the same returned operations and state
-/// and a subset of its unknown-outcome ones: those may take effect later or never and
-/// constrain no other operation's position (they never returned), so every completion of the
-/// dominated one is a completion of the other. Lowe's cache is the case of equal sets.
-struct Seen<S> {
-    bits: Bits,
-    state: S,
-    /// Empty when the partition has no unknown-outcome operation (nothing to compare).
-    unknown: Vec<Bits>,
-}
-
-/// The configurations whose hashes collide (almost always one).
-enum Bucket<S> {
-    One(Seen<S>),
-    Many(Vec<Seen<S>>),
-}
-
-impl<S: Eq> Bucket<S> {
-    fn find(&mut self, bits: &Bits, state: &S) -> Option<&mut Seen<S>> {
-        match self {
-            Bucket::One(s) => (s.bits == *bits && s.state == *state).then_some(s),
-            Bucket::Many(v) => v.iter_mut().find(|s| s.bits == *bits && s.state == *state),
-        }
-    }
-    fn push(&mut self, seen: Seen<S>) {
-        match self {
-            Bucket::Many(v) => v.push(seen),
-            Bucket::One(_) => {
-                let Bucket::One(first) = std::mem::replace(self, Bucket::Many(Vec::new())) else {
-                    unreachable!()
-                };
-                *self = Bucket::Many(vec![first, seen]);
-            }
-        }
-    }
 }
 
 const NONE: usize = usize::MAX;
@@ -183,16 +107,17 @@ struct Search<'a, M: Model> {
     list: Vec<Entry>,
     returns: Vec<bool>,
     must_return: usize,
-    cache: FastMap<u64, Bucket<M::State>>,
+    cache: Cache<StateId>,
+    states: States<M::State>,
     /// The returned operations linearized so far.
     bits: Bits,
     /// The unknown-outcome operations linearized so far.
     maybe: Bits,
     bits_hash: u64,
-    state: M::State,
+    state: StateId,
     /// The choices made: (call entry, state before it, the pass it was made in, whether it
     /// was forced).
-    calls: Vec<(usize, M::State, bool, bool)>,
+    calls: Vec<(usize, StateId, bool, bool)>,
     /// Per operation: whether it changes no state wherever the model accepts it.
     read_only: Vec<bool>,
     /// Whether some operation has an unknown outcome.
@@ -294,11 +219,13 @@ impl<'a, M: Model> Search<'a, M> {
                 .map(|&i| model.read_only(&history[i].input, history[i].output.as_ref()))
                 .collect(),
             must_return,
-            cache: FastMap::default(),
+            cache: Cache::default(),
             bits: Bits::new(n),
             maybe: Bits::new(n),
             bits_hash: 0,
-            state: model.init(),
+            states: States::new(model.init()),
+            // `States::new` gives the initial state the first id.
+            state: 0,
             calls: Vec::new(),
             returned_done: 0,
             best: Vec::new(),
@@ -324,7 +251,7 @@ impl<'a, M: Model> Search<'a, M> {
         }
     }
 
-    fn undo(&mut self, e: usize, prev_state: M::State, all_ops: bool) {
+    fn undo(&mut self, e: usize, prev_state: StateId, all_ops: bool) {
         self.all_ops = all_ops;
         let op = self.list[e].op;
         if self.returns[op] {
@@ -363,7 +290,9 @@ impl<'a, M: Model> Search<'a, M> {
                 self.entry = self.list[self.entry].next;
             } else if is_call {
                 let o = &self.history[self.ops[op]];
-                if let Some(next_state) = self.model.step(&self.state, &o.input, o.output.as_ref())
+                if let Some(next_state) =
+                    self.states
+                        .step(self.model, self.state, op, o, self.read_only[op])
                 {
                     let returned = self.returns[op];
                     let new_bits_hash = if returned {
@@ -373,38 +302,9 @@ impl<'a, M: Model> Search<'a, M> {
                         self.maybe.flip(op);
                         self.bits_hash
                     };
-                    let key = new_bits_hash ^ hash_of(&next_state).rotate_left(17);
-                    let has_unknown = self.has_unknown;
-                    let (bits, maybe) = (&self.bits, &self.maybe);
-                    let seen = || Seen {
-                        bits: bits.clone(),
-                        state: next_state.clone(),
-                        unknown: if has_unknown {
-                            vec![maybe.clone()]
-                        } else {
-                            Vec::new()
-                        },
-                    };
-                    let fresh = match self.cache.entry(key) {
-                        std::collections::hash_map::Entry::Vacant(v) => {
-                            v.insert(Bucket::One(seen()));
-                            true
-                        }
-                        std::collections::hash_map::Entry::Occupied(mut o) => {
-                            match o.get_mut().find(bits, &next_state) {
-                                None => {
-                                    o.get_mut().push(seen());
-                                    true
-                                }
-                                Some(_) if !has_unknown => false,
-                                Some(s) if s.unknown.iter().any(|u| u.is_subset_of(maybe)) => false,
-                                Some(s) => {
-                                    s.unknown.push(maybe.clone());
-                                    true
-                                }
-                            }
-                        }
-                    };
+                    let key = new_bits_hash ^ zobrist(next_state as usize).rotate_left(17);
+                    let maybe = self.has_unknown.then_some(&self.maybe);
+                    let fresh = self.cache.visit(key, &self.bits, maybe, &next_state);
                     if fresh {
                         self.bits_hash = new_bits_hash;
                         let prev_state = std::mem::replace(&mut self.state, next_state);

@@ -18,9 +18,11 @@ use std::fmt::{self, Debug, Write as _};
 use std::hash::Hash;
 use std::time::{Duration, Instant};
 
+mod cache;
 mod check;
 pub mod history;
 pub mod models;
+mod states;
 
 /// A sequential specification.
 pub trait Model {
@@ -49,6 +51,18 @@ pub trait Model {
     /// such operations and prunes most of a read-heavy history's search. `false` by default.
     fn read_only(&self, _input: &Self::Input, _output: Option<&Self::Output>) -> bool {
         false
+    }
+
+    /// Whether `step` would return `Some`. The search asks this instead of `step` for a
+    /// read-only operation, whose resulting state it does not need (it is `state`); a model
+    /// whose states are costly to clone can answer without building one.
+    fn accepts(
+        &self,
+        state: &Self::State,
+        input: &Self::Input,
+        output: Option<&Self::Output>,
+    ) -> bool {
+        self.step(state, input, output).is_some()
     }
 
     /// Splits the history (indices into it) into parts that can be checked independently
