@@ -72,15 +72,16 @@ impl TimeParams {
 /// overtaken by timers due within 50 ms (slow-thread and late-reply bugs), while waits of
 /// 100 ms or more for work already under way (a test's "let the workers start" sleep, a
 /// generous timeout) are never cut short.
-pub const PORTFOLIO: &[TimeParams] = &[
-    TimeParams::INFINITELY_FAST,
-    TimeParams {
-        interval: 50_000_000,
-        precedence: false,
-        jitter: 0,
-        increment: None,
-    },
-];
+pub const PORTFOLIO: &[TimeParams] = &[TimeParams::INFINITELY_FAST, LOADED_MACHINE];
+
+/// `quite-slow-random=50ms`, the portfolio's loaded machine. Its schedules include every
+/// `infinitely-fast` one: where its coin never lets a timer go first, time passes as there.
+const LOADED_MACHINE: TimeParams = TimeParams {
+    interval: 50_000_000,
+    precedence: false,
+    jitter: 0,
+    increment: None,
+};
 
 /// The `--time` option: one fixed treatment of time, or the portfolio (the default).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -112,6 +113,16 @@ impl TimeMode {
         match self {
             TimeMode::Fixed(p) => *p,
             TimeMode::Portfolio => PORTFOLIO[portfolio_index(seed)],
+        }
+    }
+
+    /// The one treatment of time a systematic search (which replays prefixes of earlier
+    /// executions, so every execution must choose under the same rules) explores: the
+    /// portfolio's loaded machine, whose schedules include the exact machine's.
+    pub fn for_systematic_search(&self) -> TimeParams {
+        match self {
+            TimeMode::Fixed(p) => *p,
+            TimeMode::Portfolio => LOADED_MACHINE,
         }
     }
 }

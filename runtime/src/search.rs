@@ -173,7 +173,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             let (more, covered, time) = {
                 let mut st = search.executor.state();
                 let more = st.scheduler.new_execution(seed);
-                let time = st.config.time.params_for(seed);
+                let time = st.config.time.for_systematic_search();
                 (more, st.scheduler.exhaustive(), time)
             };
             if !more {
