@@ -623,7 +623,7 @@ pub fn run(cfg: &Config) -> String {
          deadlocks have no panic and so no backtrace. \"search\" is the median time until the failing execution ended, without pulse's failure report (`Report::search_time`).\n\
          - pulse: `Builder::new().schedules(budget).seed(seed).strategy(Random | Pct { depth: 3 } | Pos | Dfs { bound: 2 } | Portfolio).run_for(budget time, f)`, everything else default \
          (`max_steps` 100,000; spurious wakeups and weak-CAS failures each offered with odds 1 in 8 where they can happen; \
-         the default time portfolio: each execution `infinitely-fast` (the clock jumps to the next deadline only when no thread can run) or `quite-slow-random=1s` (a timer due within 1 s may fire before a runnable step), by its seed). \
+         the default time portfolio: each execution `infinitely-fast` (the clock jumps to the next deadline only when no thread can run) or `quite-slow-random=50ms` (a timer due within 50 ms may fire before a runnable step, on a 1-in-4 coin), by its seed). \
          \"time random\" adds `.time(TimeMode::TIME_RANDOM)`: a timed wait may expire at any scheduling point. \
          `dfs:2` is deterministic (one run, like loom); \"space exhausted\" means every schedule with at most 2 preemptions ran.\n\
          - shuttle: `Runner` with `RandomScheduler::new_from_seed` / `PctScheduler::new_from_seed(seed, 3, budget)` and `Config::max_time`; executions counted by a static counter at the start of each body.\n",

@@ -20,7 +20,7 @@ pub enum Tool {
     /// pulse, PCT with the given depth
     PulsePct(usize),
     /// pulse, seeded random scheduler, and timed waits may expire at any scheduling point
-    /// (`time-random`; the default portfolio is `infinitely-fast` or `quite-slow-random=1s`)
+    /// (`time-random`; the default portfolio is `infinitely-fast` or `quite-slow-random=50ms`)
     PulseRandomTime,
     /// pulse, partial order sampling
     PulsePos,

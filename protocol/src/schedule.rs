@@ -4,7 +4,7 @@
 //! so the same program replayed with the same choices takes the same path. The text form
 //! is versioned (`p1:`) and run-length encoded, so it survives a copy-paste into a shell.
 //! An execution whose time was not `infinitely-fast` names its time mode after `@`
-//! (`p1@quite-slow-random=1s:0*2.1`): the choices only mean something under it.
+//! (`p1@quite-slow-random=50ms:0*2.1`): the choices only mean something under it.
 
 use std::fmt;
 use std::str::FromStr;
