@@ -191,6 +191,8 @@ pub(crate) struct ExecState {
     /// The threads blocked on each object, in index order: waking an object's waiters costs
     /// what there is to wake, not a scan of every thread (1,000-thread tests).
     blocked_on: BlockedOn,
+    /// How many threads `blocked_on` lists: at 0 (most unlocks) no map is touched.
+    blocked_on_count: u32,
 }
 
 /// Waiters per object; vectors of objects nobody waits on stay, empty, for reuse.
@@ -254,6 +256,7 @@ impl ExecState {
             addr_objects: Vec::new(),
             heartbeat: None,
             blocked_on: BlockedOn::default(),
+            blocked_on_count: 0,
         }
     }
 
@@ -282,7 +285,10 @@ impl ExecState {
         self.teardown = false;
         self.pending_spawns.clear();
         self.addr_objects.clear();
-        self.blocked_on.values_mut().for_each(Vec::clear);
+        if self.blocked_on_count != 0 {
+            self.blocked_on.values_mut().for_each(Vec::clear);
+            self.blocked_on_count = 0;
+        }
     }
 
     pub fn object_at(&mut self, kind: &'static str, addr: usize) -> ObjRef {
@@ -416,6 +422,7 @@ impl ExecState {
             let list = self.blocked_on.entry(object).or_default();
             if let Err(i) = list.binary_search(&me) {
                 list.insert(i, me);
+                self.blocked_on_count += 1;
             }
         }
     }
@@ -429,6 +436,7 @@ impl ExecState {
             if let Some(list) = b.object.and_then(|o| self.blocked_on.get_mut(&o)) {
                 if let Ok(i) = list.binary_search(&tid) {
                     list.remove(i);
+                    self.blocked_on_count -= 1;
                 }
             }
             self.make_runnable(tid);
@@ -440,19 +448,26 @@ impl ExecState {
 
     /// Threads blocked on `object`, in index order.
     pub fn waiters(&self, object: ObjRef) -> Vec<Tid> {
+        if self.blocked_on_count == 0 {
+            return Vec::new();
+        }
         self.blocked_on.get(&object).cloned().unwrap_or_default()
     }
 
     pub fn has_waiters(&self, object: ObjRef) -> bool {
-        self.blocked_on.get(&object).is_some_and(|l| !l.is_empty())
+        self.blocked_on_count != 0 && self.blocked_on.get(&object).is_some_and(|l| !l.is_empty())
     }
 
     /// Wakes every thread blocked on `object` (on every unlock: no allocation).
     pub fn wake_all(&mut self, object: ObjRef) {
+        if self.blocked_on_count == 0 {
+            return;
+        }
         let Some(list) = self.blocked_on.get_mut(&object) else {
             return;
         };
         let mut list = std::mem::take(list);
+        self.blocked_on_count -= list.len() as u32;
         for &tid in &list {
             let t = &mut self.threads[tid as usize];
             t.status = Status::Runnable;
