@@ -571,12 +571,14 @@ fn instrument_subcommand_writes_a_buildable_crate_and_a_report() {
             "{krate}: no finding about once_cell: {report}"
         );
         // It builds on its own (sharing the suite's target dir, so pulse is not rebuilt).
-        let status = std::process::Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
-            .args(["build", "--quiet", "--manifest-path"])
-            .arg(out.join("Cargo.toml"))
-            .env("CARGO_TARGET_DIR", support::scratch().join("mirror-target"))
-            .status()
-            .unwrap();
+        let status = support::lean_debug_info(&mut std::process::Command::new(
+            std::env::var("CARGO").unwrap_or("cargo".into()),
+        ))
+        .args(["build", "--quiet", "--manifest-path"])
+        .arg(out.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", support::scratch().join("mirror-target"))
+        .status()
+        .unwrap();
         assert!(status.success(), "{krate}: the instrumented copy builds");
     }
     assert_eq!(

@@ -339,6 +339,7 @@ fn configure(cmd: &mut Command, bin: &Path) {
     )
     .env("CARGO_PULSE_TARGET_DIR", scratch().join("mirror-target"))
     .env("CARGO_PULSE_SUPPORT_DIR", scratch().join("support"));
+    support::lean_debug_info(cmd);
     offline_friendly(cmd);
     for k in [
         "RUSTFLAGS",

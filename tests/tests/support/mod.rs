@@ -32,6 +32,13 @@ pub fn repo() -> PathBuf {
         .to_path_buf()
 }
 
+/// Builds of fixtures and registry crates share one target dir across the suite; full debug
+/// info made it grow past 20 GB. Line tables keep every file:line a report or backtrace shows.
+pub fn lean_debug_info(cmd: &mut Command) -> &mut Command {
+    cmd.env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
+        .env("CARGO_PROFILE_TEST_DEBUG", "line-tables-only")
+}
+
 fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
@@ -57,6 +64,7 @@ pub fn installed_bin_dir() -> &'static Path {
                 cmd.arg("--locked");
             }
             cmd.env_remove("CARGO_TARGET_DIR");
+            lean_debug_info(&mut cmd);
             cmd.status().expect("running cargo install")
         };
         if !install(true).success() {
@@ -213,6 +221,7 @@ pub fn shell(dir: &Path, line: &str) -> Run {
 }
 
 fn configure(cmd: &mut Command, path: &str) {
+    lean_debug_info(cmd);
     cmd.env("PATH", path)
         // Fixtures use their own target/ (as a user's crate would); their instrumented
         // builds share one target dir so pulse and its dependencies compile once.
