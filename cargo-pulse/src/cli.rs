@@ -33,6 +33,9 @@ pub enum Command {
     Instrument(InstrumentArgs),
     /// Check recorded histories for linearizability against a built-in model.
     CheckHistory(crate::check_history::CheckHistoryArgs),
+    /// Draw one execution's trace file: text, PULSE's happens-before diagram (dot, svg), or
+    /// a self-contained HTML viewer.
+    Trace(crate::trace_cmd::TraceArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -155,7 +155,11 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
         if failure.message == DID_NOT_PANIC {
             failure.kind = FailureKind::ShouldPanicNotPanicked;
         }
-        write_record(&failure.record(&test));
+        let mut record = failure.record(&test);
+        if let Some(trace) = &failure.full_trace {
+            record.trace_file = write_trace(&test, trace);
+        }
+        write_record(&record);
         panic!("{failure}");
     }
     if report.not_scheduled() {
@@ -236,5 +240,22 @@ fn write_record(record: &FailureRecord) {
             "pulse: could not write the failure record {}: {e}",
             file.display()
         );
+    }
+}
+
+/// Writes `<failure dir>/<test>.trace.json` (`pulse_protocol::trace::Trace`); its path, or
+/// `None` when there is no failure dir or the write failed (said on stderr).
+fn write_trace(test: &str, trace: &pulse_protocol::trace::Trace) -> Option<String> {
+    let dir = env_path(env::FAILURE_DIR)?;
+    let file = dir.join(format!("{}.trace.json", test.replace("::", "__")));
+    match fs::create_dir_all(&dir).and_then(|_| fs::write(&file, json::to_string(trace))) {
+        Ok(()) => Some(file.display().to_string()),
+        Err(e) => {
+            eprintln!(
+                "pulse: could not write the trace file {}: {e}",
+                file.display()
+            );
+            None
+        }
     }
 }

@@ -56,6 +56,7 @@ impl Outcome {
                 details: Vec::new(),
                 trace: Vec::new(),
                 backtrace: None,
+                full: None,
             }),
             warnings: Vec::new(),
         }

@@ -365,22 +365,33 @@ impl Search {
         let schedule = Schedule::new(fast.schedule.clone()).with_time(fast.time);
         let fast_expl = fast.explanation.expect("a stopped execution is explained");
         let test = std::thread::current().name().unwrap_or("").to_string();
-        let failure = |expl: Explanation, reproduced: bool| Failure {
-            kind: expl.kind,
-            message: expl.message,
-            location: expl.location,
-            thread: expl.thread,
-            details: expl.details,
-            seed,
-            replay_command: replay_command(config, &schedule, seed, &test),
-            schedule: schedule.clone(),
-            execution: index,
-            executions,
-            trace: expl.trace,
-            reproduced,
-            backtrace: expl.backtrace.filter(|_| backtrace_wanted()),
-            warnings: Vec::new(),
-            trace_tail: config.trace_tail,
+        let failure = |expl: Explanation, reproduced: bool| {
+            let full_trace = expl.full.map(|mut t| {
+                t.test = test.clone();
+                t.outcome = kind_name(expl.kind);
+                t.message = expl.message.clone();
+                t.seed = seed;
+                t.schedule = schedule.to_string();
+                t
+            });
+            Failure {
+                kind: expl.kind,
+                message: expl.message,
+                location: expl.location,
+                thread: expl.thread,
+                details: expl.details,
+                seed,
+                replay_command: replay_command(config, &schedule, seed, &test),
+                schedule: schedule.clone(),
+                execution: index,
+                executions,
+                trace: expl.trace,
+                reproduced,
+                backtrace: expl.backtrace.filter(|_| backtrace_wanted()),
+                warnings: Vec::new(),
+                trace_tail: config.trace_tail,
+                full_trace,
+            }
         };
         // Said before the traced replay, which may take the process down with it: then what
         // the hook kept (seed, schedule, the first explanation) is all that is left.
@@ -467,4 +478,11 @@ fn unscheduled_threads_warning(names: &[String]) -> String {
          cause may not replay",
         names.join(", ")
     )
+}
+
+/// A failure kind as the trace file's `outcome` says it (its snake_case JSON name).
+fn kind_name(kind: FailureKind) -> String {
+    pulse_protocol::json::to_string(&kind)
+        .trim_matches('"')
+        .to_string()
 }

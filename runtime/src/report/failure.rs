@@ -44,6 +44,10 @@ pub struct Failure {
     /// How many trailing trace steps the human report prints.
     #[serde(skip)]
     pub trace_tail: usize,
+    /// The traced replay in the trace file's format (`pulse_protocol::trace`), when the
+    /// failure was replayed with tracing.
+    #[serde(skip)]
+    pub full_trace: Option<pulse_protocol::trace::Trace>,
 }
 
 fn serialize_display<S: serde::Serializer, T: fmt::Display>(
@@ -73,6 +77,7 @@ impl Failure {
             warnings: self.warnings.clone(),
             replay_command: self.replay_command.clone(),
             report: self.to_string(),
+            trace_file: None,
         }
     }
 }
@@ -105,6 +110,9 @@ impl fmt::Display for Failure {
         }
         for d in &self.details {
             writeln!(f, "  {d}")?;
+        }
+        if let Some(race) = self.full_trace.as_ref().and_then(|t| t.race_summary()) {
+            writeln!(f, "  race: {race}")?;
         }
         match self.seed {
             Some(seed) => writeln!(f, "  seed:     {seed} (execution {})", self.execution)?,
@@ -264,6 +272,7 @@ mod tests {
             warnings: Vec::new(),
             replay_command: "replay it".into(),
             trace_tail: 30,
+            full_trace: None,
         }
     }
 
