@@ -60,6 +60,8 @@ pub struct RunPlan {
     /// Packages pulse never instruments (proc-macro crates run in the compiler): their tests
     /// run as under `cargo test`, with a warning, not as NOT SCHEDULED.
     pub uninstrumented: Vec<String>,
+    /// `--trace-out DIR` (absolute).
+    pub trace_out: Option<PathBuf>,
 }
 
 impl RunPlan {
@@ -203,6 +205,7 @@ pub fn configure(
         progress: &dir.progress(),
         warnings: &dir.warnings(),
         replay_command: &replay_command,
+        trace_out: plan.trace_out.as_deref(),
     }
     .apply(cmd);
 }
@@ -1070,6 +1073,7 @@ mod tests {
             run_dir: root.join("run"),
             paths: PathMap::default(),
             uninstrumented: vec!["derive".into()],
+            trace_out: None,
         };
         std::fs::create_dir_all(&plan.failures_dir).unwrap();
         (plan, case)

@@ -88,6 +88,39 @@ pub fn write_beside(
     base: &Path,
     map: impl Fn(&str) -> String,
 ) -> Result<PathBuf> {
+    map_locations(&mut trace, &map);
+    let file = base.with_extension("trace.json");
+    std::fs::write(&file, serde_json::to_vec(&trace)?)
+        .with_context(|| format!("writing {}", file.display()))?;
+    let page = base.with_extension("html");
+    std::fs::write(&page, html(&trace)).with_context(|| format!("writing {}", page.display()))?;
+    Ok(file)
+}
+
+/// Maps the locations of every trace file in `dir` back to the user's files (the harness
+/// wrote them with the mirror's paths).
+pub fn map_dir(dir: &Path, map: impl Fn(&str) -> String) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".trace.json"))
+        .collect();
+    files.sort();
+    for file in files {
+        let Ok(mut trace) = read(&file) else {
+            continue;
+        };
+        map_locations(&mut trace, &map);
+        std::fs::write(&file, serde_json::to_vec(&trace)?)
+            .with_context(|| format!("writing {}", file.display()))?;
+    }
+    Ok(())
+}
+
+fn map_locations(trace: &mut Trace, map: &impl Fn(&str) -> String) {
     for e in &mut trace.events {
         if let Some(l) = &e.location {
             e.location = Some(map(l));
@@ -98,12 +131,6 @@ pub fn write_beside(
             t.spawn_site = Some(map(l));
         }
     }
-    let file = base.with_extension("trace.json");
-    std::fs::write(&file, serde_json::to_vec(&trace)?)
-        .with_context(|| format!("writing {}", file.display()))?;
-    let page = base.with_extension("html");
-    std::fs::write(&page, html(&trace)).with_context(|| format!("writing {}", page.display()))?;
-    Ok(file)
 }
 
 fn describe(e: &pulse_protocol::trace::Event) -> String {
@@ -155,7 +182,8 @@ pub fn text(trace: &Trace) -> String {
     }
     let fail = trace.failing_event.map(|f| f as usize);
     let races = trace.races();
-    let racing: Vec<usize> = races.iter().flat_map(|e| [e.from, e.to]).collect();
+    let racing: std::collections::BTreeSet<usize> =
+        races.iter().flat_map(|e| [e.from, e.to]).collect();
     out.push_str("\nsteps (> the failing window, * the failing event, ! a racing access):\n");
     for (i, e) in trace.events.iter().enumerate() {
         let mark = match fail {
@@ -237,7 +265,8 @@ pub fn dot(trace: &Trace) -> String {
         dot_escape(&trace.outcome)
     );
     let races = trace.races();
-    let racing: Vec<usize> = races.iter().flat_map(|e| [e.from, e.to]).collect();
+    let racing: std::collections::BTreeSet<usize> =
+        races.iter().flat_map(|e| [e.from, e.to]).collect();
     let fail = trace.failing_event.map(|f| f as usize);
     for th in &trace.threads {
         let colour = COLOURS[th.id as usize % COLOURS.len()];

@@ -429,17 +429,19 @@ impl Trace {
             {
                 continue;
             }
+            // Each line once: the first in full, the others as `:line` of the same file.
+            let mut lines: Vec<String> = Vec::new();
             let mut sites: Vec<String> = Vec::new();
             for e in &self.events[x.to..=y.from] {
                 if e.thread == b_first.thread && e.object == c.object && access_of(e).is_some() {
-                    let site = match sites.first() {
-                        None => e.location.clone().unwrap_or_else(|| "?".into()),
-                        Some(_) => {
-                            short_location(e.location.as_deref(), b_first.location.as_deref())
-                        }
-                    };
-                    if !sites.contains(&site) {
-                        sites.push(site);
+                    let short = short_location(e.location.as_deref(), b_first.location.as_deref());
+                    if !lines.contains(&short) {
+                        sites.push(if lines.is_empty() {
+                            e.location.clone().unwrap_or_else(|| "?".into())
+                        } else {
+                            short.clone()
+                        });
+                        lines.push(short);
                     }
                 }
             }
@@ -646,6 +648,29 @@ mod tests {
             "thread-1 locked `Mutex#0` at src/lib.rs:12:5 between main's lock at :10 and lock at :14"
         );
         assert_eq!(t.schedule_line(), "S0--P1-P0-P1S0");
+    }
+
+    #[test]
+    fn a_whole_increment_between_a_read_and_a_write_is_named_once_per_line() {
+        let t = trace(
+            vec![
+                ev(0, Spawn, "Thread#1", 1),
+                ev(0, Acquire, "Mutex#0", 10),
+                ev(0, Release, "Mutex#0", 10),
+                ev(1, Acquire, "Mutex#0", 10),
+                ev(1, Release, "Mutex#0", 10),
+                ev(1, Acquire, "Mutex#0", 12),
+                ev(1, Release, "Mutex#0", 12),
+                ev(1, Acquire, "Mutex#0", 10),
+                ev(1, Release, "Mutex#0", 10),
+                ev(0, Acquire, "Mutex#0", 12),
+            ],
+            0,
+        );
+        assert_eq!(
+            t.race_summary().unwrap(),
+            "thread-1 locked `Mutex#0` at src/lib.rs:10:5 and :12 between main's lock at :10 and lock at :12"
+        );
     }
 
     #[test]

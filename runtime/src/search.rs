@@ -138,7 +138,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         warnings: Vec::new(),
         os_threads: Vec::new(),
         exhaustive: None,
+        trace: None,
     };
+    // The last execution's schedule, replayed with tracing after a passing run
+    // (`Config::trace_passing`).
+    let mut last: Option<Schedule> = None;
     // A search that carries its position from one execution to the next (DFS) runs every
     // execution here: a fresh process would start it over.
     let by_seed = search.executor.state().scheduler.by_seed();
@@ -216,6 +220,9 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         if let (0, Some(before)) = (i, &threads_before) {
             note_unscheduled_threads(before, &mut report.os_threads);
         }
+        if config.trace_passing && !outcome.failed {
+            last = Some(Schedule::new(outcome.schedule.clone()).with_time(outcome.time));
+        }
         if outcome.failed {
             let seed = (!replaying).then_some(seed);
             report.failure = Some(search.explain(config, f, outcome, seed, i, report.executions));
@@ -249,6 +256,22 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             let warning = unscheduled_threads_warning(&report.os_threads);
             search.executor.state().warn(warning);
         }
+    }
+    if let (None, Some(schedule)) = (&report.failure, last) {
+        let text = schedule.to_string();
+        let outcome = search.run_job(
+            f,
+            Job::Replay {
+                schedule,
+                tracing: true,
+            },
+        );
+        report.trace = outcome.passed_trace.map(|mut t| {
+            t.test = std::thread::current().name().unwrap_or("").to_string();
+            t.outcome = "passed".to_string();
+            t.schedule = text;
+            t
+        });
     }
     report.warnings = std::mem::take(&mut search.executor.state().warnings);
     if let Some(failure) = &mut report.failure {

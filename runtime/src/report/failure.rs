@@ -201,6 +201,9 @@ pub struct Report {
     /// Set when an exhaustive strategy (`dfs`) explored its whole space without a failure:
     /// a verification result within its bound, not a sample.
     pub exhaustive: Option<Exhaustive>,
+    /// With `Config::trace_passing`, a run that passed: its last execution, replayed with
+    /// tracing (`outcome` `passed`).
+    pub trace: Option<pulse_protocol::trace::Trace>,
 }
 
 /// What an exhaustive search covered.
