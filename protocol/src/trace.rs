@@ -185,10 +185,27 @@ impl Trace {
         let mut received: BTreeMap<&str, usize> = BTreeMap::new();
         let mut exits: BTreeMap<String, usize> = BTreeMap::new();
         let mut links: Vec<(usize, Option<u64>, Option<u64>)> = Vec::new();
+        // Who holds each lock, for a block's value ("held by thread-1").
+        let mut holders: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut held_by: Vec<(usize, u32)> = Vec::new();
         for (i, e) in self.events.iter().enumerate() {
             let Some(obj) = e.object.as_deref() else {
                 continue;
             };
+            match e.kind {
+                EventKind::Acquire => {
+                    holders.insert(obj, e.thread);
+                }
+                EventKind::Release => {
+                    holders.remove(obj);
+                }
+                EventKind::Block if e.value.is_none() => {
+                    if let Some(&h) = holders.get(obj).filter(|&&h| h != e.thread) {
+                        held_by.push((i, h));
+                    }
+                }
+                _ => {}
+            }
             let mut sync = None;
             let mut reads = None;
             match e.kind {
@@ -225,6 +242,10 @@ impl Trace {
             if e.kind == EventKind::Exit {
                 exits.insert(obj.to_string(), i);
             }
+        }
+        for (i, h) in held_by {
+            let name = self.thread_name(h);
+            self.events[i].value = Some(format!("held by {name}"));
         }
         for (i, sync, reads) in links {
             let e = &mut self.events[i];
@@ -721,6 +742,8 @@ mod tests {
             t.waits_for(),
             vec![Edge { from: 3, to: 2 }, Edge { from: 4, to: 1 }]
         );
+        assert_eq!(t.events[3].value.as_deref(), Some("held by thread-1"));
+        assert_eq!(t.events[4].value.as_deref(), Some("held by main"));
         assert!(t.races().is_empty());
     }
 

@@ -299,6 +299,7 @@ fn the_same_schedule_writes_a_byte_identical_trace() {
     )
     .unwrap();
     let schedule = record["schedule"].as_str().unwrap().to_string();
+    let searched = read_trace(&file);
     let replay = |slot: &str| {
         let failures = dir.join("target/pulse/failures");
         let _ = std::fs::remove_dir_all(&failures);
@@ -324,7 +325,6 @@ fn the_same_schedule_writes_a_byte_identical_trace() {
         "two replays of one schedule wrote different traces"
     );
     // And the search's own traced replay wrote the same events.
-    let searched = read_trace(&file);
     let replayed: serde_json::Value = serde_json::from_slice(&first).unwrap();
     assert_eq!(searched["events"], replayed["events"]);
 }
@@ -350,17 +350,28 @@ fn bad_input_is_a_clear_error() {
     assert_eq!(format.code, 2);
 }
 
-/// Runs `cmd` with a deadline; `None` if it did not finish in time (it is killed).
+/// Runs `cmd` with a deadline; `None` if it did not finish in time (it is killed). Its
+/// output is read as it comes (a page's DOM can be far larger than a pipe's buffer).
 fn run_with_deadline(cmd: &mut Command, limit: Duration) -> Option<std::process::Output> {
+    use std::io::Read;
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .ok()?;
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let out = drain(Box::new(child.stdout.take()?));
+    let err = drain(Box::new(child.stderr.take()?));
     let start = Instant::now();
-    loop {
-        if child.try_wait().ok()?.is_some() {
-            return child.wait_with_output().ok();
+    let status = loop {
+        if let Some(status) = child.try_wait().ok()? {
+            break status;
         }
         if start.elapsed() > limit {
             let _ = child.kill();
@@ -368,7 +379,12 @@ fn run_with_deadline(cmd: &mut Command, limit: Duration) -> Option<std::process:
             return None;
         }
         std::thread::sleep(Duration::from_millis(100));
-    }
+    };
+    Some(std::process::Output {
+        status,
+        stdout: out.join().ok()?,
+        stderr: err.join().ok()?,
+    })
 }
 
 /// `/usr/bin/chromium`, installing Debian's `chromium` package when it is missing.
