@@ -175,6 +175,13 @@ impl Access {
 /// Races are looked for on at most this many objects (each costs one pass of clocks).
 const MAX_RACE_OBJECTS: usize = 64;
 
+/// Vector clocks cost events x threads entries: past this many (a 1,000-thread test's long
+/// trace) none are computed, `vc` stays empty and no races are drawn.
+pub const MAX_CLOCK_ENTRIES: usize = 20_000_000;
+
+/// All the per-object passes of `races` together stay under this many clock entries.
+const RACE_WORK: usize = 100_000_000;
+
 impl Trace {
     /// Fills `sync` and `reads_from` from the events' kinds and objects (keeping any already
     /// set), then the vector clocks.
@@ -259,10 +266,19 @@ impl Trace {
 
     /// The vector clocks from program order, spawns and `sync`.
     pub fn compute_clocks(&mut self) {
+        if !self.clocks_affordable() {
+            self.events.iter_mut().for_each(|e| e.vc.clear());
+            return;
+        }
         let clocks = self.clocks_without(None);
         for (e, vc) in self.events.iter_mut().zip(clocks) {
             e.vc = vc;
         }
+    }
+
+    /// Whether this trace's vector clocks fit `MAX_CLOCK_ENTRIES`.
+    pub fn clocks_affordable(&self) -> bool {
+        self.events.len().saturating_mul(self.thread_count().max(1)) <= MAX_CLOCK_ENTRIES
     }
 
     fn thread_count(&self) -> usize {
@@ -311,6 +327,9 @@ impl Trace {
 
     /// Whether event `a` happens before event `b` (by their vector clocks).
     pub fn happens_before(&self, a: usize, b: usize) -> bool {
+        if self.events[a].vc.is_empty() || self.events[b].vc.is_empty() {
+            return false;
+        }
         hb(&self.events, &self.events[a].vc, a, &self.events[b].vc)
     }
 
@@ -347,6 +366,15 @@ impl Trace {
     /// thread got the lock or the store first was the scheduler's choice, not the
     /// program's). What remains are the races.
     pub fn races(&self) -> Vec<Edge> {
+        if !self.clocks_affordable() {
+            return Vec::new();
+        }
+        let per_pass = self
+            .events
+            .len()
+            .saturating_mul(self.thread_count().max(1))
+            .max(1);
+        let max_objects = (RACE_WORK / per_pass).clamp(1, MAX_RACE_OBJECTS);
         let mut per_object: BTreeMap<&str, Vec<(usize, Access)>> = BTreeMap::new();
         let mut order: Vec<&str> = Vec::new();
         for (i, e) in self.events.iter().enumerate() {
@@ -376,7 +404,7 @@ impl Trace {
             if candidates.is_empty() {
                 continue;
             }
-            if examined == MAX_RACE_OBJECTS {
+            if examined == max_objects {
                 break;
             }
             examined += 1;

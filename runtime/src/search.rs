@@ -413,6 +413,7 @@ impl Search {
                 backtrace: expl.backtrace.filter(|_| backtrace_wanted()),
                 warnings: Vec::new(),
                 trace_tail: config.trace_tail,
+                race: full_trace.as_ref().and_then(|t| t.race_summary()),
                 full_trace,
             }
         };

@@ -48,6 +48,8 @@ pub struct Failure {
     /// failure was replayed with tracing.
     #[serde(skip)]
     pub full_trace: Option<pulse_protocol::trace::Trace>,
+    /// The racing pair in words, when the trace shows one (`Trace::race_summary`).
+    pub race: Option<String>,
 }
 
 fn serialize_display<S: serde::Serializer, T: fmt::Display>(
@@ -111,7 +113,7 @@ impl fmt::Display for Failure {
         for d in &self.details {
             writeln!(f, "  {d}")?;
         }
-        if let Some(race) = self.full_trace.as_ref().and_then(|t| t.race_summary()) {
+        if let Some(race) = &self.race {
             writeln!(f, "  race: {race}")?;
         }
         match self.seed {
@@ -276,6 +278,7 @@ mod tests {
             replay_command: "replay it".into(),
             trace_tail: 30,
             full_trace: None,
+            race: None,
         }
     }
 
