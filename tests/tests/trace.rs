@@ -348,6 +348,21 @@ fn bad_input_is_a_clear_error() {
     assert!(old.stderr.contains("version 99"), "{}", old.stderr);
     let format = cargo_pulse(&dir, &["trace", "old.trace.json", "--format", "png"]);
     assert_eq!(format.code, 2);
+    // SVG needs Graphviz: drawn when `dot` is installed, said plainly (exit 2) when not.
+    std::fs::write(
+        dir.join("tiny.trace.json"),
+        r#"{"version":1,"threads":[{"id":0,"name":"main"}],"events":[{"thread":0,"kind":"exit","op":"thread exits"}]}"#,
+    )
+    .unwrap();
+    let svg = cargo_pulse(&dir, &["trace", "tiny.trace.json", "--format", "svg"]);
+    let has_dot = Command::new("dot").arg("-V").output().is_ok();
+    if has_dot {
+        assert_eq!(svg.code, 0, "{}", svg.stderr);
+        assert!(svg.stdout.contains("<svg"), "{}", svg.stdout);
+    } else {
+        assert_eq!(svg.code, 2);
+        assert!(svg.stderr.contains("Graphviz"), "{}", svg.stderr);
+    }
 }
 
 /// Runs `cmd` with a deadline; `None` if it did not finish in time (it is killed). Its
