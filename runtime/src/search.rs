@@ -388,34 +388,24 @@ impl Search {
         let schedule = Schedule::new(fast.schedule.clone()).with_time(fast.time);
         let fast_expl = fast.explanation.expect("a stopped execution is explained");
         let test = std::thread::current().name().unwrap_or("").to_string();
-        let failure = |expl: Explanation, reproduced: bool| {
-            let full_trace = expl.full.map(|mut t| {
-                t.test = test.clone();
-                t.outcome = kind_name(expl.kind);
-                t.message = expl.message.clone();
-                t.seed = seed;
-                t.schedule = schedule.to_string();
-                t
-            });
-            Failure {
-                kind: expl.kind,
-                message: expl.message,
-                location: expl.location,
-                thread: expl.thread,
-                details: expl.details,
-                seed,
-                replay_command: replay_command(config, &schedule, seed, &test),
-                schedule: schedule.clone(),
-                execution: index,
-                executions,
-                trace: expl.trace,
-                reproduced,
-                backtrace: expl.backtrace.filter(|_| backtrace_wanted()),
-                warnings: Vec::new(),
-                trace_tail: config.trace_tail,
-                race: full_trace.as_ref().and_then(|t| t.race_summary()),
-                full_trace,
-            }
+        let failure = |expl: Explanation, reproduced: bool| Failure {
+            kind: expl.kind,
+            message: expl.message,
+            location: expl.location,
+            thread: expl.thread,
+            details: expl.details,
+            seed,
+            replay_command: replay_command(config, &schedule, seed, &test),
+            schedule: schedule.clone(),
+            execution: index,
+            executions,
+            trace: expl.trace,
+            reproduced,
+            backtrace: expl.backtrace.filter(|_| backtrace_wanted()),
+            warnings: Vec::new(),
+            trace_tail: config.trace_tail,
+            full_trace: expl.full,
+            race: None,
         };
         // Said before the traced replay, which may take the process down with it: then what
         // the hook kept (seed, schedule, the first explanation) is all that is left.
@@ -461,6 +451,7 @@ impl Search {
             Some(e) if reproduced => failure(e, true),
             _ => failure(fast_expl, false),
         }
+        .with_trace_named(&test)
     }
 }
 
@@ -504,9 +495,20 @@ fn unscheduled_threads_warning(names: &[String]) -> String {
     )
 }
 
-/// A failure kind as the trace file's `outcome` says it (its snake_case JSON name).
-fn kind_name(kind: FailureKind) -> String {
-    pulse_protocol::json::to_string(&kind)
-        .trim_matches('"')
-        .to_string()
+impl Failure {
+    /// Names the trace file's execution after this failure (test, outcome, message, seed,
+    /// schedule) and puts its racing pair in words.
+    fn with_trace_named(mut self, test: &str) -> Failure {
+        if let Some(t) = &mut self.full_trace {
+            t.test = test.to_string();
+            t.outcome = pulse_protocol::json::to_string(&self.kind)
+                .trim_matches('"')
+                .to_string();
+            t.message = self.message.clone();
+            t.seed = self.seed;
+            t.schedule = self.schedule.to_string();
+            self.race = t.race_summary();
+        }
+        self
+    }
 }

@@ -36,6 +36,18 @@ fn failing_trace(example: &str, test: &str, slot: &str) -> (PathBuf, PathBuf) {
         run.stderr.contains("trace: cargo pulse trace "),
         "the report points at the trace file"
     );
+    if example == "lost-update-counter" {
+        // The console's failure summary names the racing pair in words.
+        let race = run
+            .stderr
+            .lines()
+            .find(|l| l.trim_start().starts_with("race: "))
+            .unwrap_or_else(|| panic!("a race line in the report:\n{}", run.stderr));
+        assert!(
+            race.contains("`Mutex#0` at src/lib.rs:") && race.contains(" between "),
+            "{race}"
+        );
+    }
     (dir.clone(), trace_file(&dir))
 }
 
