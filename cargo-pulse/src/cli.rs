@@ -33,6 +33,9 @@ pub enum Command {
     Instrument(InstrumentArgs),
     /// Check recorded histories for linearizability against a built-in model.
     CheckHistory(crate::check_history::CheckHistoryArgs),
+    /// Draw one execution's trace file: text, PULSE's happens-before diagram (dot, svg), or
+    /// a self-contained HTML viewer.
+    Trace(crate::trace_cmd::TraceArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -236,6 +239,11 @@ pub struct TestArgs {
     /// Replay one schedule (as printed in a failure report), or a failure file (.json).
     #[arg(long, value_name = "SCHEDULE|FILE", help_heading = "Search")]
     pub replay: Option<String>,
+    /// Write every test's trace file to DIR (`<test>.trace.json`, for `cargo pulse trace`):
+    /// the failing execution, or for a test that passed its last execution, replayed with
+    /// tracing.
+    #[arg(long, value_name = "DIR", help_heading = "Search")]
+    pub trace_out: Option<PathBuf>,
     /// Seconds a thread may run without reaching a pulse operation before it is reported as
     /// blocked outside pulse's control.
     #[arg(

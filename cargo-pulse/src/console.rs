@@ -444,6 +444,14 @@ impl Console {
                     timeline.display()
                 ));
             }
+            let trace = file.with_extension("trace.json");
+            if trace.is_file() {
+                out.push_str(&format!(
+                    "  {} cargo pulse trace {} --format text|dot|svg|html\n",
+                    self.dim("trace:"),
+                    trace.display()
+                ));
+            }
         }
         if !replay_shown {
             if let Some(replay) = &f.replay {

@@ -28,6 +28,8 @@ pub struct HarnessEnv<'a> {
     pub progress: &'a Path,
     pub warnings: &'a Path,
     pub replay_command: &'a str,
+    /// `--trace-out DIR`.
+    pub trace_out: Option<&'a Path>,
 }
 
 impl HarnessEnv<'_> {
@@ -50,6 +52,10 @@ impl HarnessEnv<'_> {
             (env::CLEANUP, self.cleanup.map(|c| c.to_string())),
             (env::DETACHED, self.detached.map(|d| d.to_string())),
             (env::REPLAY, self.replay.map(str::to_string)),
+            (
+                env::TRACE_OUT,
+                self.trace_out.map(|d| d.display().to_string()),
+            ),
         ];
         for (name, value) in optional {
             match value {

@@ -30,7 +30,7 @@ mod seeds;
 mod stop;
 mod support;
 mod test_cmd;
-mod timeline;
+mod trace_cmd;
 mod workspace;
 
 fn main() {
@@ -45,6 +45,7 @@ fn main() {
         cli::Command::Test(args) => test_cmd::run(*args),
         cli::Command::Instrument(args) => instrument_cmd::run(args),
         cli::Command::CheckHistory(args) => check_history::run(args),
+        cli::Command::Trace(args) => trace_cmd::run(args),
     };
     let code = match result {
         Ok(code) => code,

@@ -60,6 +60,8 @@ pub struct RunPlan {
     /// Packages pulse never instruments (proc-macro crates run in the compiler): their tests
     /// run as under `cargo test`, with a warning, not as NOT SCHEDULED.
     pub uninstrumented: Vec<String>,
+    /// `--trace-out DIR` (absolute).
+    pub trace_out: Option<PathBuf>,
 }
 
 impl RunPlan {
@@ -203,6 +205,7 @@ pub fn configure(
         progress: &dir.progress(),
         warnings: &dir.warnings(),
         replay_command: &replay_command,
+        trace_out: plan.trace_out.as_deref(),
     }
     .apply(cmd);
 }
@@ -789,12 +792,19 @@ impl Judging<'_> {
             &self.case.name,
             plan.replay.is_some(),
         ));
+        // The harness's trace file (in the test's own dir) goes next to the record, with the
+        // viewer page, its locations mapped back to the user's files.
+        if let Some(src) = record.trace_file.take() {
+            if let Ok(trace) = crate::trace_cmd::read(Path::new(&src)) {
+                let file = crate::trace_cmd::write_beside(trace, &failure_file, |l| {
+                    plan.paths.map_text(l)
+                })?;
+                record.trace_file = Some(file.display().to_string());
+            }
+        }
         let json = serde_json::to_vec_pretty(&record)?;
         std::fs::write(&failure_file, json)
             .with_context(|| format!("writing {}", failure_file.display()))?;
-        if !record.trace.is_empty() {
-            crate::timeline::write(&record, &failure_file.with_extension("html"))?;
-        }
         let crash = record.kind == FailureKind::Crash;
         let replay = if !record.schedule.is_empty() && record.schedule != "p1:" {
             if record.schedule.len() > LONG_SCHEDULE {
@@ -971,6 +981,7 @@ fn read_record(dir: &Path) -> Option<Result<FailureRecord, String>> {
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| !p.to_string_lossy().ends_with(".trace.json"))
         .collect();
     files.sort();
     let first = files.first()?;
@@ -1062,6 +1073,7 @@ mod tests {
             run_dir: root.join("run"),
             paths: PathMap::default(),
             uninstrumented: vec!["derive".into()],
+            trace_out: None,
         };
         std::fs::create_dir_all(&plan.failures_dir).unwrap();
         (plan, case)

@@ -34,7 +34,7 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         !args.nocapture && !json.enabled,
     );
     // Refused before anything is built, like every other bad flag value (exit 2).
-    if let Err(e) = resolve_replay_file(&mut args) {
+    if let Err(e) = resolve_replay_file(&mut args).and_then(|_| resolve_trace_out(&mut args)) {
         console.eprintln(&console.error(&format!("{e:#}")));
         json.tool_error(&format!("{e:#}"));
         return Ok(exit_code::TOOL_ERROR);
@@ -122,6 +122,7 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
             .filter(|p| p.proc_macro)
             .map(|p| p.name.clone())
             .collect(),
+        trace_out: args.trace_out.clone(),
     };
 
     reporter.report(&TestEvent::RunStarted(&info));
@@ -132,6 +133,9 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
             crate::nextest::run(&mirror, &args, &cases, &plan, &console, &mut reporter)?
         }
     };
+    if let Some(dir) = &plan.trace_out {
+        crate::trace_cmd::map_dir(dir, |l| plan.paths.map_text(l))?;
+    }
     let counts = Counts::of(&outcomes);
     // Interrupted: the shell's code for the signal, after the summary. A budget that ran out
     // leaves the verdict on what ran.
@@ -303,6 +307,20 @@ fn replay_flags(args: &TestArgs) -> Vec<String> {
         f.extend(["--detached".to_string(), d.to_string()]);
     }
     f
+}
+
+/// `--trace-out DIR`: created now (a dir that cannot be is a bad flag, exit 2) and made
+/// absolute, since test processes run elsewhere.
+fn resolve_trace_out(args: &mut TestArgs) -> Result<()> {
+    if let Some(dir) = &args.trace_out {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--trace-out: cannot create {}", dir.display()))?;
+        let abs = dir
+            .canonicalize()
+            .with_context(|| format!("--trace-out: {}", dir.display()))?;
+        args.trace_out = Some(abs);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

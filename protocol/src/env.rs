@@ -36,6 +36,9 @@ pub const PROGRESS: &str = "PULSE_PROGRESS";
 /// A file the harness writes the run's warnings to, one per line; a line starting with
 /// `exhaustive:` is not a warning but an exhaustive search's verdict (`dfs`).
 pub const WARNINGS: &str = "PULSE_WARNINGS";
+/// Where the harness writes `<test>.trace.json` (`trace::Trace`) for every test: the
+/// failing execution, or for a passing test its last execution, replayed with tracing.
+pub const TRACE_OUT: &str = "PULSE_TRACE_OUT";
 /// Internal: set by the runtime on a re-run of the test binary that serves one isolated
 /// execution.
 pub const ISOLATED_WORKER: &str = "PULSE_ISOLATED_WORKER";
@@ -57,5 +60,6 @@ pub const ALL: &[&str] = &[
     FAILURE_DIR,
     PROGRESS,
     WARNINGS,
+    TRACE_OUT,
     ISOLATED_WORKER,
 ];

@@ -11,6 +11,7 @@ mod options;
 mod record;
 mod schedule;
 pub mod time;
+pub mod trace;
 
 pub use options::{Cleanup, Detached, Isolation, ParseOptionError, Strategy};
 pub use record::{FailureKind, FailureRecord, TraceEvent, FORMAT_VERSION};

@@ -103,6 +103,9 @@ pub struct FailureRecord {
     pub replay_command: String,
     /// The human report, as the test process printed it.
     pub report: String,
+    /// The failing execution's trace file (`pulse_protocol::trace::Trace`, JSON), when one
+    /// was written: `<test>.trace.json` next to the record.
+    pub trace_file: Option<String>,
 }
 
 #[cfg(test)]

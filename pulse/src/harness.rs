@@ -87,6 +87,8 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
     if let Some(template) = &builder.config.replay_command {
         builder.config.replay_command = Some(template.replace("{test}", &test));
     }
+    let trace_out = env_path(env::TRACE_OUT);
+    builder.config.trace_passing = trace_out.is_some();
     if let Some(path) = env_path(env::PROGRESS) {
         builder = builder.progress(move |done, total| {
             // Progress is best effort: a failed write must not fail the test.
@@ -155,8 +157,19 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
         if failure.message == DID_NOT_PANIC {
             failure.kind = FailureKind::ShouldPanicNotPanicked;
         }
-        write_record(&failure.record(&test));
+        let mut record = failure.record(&test);
+        if let Some(trace) = &failure.full_trace {
+            if let Some(dir) = &trace_out {
+                write_trace(dir, &test, trace);
+            }
+            record.trace_file =
+                env_path(env::FAILURE_DIR).and_then(|d| write_trace(&d, &test, trace));
+        }
+        write_record(&record);
         panic!("{failure}");
+    }
+    if let (Some(dir), Some(trace)) = (&trace_out, &report.trace) {
+        write_trace(dir, &test, trace);
     }
     if report.not_scheduled() {
         let message = report.not_scheduled_message();
@@ -236,5 +249,25 @@ fn write_record(record: &FailureRecord) {
             "pulse: could not write the failure record {}: {e}",
             file.display()
         );
+    }
+}
+
+/// Writes `<dir>/<test>.trace.json` (`pulse_protocol::trace::Trace`); its path, or `None`
+/// when the write failed (said on stderr).
+fn write_trace(
+    dir: &::std::path::Path,
+    test: &str,
+    trace: &pulse_protocol::trace::Trace,
+) -> Option<String> {
+    let file = dir.join(format!("{}.trace.json", test.replace("::", "__")));
+    match fs::create_dir_all(dir).and_then(|_| fs::write(&file, json::to_string(trace))) {
+        Ok(()) => Some(file.display().to_string()),
+        Err(e) => {
+            eprintln!(
+                "pulse: could not write the trace file {}: {e}",
+                file.display()
+            );
+            None
+        }
     }
 }

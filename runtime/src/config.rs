@@ -32,6 +32,9 @@ pub struct Config {
     pub step_nanos: u64,
     pub time: TimeMode,
     pub trace_tail: usize,
+    /// After a run that passed, replay its last execution with tracing on and keep its
+    /// trace (`Report::trace`): `PULSE_TRACE_OUT`.
+    pub trace_passing: bool,
     /// Template of the replay line: `{schedule}`, `{seed}` and `{test}` are substituted.
     pub replay_command: Option<String>,
     pub available_parallelism: usize,
@@ -77,6 +80,7 @@ impl Default for Config {
             step_nanos: 1_000,
             time: TimeMode::Portfolio,
             trace_tail: 30,
+            trace_passing: false,
             replay_command: None,
             available_parallelism: 4,
             detached: Detached::Warn,

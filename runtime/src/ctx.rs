@@ -14,6 +14,7 @@ use std::time::Duration;
 use crate::config::duration_nanos;
 use crate::execution::{Blocked, ExecState, PanicRecord, WakeReason};
 use crate::obj_ref::ObjRef;
+use crate::report::trace::{EventKind, TraceKind};
 use crate::scheduler::ChoiceKind;
 
 /// An execution's state, pinned for its duration. The id lives outside the `RefCell` so
@@ -219,11 +220,28 @@ impl Ctx {
             st.decide(false);
         }
         self.suspend();
-        let st = self.state();
+        let mut st = self.state();
         if st.teardown {
             return WakeReason::Teardown;
         }
-        st.threads[st.current as usize].wake
+        let reason = st.threads[st.current as usize].wake;
+        if st.trace.is_some() {
+            let why = match (reason, object.map(|o| o.kind)) {
+                (WakeReason::TimedOut, _) => "timeout",
+                (_, Some("Mutex" | "RwLock")) => "unlock",
+                (_, Some("Thread")) => "exit",
+                (_, Some("Condvar" | "Park")) => "notify",
+                _ => "woken",
+            };
+            st.trace_value(
+                EventKind::Note(TraceKind::Wake),
+                op,
+                object,
+                Some(location),
+                Some(why),
+            );
+        }
+        reason
     }
 
     /// Wakes every thread blocked on `object`; they race (a scheduler choice) to proceed.
@@ -262,15 +280,40 @@ impl Ctx {
         let mut st = self.state();
         let me = st.current as usize;
         st.threads[me].held.push((object, Location::caller()));
+        st.trace_outcome(TraceKind::Acquire, object, Location::caller());
     }
 
     /// Notes that the running thread released lock `object`.
+    #[track_caller]
     pub fn released(self, object: ObjRef) {
         let mut st = self.state();
         let me = st.current as usize;
         let held = &mut st.threads[me].held;
         if let Some(i) = held.iter().rposition(|(o, _)| *o == object) {
             held.remove(i);
+        }
+        st.trace_outcome(TraceKind::Release, object, Location::caller());
+    }
+
+    /// Puts what an operation did in the trace file (not the console's table): a message
+    /// sent, a receive's result, a failed `try_lock`. Nothing unless the execution is traced.
+    #[track_caller]
+    pub fn note(
+        self,
+        kind: TraceKind,
+        op: &'static str,
+        object: Option<ObjRef>,
+        value: Option<&'static str>,
+    ) {
+        let mut st = self.state();
+        if st.trace.is_some() && !st.teardown {
+            st.trace_value(
+                EventKind::Note(kind),
+                op,
+                object,
+                Some(Location::caller()),
+                value,
+            );
         }
     }
 
@@ -312,6 +355,7 @@ impl Ctx {
         self.switch("JoinHandle::join", Some(obj));
         loop {
             if self.is_finished(thread) {
+                self.note(TraceKind::Join, "JoinHandle::join", Some(obj), None);
                 let mut st = self.state();
                 return match st.threads[thread as usize].panic_payload.take() {
                     Some(p) => Err(p),
@@ -348,7 +392,12 @@ impl Ctx {
         let me = self.me();
         let obj = ObjRef::park(me);
         let token = std::mem::take(&mut self.state().threads[me as usize].park_token);
-        if token || self.choose(ChoiceKind::SpuriousWakeup) {
+        if token {
+            self.note(TraceKind::Wake, op, Some(obj), Some("token"));
+            return;
+        }
+        if self.choose(ChoiceKind::SpuriousWakeup) {
+            self.note(TraceKind::Wake, op, Some(obj), Some("spurious"));
             return;
         }
         self.block(op, Some(obj), timeout);
@@ -359,6 +408,12 @@ impl Ctx {
     #[track_caller]
     pub fn unpark(self, thread: u32) {
         self.switch("Thread::unpark", None);
+        self.note(
+            TraceKind::Notify,
+            "Thread::unpark",
+            Some(ObjRef::park(thread)),
+            None,
+        );
         let mut st = self.state();
         let t = &mut st.threads[thread as usize];
         let parked = matches!(t.status, crate::execution::Status::Blocked(b) if b.object == Some(ObjRef::park(thread)));

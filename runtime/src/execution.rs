@@ -391,7 +391,27 @@ impl ExecState {
         object: Option<ObjRef>,
         location: Option<&'static Location<'static>>,
     ) {
+        self.trace_value(kind, op, object, location, None);
+    }
+
+    /// A trace event with a value; none inside a `#[pulse::atomic]` call, which is one
+    /// event (the scheduling point before it).
+    pub fn trace_value(
+        &mut self,
+        kind: EventKind,
+        op: &'static str,
+        object: Option<ObjRef>,
+        location: Option<&'static Location<'static>>,
+        value: Option<&'static str>,
+    ) {
         if let Some(trace) = &mut self.trace {
+            if self
+                .threads
+                .get(self.current as usize)
+                .is_some_and(|t| t.atomic_depth > 0)
+            {
+                return;
+            }
             trace.push(Event {
                 step: self.steps,
                 thread: self.current,
@@ -400,6 +420,7 @@ impl ExecState {
                 object,
                 location,
                 clock_ns: self.clock_ns,
+                value,
             });
         }
     }
@@ -425,6 +446,42 @@ impl ExecState {
                 self.blocked_on_count += 1;
             }
         }
+    }
+
+    /// An acquire or release in the trace file, named after the operation that led to it
+    /// (the thread's last request: `RwLock::read`, `MutexGuard::drop`).
+    pub fn trace_outcome(
+        &mut self,
+        kind: crate::report::trace::TraceKind,
+        object: ObjRef,
+        location: &'static Location<'static>,
+    ) {
+        let Some(trace) = &self.trace else {
+            return;
+        };
+        if self.teardown {
+            return;
+        }
+        let me = self.current;
+        let request = trace
+            .iter()
+            .rev()
+            .take(64)
+            .find(|e| e.thread == me && e.kind == EventKind::Op);
+        let op = request.map_or("", |e| e.op);
+        // A release runs in a guard's `Drop`, whose caller is the shim: its request was
+        // attributed to the lock site.
+        let location = match (kind, request.and_then(|e| e.location)) {
+            (crate::report::trace::TraceKind::Release, Some(at)) => at,
+            _ => location,
+        };
+        self.trace_value(
+            EventKind::Note(kind),
+            op,
+            Some(object),
+            Some(location),
+            None,
+        );
     }
 
     /// Wakes `tid` if it is blocked.

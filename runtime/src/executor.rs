@@ -37,6 +37,9 @@ pub(crate) struct Outcome {
     pub explanation: Option<Explanation>,
     /// Warnings raised in a child process, for the parent's report.
     pub warnings: Vec<String>,
+    /// A traced execution that passed: its trace file (`Config::trace_passing`).
+    #[serde(default)]
+    pub passed_trace: Option<pulse_protocol::trace::Trace>,
 }
 
 impl Outcome {
@@ -56,8 +59,10 @@ impl Outcome {
                 details: Vec::new(),
                 trace: Vec::new(),
                 backtrace: None,
+                full: None,
             }),
             warnings: Vec::new(),
+            passed_trace: None,
         }
     }
 }
@@ -137,6 +142,10 @@ impl Executor {
                 .map(crate::process::watchdog::Pause::new);
             st.stop.as_ref().map(|stop| explain_stop(&st, stop))
         };
+        let passed_trace = match explanation {
+            None if tracing => crate::report::explain::full_trace(&self.state(), ""),
+            _ => None,
+        };
         self.teardown();
         set_current(std::ptr::null());
         registry::end(id);
@@ -154,6 +163,7 @@ impl Executor {
             steps: st.steps,
             explanation,
             warnings: Vec::new(),
+            passed_trace,
         }
     }
 

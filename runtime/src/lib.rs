@@ -31,7 +31,7 @@ pub use process::watchdog::BLOCKED_EXIT_CODE;
 pub use pulse_protocol::TimeParams;
 pub use pulse_protocol::{ParseScheduleError, Schedule};
 pub use report::failure::{Exhaustive, Failure, FailureKind, Report};
-pub use report::trace::{format_table, TraceEvent};
+pub use report::trace::{format_table, TraceEvent, TraceKind};
 pub use scheduler::{ChoiceKind, Strategy};
 
 /// Whether the execution with this id (`Ctx::execution_id`) is still running somewhere in

@@ -140,7 +140,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         warnings: Vec::new(),
         os_threads: Vec::new(),
         exhaustive: None,
+        trace: None,
     };
+    // The last execution's schedule, replayed with tracing after a passing run
+    // (`Config::trace_passing`).
+    let mut last: Option<Schedule> = None;
     // A search that carries its position from one execution to the next (DFS) runs every
     // execution here: a fresh process would start it over.
     let by_seed = search.executor.state().scheduler.by_seed();
@@ -218,6 +222,9 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         if let (0, Some(before)) = (i, &threads_before) {
             note_unscheduled_threads(before, &mut report.os_threads);
         }
+        if config.trace_passing && !outcome.failed {
+            last = Some(Schedule::new(outcome.schedule.clone()).with_time(outcome.time));
+        }
         if outcome.failed {
             let seed = (!replaying).then_some(seed);
             report.failure = Some(search.explain(config, f, outcome, seed, i, report.executions));
@@ -251,6 +258,22 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             let warning = unscheduled_threads_warning(&report.os_threads);
             search.executor.state().warn(warning);
         }
+    }
+    if let (None, Some(schedule)) = (&report.failure, last) {
+        let text = schedule.to_string();
+        let outcome = search.run_job(
+            f,
+            Job::Replay {
+                schedule,
+                tracing: true,
+            },
+        );
+        report.trace = outcome.passed_trace.map(|mut t| {
+            t.test = std::thread::current().name().unwrap_or("").to_string();
+            t.outcome = "passed".to_string();
+            t.schedule = text;
+            t
+        });
     }
     report.warnings = std::mem::take(&mut search.executor.state().warnings);
     if let Some(failure) = &mut report.failure {
@@ -383,6 +406,8 @@ impl Search {
             backtrace: expl.backtrace.filter(|_| backtrace_wanted()),
             warnings: Vec::new(),
             trace_tail: config.trace_tail,
+            full_trace: expl.full,
+            race: None,
         };
         // Said before the traced replay, which may take the process down with it: then what
         // the hook kept (seed, schedule, the first explanation) is all that is left.
@@ -428,6 +453,7 @@ impl Search {
             Some(e) if reproduced => failure(e, true),
             _ => failure(fast_expl, false),
         }
+        .with_trace_named(&test)
     }
 }
 
@@ -469,4 +495,22 @@ fn unscheduled_threads_warning(names: &[String]) -> String {
          cause may not replay",
         names.join(", ")
     )
+}
+
+impl Failure {
+    /// Names the trace file's execution after this failure (test, outcome, message, seed,
+    /// schedule) and puts its racing pair in words.
+    fn with_trace_named(mut self, test: &str) -> Failure {
+        if let Some(t) = &mut self.full_trace {
+            t.test = test.to_string();
+            t.outcome = pulse_protocol::json::to_string(&self.kind)
+                .trim_matches('"')
+                .to_string();
+            t.message = self.message.clone();
+            t.seed = self.seed;
+            t.schedule = self.schedule.to_string();
+            self.race = t.race_summary();
+        }
+        self
+    }
 }

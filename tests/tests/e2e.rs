@@ -292,11 +292,16 @@ fn a_failing_test_exits_101_and_its_replay_line_reproduces_it() {
         .unwrap()
         .flatten()
         .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter(|e| !e.path().to_string_lossy().ends_with(".trace.json"))
         .collect();
     assert_eq!(failures.len(), 1, "one failure file");
     assert!(
         failures[0].path().with_extension("html").is_file(),
-        "the failure's timeline is written beside it"
+        "the failure's viewer is written beside it"
+    );
+    assert!(
+        failures[0].path().with_extension("trace.json").is_file(),
+        "and its trace file"
     );
     let record: serde_json::Value =
         serde_json::from_slice(&std::fs::read(failures[0].path()).unwrap()).unwrap();

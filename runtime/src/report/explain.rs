@@ -7,7 +7,8 @@ use crate::config::Config;
 use crate::execution::{ExecState, Status, Stop, Tid};
 use crate::obj_ref::ObjRef;
 use crate::report::failure::FailureKind;
-use crate::report::trace::{location_string, TraceEvent};
+use crate::report::trace::{location_string, Event, EventKind, TraceEvent, TraceKind};
+use pulse_protocol::trace::{self, ThreadInfo, Trace};
 use pulse_protocol::Schedule;
 
 /// What went wrong in one execution, before it becomes a `Failure`.
@@ -20,6 +21,9 @@ pub(crate) struct Explanation {
     pub details: Vec<String>,
     pub trace: Vec<TraceEvent>,
     pub backtrace: Option<String>,
+    /// The whole trace, for the trace file (`None` when the execution was not traced).
+    #[serde(default)]
+    pub full: Option<pulse_protocol::trace::Trace>,
 }
 
 pub(crate) fn replay_command(
@@ -189,6 +193,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             None,
         ),
     };
+    let full = full_trace(st, &thread);
     Explanation {
         kind,
         message,
@@ -197,6 +202,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
         details,
         trace,
         backtrace,
+        full,
     }
 }
 
@@ -238,7 +244,11 @@ fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
     let Some(events) = &st.trace else {
         return Vec::new();
     };
-    events[events.len().saturating_sub(KEPT_TRACE)..]
+    let table: Vec<&Event> = events
+        .iter()
+        .filter(|e| !matches!(e.kind, EventKind::Note(_)))
+        .collect();
+    table[table.len().saturating_sub(KEPT_TRACE)..]
         .iter()
         .map(|e| TraceEvent {
             step: e.step,
@@ -249,6 +259,87 @@ fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
             clock_ns: e.clock_ns,
         })
         .collect()
+}
+
+/// The most recent events a trace file keeps (the viewer is made for 100,000).
+const KEPT_FULL_TRACE: usize = 200_000;
+
+/// The execution's events in the trace file's format (`pulse_protocol::trace`), linked and
+/// with their vector clocks; the failing event is `failing_thread`'s last.
+pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> {
+    let events = st.trace.as_ref()?;
+    let dropped = events.len().saturating_sub(KEPT_FULL_TRACE);
+    let kept = &events[dropped..];
+    let mut out: Vec<trace::Event> = Vec::with_capacity(kept.len());
+    for e in kept {
+        let (kind, object) = match e.kind {
+            EventKind::Op => (op_kind(e), e.object),
+            EventKind::Block => (TraceKind::Block, e.object),
+            EventKind::Exit => (TraceKind::Exit, Some(ObjRef::thread(e.thread))),
+            EventKind::Timeout => (TraceKind::Timeout, e.object),
+            EventKind::Note(k) => (k, e.object),
+        };
+        out.push(trace::Event {
+            step: e.step,
+            thread: e.thread,
+            kind,
+            op: if e.kind == EventKind::Exit {
+                "thread exits".to_string()
+            } else {
+                e.op.to_string()
+            },
+            object: object.map(|o| o.to_string()),
+            value: e.value.map(str::to_string),
+            location: e.location.map(location_string),
+            clock_ns: e.clock_ns,
+            ..Default::default()
+        });
+    }
+    let threads = (0..st.threads.len() as Tid)
+        .map(|t| {
+            let me = Some(ObjRef::thread(t).to_string());
+            let spawn = out
+                .iter()
+                .position(|e| e.kind == TraceKind::Spawn && e.object == me);
+            ThreadInfo {
+                id: t,
+                name: st.thread_name(t),
+                spawn_site: spawn.and_then(|s| out[s].location.clone()),
+                spawned_by: spawn.map(|s| s as u64),
+            }
+        })
+        .collect::<Vec<_>>();
+    let failing_event = threads
+        .iter()
+        .find(|t| t.name == failing_thread)
+        .and_then(|t| out.iter().rposition(|e| e.thread == t.id))
+        .or_else(|| out.iter().rposition(|e| e.kind == TraceKind::Block))
+        .or(out.len().checked_sub(1))
+        .map(|i| i as u64);
+    let mut trace = Trace {
+        version: pulse_protocol::trace::TRACE_VERSION,
+        threads,
+        events: out,
+        failing_event,
+        dropped: dropped as u64,
+        ..Default::default()
+    };
+    trace.link();
+    Some(trace)
+}
+
+/// What a scheduling point's operation is, from its name and object.
+fn op_kind(e: &Event) -> TraceKind {
+    let atomic = e.object.is_some_and(|o| o.kind.starts_with("Atomic"));
+    match e.op {
+        "thread::spawn" => TraceKind::Spawn,
+        "pulse::atomic" => TraceKind::Atomic,
+        op if op.starts_with("Condvar::notify") => TraceKind::Notify,
+        op if atomic && op.ends_with("::load") => TraceKind::Load,
+        op if atomic && op.ends_with("::store") => TraceKind::Store,
+        _ if atomic => TraceKind::Rmw,
+        _ => TraceKind::Request,
+    }
 }
 
 /// Another thread that panicked before `thread` did (the first, by thread order).

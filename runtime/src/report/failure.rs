@@ -44,6 +44,12 @@ pub struct Failure {
     /// How many trailing trace steps the human report prints.
     #[serde(skip)]
     pub trace_tail: usize,
+    /// The traced replay in the trace file's format (`pulse_protocol::trace`), when the
+    /// failure was replayed with tracing.
+    #[serde(skip)]
+    pub full_trace: Option<pulse_protocol::trace::Trace>,
+    /// The racing pair in words, when the trace shows one (`Trace::race_summary`).
+    pub race: Option<String>,
 }
 
 fn serialize_display<S: serde::Serializer, T: fmt::Display>(
@@ -73,6 +79,7 @@ impl Failure {
             warnings: self.warnings.clone(),
             replay_command: self.replay_command.clone(),
             report: self.to_string(),
+            trace_file: None,
         }
     }
 }
@@ -105,6 +112,9 @@ impl fmt::Display for Failure {
         }
         for d in &self.details {
             writeln!(f, "  {d}")?;
+        }
+        if let Some(race) = &self.race {
+            writeln!(f, "  race: {race}")?;
         }
         match self.seed {
             Some(seed) => writeln!(f, "  seed:     {seed} (execution {})", self.execution)?,
@@ -193,6 +203,9 @@ pub struct Report {
     /// Set when an exhaustive strategy (`dfs`) explored its whole space without a failure:
     /// a verification result within its bound, not a sample.
     pub exhaustive: Option<Exhaustive>,
+    /// With `Config::trace_passing`, a run that passed: its last execution, replayed with
+    /// tracing (`outcome` `passed`).
+    pub trace: Option<pulse_protocol::trace::Trace>,
 }
 
 /// What an exhaustive search covered.
@@ -264,6 +277,8 @@ mod tests {
             warnings: Vec::new(),
             replay_command: "replay it".into(),
             trace_tail: 30,
+            full_trace: None,
+            race: None,
         }
     }
 

@@ -5,6 +5,7 @@
 use std::panic::Location;
 
 use crate::obj_ref::ObjRef;
+pub use pulse_protocol::trace::EventKind as TraceKind;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum EventKind {
@@ -16,6 +17,9 @@ pub(crate) enum EventKind {
     Exit,
     /// The thread's timed wait in `op` ran out (a timed transition).
     Timeout,
+    /// What an operation did, for the trace file only (an acquire, a release, a wake, a
+    /// send, a receive's result): the console's table leaves these out.
+    Note(TraceKind),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -27,6 +31,8 @@ pub(crate) struct Event {
     pub object: Option<ObjRef>,
     pub location: Option<&'static Location<'static>>,
     pub clock_ns: u64,
+    /// A note's value (`Ok`, `WouldBlock`, a wake's reason).
+    pub value: Option<&'static str>,
 }
 
 impl Event {
@@ -36,6 +42,7 @@ impl Event {
             EventKind::Block => format!("{} (blocks)", self.op),
             EventKind::Exit => "thread exits".to_string(),
             EventKind::Timeout => format!("{} (times out)", self.op),
+            EventKind::Note(_) => self.op.to_string(),
         }
     }
 }

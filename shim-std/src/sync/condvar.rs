@@ -5,7 +5,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use pulse_runtime::{ChoiceKind, ObjectCell, ObjectState, WakeReason};
+use pulse_runtime::{ChoiceKind, ObjectCell, ObjectState, TraceKind, WakeReason};
 
 use super::mutex::MutexGuard;
 use super::poison::{self, LockResult, PoisonError};
@@ -160,6 +160,7 @@ impl Condvar {
                 // between the two, as std guarantees.
                 lock.release(ctx, mutex);
                 let reason = if ctx.choose(ChoiceKind::SpuriousWakeup) {
+                    ctx.note(TraceKind::Wake, op, Some(cv), Some("spurious"));
                     WakeReason::Notified
                 } else {
                     ctx.block(op, Some(cv), timeout)

@@ -24,7 +24,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use pulse_runtime::{ObjRef, ObjectCell, ObjectState, WakeReason};
+use pulse_runtime::{ObjRef, ObjectCell, ObjectState, TraceKind, WakeReason};
 
 use crate::rt;
 
@@ -73,6 +73,14 @@ struct Exec {
 fn wake(exec: Option<Exec>) {
     if let Some(e) = exec {
         e.ctx.wake_all(e.obj);
+    }
+}
+
+/// Puts what a channel operation did in the trace file (only while tracing).
+#[track_caller]
+fn note(exec: Option<Exec>, kind: TraceKind, op: &'static str, value: Option<&'static str>) {
+    if let Some(e) = exec {
+        e.ctx.note(kind, op, Some(e.obj), value);
     }
 }
 
@@ -178,6 +186,8 @@ impl<T> Chan<T> {
                         value: t,
                         ticket: Some(ticket),
                     });
+                    drop(st);
+                    note(exec, TraceKind::Send, op, None);
                     break ticket;
                 }
                 Some(n) if st.queue.len() >= n => {
@@ -194,6 +204,7 @@ impl<T> Chan<T> {
                 ticket: None,
             });
             drop(st);
+            note(exec, TraceKind::Send, op, None);
             wake(exec);
             return Ok(());
         };
@@ -232,6 +243,7 @@ impl<T> Chan<T> {
             ticket: None,
         });
         drop(st);
+        note(exec, TraceKind::Send, "SyncSender::try_send", None);
         wake(exec);
         Ok(())
     }
@@ -250,10 +262,13 @@ impl<T> Chan<T> {
                 let mut st = self.lock();
                 if let Some(msg) = st.queue.pop_front() {
                     drop(st);
+                    note(exec, TraceKind::Recv, op, Some("Ok"));
                     wake(exec);
                     return Ok(msg.value);
                 }
                 if st.senders == 0 {
+                    drop(st);
+                    note(exec, TraceKind::Recv, op, Some("Err(Disconnected)"));
                     return Err(RecvTimeoutError::Disconnected);
                 }
             }
@@ -261,6 +276,7 @@ impl<T> Chan<T> {
                 (Some(e), Some(deadline)) => {
                     let now = e.ctx.now();
                     if now >= deadline {
+                        note(exec, TraceKind::Recv, op, Some("Err(Timeout)"));
                         return Err(RecvTimeoutError::Timeout);
                     }
                     Some(deadline - now)
@@ -280,14 +296,24 @@ impl<T> Chan<T> {
     fn try_recv(&self) -> Result<T, TryRecvError> {
         let exec = self.enter("Receiver::try_recv");
         let mut st = self.lock();
+        let op = "Receiver::try_recv";
         match st.queue.pop_front() {
             Some(msg) => {
                 drop(st);
+                note(exec, TraceKind::Recv, op, Some("Ok"));
                 wake(exec);
                 Ok(msg.value)
             }
-            None if st.senders == 0 => Err(TryRecvError::Disconnected),
-            None => Err(TryRecvError::Empty),
+            None if st.senders == 0 => {
+                drop(st);
+                note(exec, TraceKind::Recv, op, Some("Err(Disconnected)"));
+                Err(TryRecvError::Disconnected)
+            }
+            None => {
+                drop(st);
+                note(exec, TraceKind::Recv, op, Some("Err(Empty)"));
+                Err(TryRecvError::Empty)
+            }
         }
     }
 

@@ -11,7 +11,7 @@ use std::ops::{Deref, DerefMut};
 use std::panic::Location;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use pulse_runtime::{ObjRef, ObjectCell, ObjectState, WakeReason};
+use pulse_runtime::{ObjRef, ObjectCell, ObjectState, TraceKind, WakeReason};
 
 use super::poison::{self, LockResult, PoisonError, TryLockError, TryLockResult};
 use crate::rt;
@@ -127,6 +127,12 @@ impl<T: ?Sized> Mutex<T> {
                 let obj = self.state.obj(ctx);
                 ctx.switch("Mutex::try_lock", Some(obj));
                 if !self.try_take(ctx) {
+                    ctx.note(
+                        TraceKind::Other,
+                        "Mutex::try_lock",
+                        Some(obj),
+                        Some("WouldBlock"),
+                    );
                     return Err(TryLockError::WouldBlock);
                 }
                 ctx.acquired(obj);

@@ -1,0 +1,786 @@
+//! The trace format: one execution, every event, the synchronisation between them and the
+//! vector clocks of happens-before. Written by the runtime (`<test>.trace.json` next to a
+//! failure record, and for any run with `--trace-out DIR`), read by `cargo pulse trace`, the
+//! console's failure summary and the HTML viewer. JSON through serde; `TRACE_VERSION` says
+//! which contract a file follows and a reader refuses another version.
+//!
+//! Happens-before is a pure function of the recorded events ([`Trace::link`] then
+//! [`Trace::compute_clocks`]): each acquire-like event names the release-like event it
+//! synchronises with (`sync`): unlock → lock, send → the receive that took that message
+//! (channels are FIFO), spawn → the child's first event (`ThreadInfo::spawned_by`), exit →
+//! the join that returned, notify/unpark → the wake, a store → the load that read it
+//! (`reads_from`; under today's sequentially consistent atomics the latest store, a relaxed
+//! memory model fills it itself and `link` keeps what it finds). PULSE's visualizer (§6 of
+//! the paper) then draws a dotted edge between two conflicting side effects only where
+//! happens-before does not order them: [`Trace::races`].
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The trace format's version; readers refuse another.
+pub const TRACE_VERSION: u32 = 1;
+
+/// What an event is, for happens-before and for people.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A scheduling point before an operation (`Mutex::lock` requested; nothing taken yet).
+    #[default]
+    Request,
+    /// The thread blocked in the operation.
+    Block,
+    /// The blocked thread became runnable again; `value` says why (`notify`, `unlock`,
+    /// `send`, `exit`, `timeout`).
+    Wake,
+    /// The thread's timed wait ran out (a timed transition of the clock).
+    Timeout,
+    /// A lock was taken (`value`: who holds it now).
+    Acquire,
+    /// A lock was released.
+    Release,
+    /// A message was queued on a channel.
+    Send,
+    /// A receive returned (`value`: `Ok`, `Err(Empty)`, `Err(Disconnected)`, ...).
+    Recv,
+    /// An atomic load.
+    Load,
+    /// An atomic store.
+    Store,
+    /// An atomic read-modify-write (swap, CAS, fetch_*).
+    Rmw,
+    /// A thread was spawned (`object`: `Thread#n`).
+    Spawn,
+    /// A join returned (`object`: the joined thread).
+    Join,
+    /// The thread finished.
+    Exit,
+    /// A condvar notify or an unpark (`object`: what it wakes).
+    Notify,
+    /// A `#[pulse::atomic]` block: one event for the whole call.
+    Atomic,
+    /// Anything else (`thread::sleep`, `yield_now`, a result note).
+    Other,
+}
+
+impl EventKind {
+    /// Whether this event is a release-like event others may synchronise with.
+    fn releases(self) -> bool {
+        matches!(
+            self,
+            EventKind::Release
+                | EventKind::Store
+                | EventKind::Rmw
+                | EventKind::Send
+                | EventKind::Notify
+                | EventKind::Exit
+        )
+    }
+}
+
+/// One virtual thread of the execution.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ThreadInfo {
+    pub id: u32,
+    pub name: String,
+    /// Where it was spawned, `file:line:col` (`None` for the test's main thread).
+    pub spawn_site: Option<String>,
+    /// The index of the spawn event in `events` (`None` for main, or when the spawn fell
+    /// out of a truncated trace).
+    pub spawned_by: Option<u64>,
+}
+
+/// One event.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Event {
+    /// The scheduler step it was taken at (several events can share one step: a request,
+    /// then the acquire it led to).
+    pub step: u64,
+    pub thread: u32,
+    pub kind: EventKind,
+    /// The operation, as the shim names it (`Mutex::lock`).
+    pub op: String,
+    /// The object, `Mutex#1` (numbered in creation order within the execution).
+    pub object: Option<String>,
+    /// What happened, where it matters: a `recv`'s `Ok`/`Err`, a failed `try_lock`'s
+    /// `WouldBlock`, a wake's reason, a lock's holder.
+    pub value: Option<String>,
+    /// The user's source location, `file:line:col`.
+    pub location: Option<String>,
+    /// Virtual time, ns since the execution started.
+    pub clock_ns: u64,
+    /// The index of the release-like event this one synchronises with.
+    pub sync: Option<u64>,
+    /// For a load: the index of the store it read. Filled by the memory model when it
+    /// chooses; otherwise the latest store to the object.
+    pub reads_from: Option<u64>,
+    /// Happens-before: `vc[t]` is how many of thread `t`'s events happen before or are
+    /// this one.
+    pub vc: Vec<u32>,
+}
+
+/// One execution's trace.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Trace {
+    pub version: u32,
+    /// The test's name as libtest prints it.
+    pub test: String,
+    /// `passed`, or the failure kind's snake_case name (`panic`, `deadlock`, ...).
+    pub outcome: String,
+    /// The failure's headline (empty for a pass).
+    pub message: String,
+    pub seed: Option<u64>,
+    /// The schedule (`Schedule` text) that replays this execution.
+    pub schedule: String,
+    pub threads: Vec<ThreadInfo>,
+    pub events: Vec<Event>,
+    /// The index of the event where the failure shows (the panicking thread's last event,
+    /// a deadlock's last block).
+    pub failing_event: Option<u64>,
+    /// How many events from the start were left out (very long executions keep their
+    /// last events); 0 when the trace is whole.
+    pub dropped: u64,
+}
+
+/// An edge of the diagram between two events (indices into `events`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Edge {
+    pub from: usize,
+    pub to: usize,
+}
+
+/// What an access to an object does, for conflicts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+    /// Channel operations conflict with their own kind only (two sends race for the queue
+    /// order, two receives for a message; a send and its receive are ordered).
+    Send,
+    Recv,
+}
+
+impl Access {
+    fn conflicts(self, other: Access) -> bool {
+        match (self, other) {
+            (Access::Read, Access::Read) => false,
+            (Access::Read | Access::Write, Access::Read | Access::Write) => true,
+            (a, b) => a == b,
+        }
+    }
+}
+
+/// Races are looked for on at most this many objects (each costs one pass of clocks).
+const MAX_RACE_OBJECTS: usize = 64;
+
+/// Vector clocks cost events x threads entries: past this many (a 1,000-thread test's long
+/// trace) none are computed, `vc` stays empty and no races are drawn.
+pub const MAX_CLOCK_ENTRIES: usize = 20_000_000;
+
+/// All the per-object passes of `races` together stay under this many clock entries.
+const RACE_WORK: usize = 100_000_000;
+
+impl Trace {
+    /// Fills `sync` and `reads_from` from the events' kinds and objects (keeping any already
+    /// set), then the vector clocks.
+    pub fn link(&mut self) {
+        let mut last_release: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut last_store: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut sends: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        let mut received: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut exits: BTreeMap<String, usize> = BTreeMap::new();
+        let mut links: Vec<(usize, Option<u64>, Option<u64>)> = Vec::new();
+        // Who holds each lock, for a block's value ("held by thread-1").
+        let mut holders: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut held_by: Vec<(usize, u32)> = Vec::new();
+        for (i, e) in self.events.iter().enumerate() {
+            let Some(obj) = e.object.as_deref() else {
+                continue;
+            };
+            match e.kind {
+                EventKind::Acquire => {
+                    holders.insert(obj, e.thread);
+                }
+                EventKind::Release => {
+                    holders.remove(obj);
+                }
+                EventKind::Block if e.value.is_none() => {
+                    if let Some(&h) = holders.get(obj).filter(|&&h| h != e.thread) {
+                        held_by.push((i, h));
+                    }
+                }
+                _ => {}
+            }
+            let mut sync = None;
+            let mut reads = None;
+            match e.kind {
+                EventKind::Acquire | EventKind::Wake => {
+                    sync = last_release.get(obj).map(|&s| s as u64);
+                }
+                EventKind::Load | EventKind::Rmw => {
+                    reads = e
+                        .reads_from
+                        .or_else(|| last_store.get(obj).map(|&s| s as u64));
+                    sync = reads;
+                }
+                EventKind::Recv if e.value.as_deref().is_none_or(|v| v.starts_with("Ok")) => {
+                    let k = received.entry(obj).or_insert(0);
+                    sync = sends.get(obj).and_then(|s| s.get(*k)).map(|&s| s as u64);
+                    *k += 1;
+                }
+                EventKind::Join => sync = exits.get(obj).map(|&s| s as u64),
+                _ => {}
+            }
+            if e.sync.is_none() && (sync.is_some() || reads.is_some()) {
+                links.push((i, sync, reads));
+            }
+            if e.kind.releases() {
+                last_release.insert(obj, i);
+            }
+            match e.kind {
+                EventKind::Store | EventKind::Rmw => {
+                    last_store.insert(obj, i);
+                }
+                EventKind::Send => sends.entry(obj).or_default().push(i),
+                _ => {}
+            }
+            if e.kind == EventKind::Exit {
+                exits.insert(obj.to_string(), i);
+            }
+        }
+        for (i, h) in held_by {
+            let name = self.thread_name(h);
+            self.events[i].value = Some(format!("held by {name}"));
+        }
+        for (i, sync, reads) in links {
+            let e = &mut self.events[i];
+            e.sync = sync.filter(|&s| s as usize != i);
+            if e.reads_from.is_none() {
+                e.reads_from = reads;
+            }
+        }
+        self.compute_clocks();
+    }
+
+    /// The vector clocks from program order, spawns and `sync`.
+    pub fn compute_clocks(&mut self) {
+        if !self.clocks_affordable() {
+            self.events.iter_mut().for_each(|e| e.vc.clear());
+            return;
+        }
+        let clocks = self.clocks_without(None);
+        for (e, vc) in self.events.iter_mut().zip(clocks) {
+            e.vc = vc;
+        }
+    }
+
+    /// Whether this trace's vector clocks fit `MAX_CLOCK_ENTRIES`.
+    pub fn clocks_affordable(&self) -> bool {
+        self.events.len().saturating_mul(self.thread_count().max(1)) <= MAX_CLOCK_ENTRIES
+    }
+
+    fn thread_count(&self) -> usize {
+        let most = self.events.iter().map(|e| e.thread + 1).max().unwrap_or(0);
+        most.max(self.threads.len() as u32) as usize
+    }
+
+    /// Vector clocks, ignoring the synchronisation through `skip` (an object name).
+    fn clocks_without(&self, skip: Option<&str>) -> Vec<Vec<u32>> {
+        let n = self.thread_count();
+        let mut current: Vec<Option<Vec<u32>>> = vec![None; n];
+        let mut out: Vec<Vec<u32>> = Vec::with_capacity(self.events.len());
+        let spawned_by: Vec<Option<usize>> = (0..n)
+            .map(|t| {
+                self.threads
+                    .iter()
+                    .find(|th| th.id as usize == t)
+                    .and_then(|th| th.spawned_by)
+                    .map(|s| s as usize)
+            })
+            .collect();
+        for (i, e) in self.events.iter().enumerate() {
+            let t = e.thread as usize;
+            let mut c = match current[t].take() {
+                Some(c) => c,
+                None => {
+                    let mut c = vec![0; n];
+                    if let Some(s) = spawned_by[t].filter(|&s| s < i) {
+                        join(&mut c, &out[s]);
+                    }
+                    c
+                }
+            };
+            c[t] += 1;
+            let skipped = skip.is_some() && e.object.as_deref() == skip;
+            if let Some(s) = e.sync.map(|s| s as usize).filter(|&s| s < i) {
+                if !skipped {
+                    join(&mut c, &out[s]);
+                }
+            }
+            out.push(c.clone());
+            current[t] = Some(c);
+        }
+        out
+    }
+
+    /// Whether event `a` happens before event `b` (by their vector clocks).
+    pub fn happens_before(&self, a: usize, b: usize) -> bool {
+        if self.events[a].vc.is_empty() || self.events[b].vc.is_empty() {
+            return false;
+        }
+        hb(&self.events, &self.events[a].vc, a, &self.events[b].vc)
+    }
+
+    /// The diagram's synchronisation edges: each event's `sync` and each thread's spawn.
+    pub fn sync_edges(&self) -> Vec<Edge> {
+        let mut edges: Vec<Edge> = self
+            .events
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| {
+                e.sync
+                    .map(|s| s as usize)
+                    .filter(|&s| self.events[s].thread != e.thread)
+                    .map(|s| Edge { from: s, to: i })
+            })
+            .collect();
+        for th in &self.threads {
+            let first = self.events.iter().position(|e| e.thread == th.id);
+            if let (Some(s), Some(f)) = (th.spawned_by, first) {
+                edges.push(Edge {
+                    from: s as usize,
+                    to: f,
+                });
+            }
+        }
+        edges.sort();
+        edges
+    }
+
+    /// PULSE's dotted edges: for each object, each access and the access to the same
+    /// object just before it, when they are on different threads, conflict (one writes;
+    /// two sends; two receives) and nothing but the object itself orders them (the
+    /// happens-before relation computed without that object's own synchronisation: which
+    /// thread got the lock or the store first was the scheduler's choice, not the
+    /// program's). What remains are the races.
+    pub fn races(&self) -> Vec<Edge> {
+        if !self.clocks_affordable() {
+            return Vec::new();
+        }
+        let per_pass = self
+            .events
+            .len()
+            .saturating_mul(self.thread_count().max(1))
+            .max(1);
+        let max_objects = (RACE_WORK / per_pass).clamp(1, MAX_RACE_OBJECTS);
+        let mut per_object: BTreeMap<&str, Vec<(usize, Access)>> = BTreeMap::new();
+        let mut order: Vec<&str> = Vec::new();
+        for (i, e) in self.events.iter().enumerate() {
+            let (Some(obj), Some(access)) = (e.object.as_deref(), access_of(e)) else {
+                continue;
+            };
+            per_object
+                .entry(obj)
+                .or_insert_with(|| {
+                    order.push(obj);
+                    Vec::new()
+                })
+                .push((i, access));
+        }
+        let mut edges = Vec::new();
+        let mut examined = 0;
+        for obj in order {
+            let accesses = &per_object[obj];
+            let candidates: Vec<(usize, usize)> = accesses
+                .windows(2)
+                .filter(|w| {
+                    self.events[w[0].0].thread != self.events[w[1].0].thread
+                        && w[0].1.conflicts(w[1].1)
+                })
+                .map(|w| (w[0].0, w[1].0))
+                .collect();
+            if candidates.is_empty() {
+                continue;
+            }
+            if examined == max_objects {
+                break;
+            }
+            examined += 1;
+            let clocks = self.clocks_without(Some(obj));
+            for (a, b) in candidates {
+                if !hb(&self.events, &clocks[a], a, &clocks[b]) {
+                    edges.push(Edge { from: a, to: b });
+                }
+            }
+        }
+        edges.sort();
+        edges
+    }
+
+    /// Threads blocked for good on a lock another thread holds: an edge from the block to
+    /// the holder's acquire (a deadlock's cycle).
+    pub fn waits_for(&self) -> Vec<Edge> {
+        let mut edges = Vec::new();
+        for t in 0..self.thread_count() as u32 {
+            let Some(last) = self.events.iter().rposition(|e| e.thread == t) else {
+                continue;
+            };
+            let e = &self.events[last];
+            if e.kind != EventKind::Block {
+                continue;
+            }
+            let Some(obj) = e.object.as_deref() else {
+                continue;
+            };
+            let mut holder = None;
+            for (i, x) in self.events[..last].iter().enumerate() {
+                if x.object.as_deref() == Some(obj) {
+                    match x.kind {
+                        EventKind::Acquire => holder = Some(i),
+                        EventKind::Release => holder = None,
+                        _ => {}
+                    }
+                }
+            }
+            if let Some(h) = holder.filter(|&h| self.events[h].thread != t) {
+                edges.push(Edge { from: last, to: h });
+            }
+        }
+        edges
+    }
+
+    /// The racing pair in words, when the trace shows one: a thread's access landing
+    /// between two of another thread's ("thread-1 wrote `AtomicU64#0` at src/lib.rs:12
+    /// between main's read at :10 and write at :14"), else the last race before the failure.
+    pub fn race_summary(&self) -> Option<String> {
+        let races = self.races();
+        let end = self.failing_event.map_or(usize::MAX, |f| f as usize);
+        let before: Vec<&Edge> = races.iter().filter(|e| e.to <= end).collect();
+        let name = |t: u32| self.thread_name(t);
+        let ev = |i: usize| &self.events[i];
+        // The last pair of races on one object where another thread's accesses (one or
+        // more, no race between them) land between two of a thread's.
+        for (k, y) in before.iter().enumerate().rev() {
+            let (b_last, c) = (ev(y.from), ev(y.to));
+            let Some(x) = before[..k]
+                .iter()
+                .rev()
+                .find(|x| ev(x.to).object == c.object)
+            else {
+                continue;
+            };
+            let (a, b_first) = (ev(x.from), ev(x.to));
+            if !(a.thread == c.thread
+                && b_first.thread == b_last.thread
+                && a.thread != b_first.thread)
+            {
+                continue;
+            }
+            // Each line once: the first in full, the others as `:line` of the same file.
+            let mut lines: Vec<String> = Vec::new();
+            let mut sites: Vec<String> = Vec::new();
+            for e in &self.events[x.to..=y.from] {
+                if e.thread == b_first.thread && e.object == c.object && access_of(e).is_some() {
+                    let short = short_location(e.location.as_deref(), b_first.location.as_deref());
+                    if !lines.contains(&short) {
+                        sites.push(if lines.is_empty() {
+                            e.location.clone().unwrap_or_else(|| "?".into())
+                        } else {
+                            short.clone()
+                        });
+                        lines.push(short);
+                    }
+                }
+            }
+            return Some(format!(
+                "{} {} `{}` at {} between {}'s {} at {} and {} at {}",
+                name(b_first.thread),
+                verb(b_first),
+                b_first.object.as_deref().unwrap_or("-"),
+                sites.join(" and "),
+                name(a.thread),
+                noun(a),
+                short_location(a.location.as_deref(), b_first.location.as_deref()),
+                noun(c),
+                short_location(c.location.as_deref(), b_first.location.as_deref()),
+            ));
+        }
+        let last = before.last()?;
+        let (a, b) = (ev(last.from), ev(last.to));
+        Some(format!(
+            "{} {} `{}` at {} and {} {} it at {}, unordered by any synchronisation",
+            name(a.thread),
+            verb(a),
+            a.object.as_deref().unwrap_or("-"),
+            a.location.as_deref().unwrap_or("?"),
+            name(b.thread),
+            verb(b),
+            short_location(b.location.as_deref(), a.location.as_deref()),
+        ))
+    }
+
+    /// A thread's name (`thread-3` when the trace does not list it).
+    pub fn thread_name(&self, t: u32) -> String {
+        self.threads
+            .iter()
+            .find(|th| th.id == t)
+            .map_or_else(|| format!("thread-{t}"), |th| th.name.clone())
+    }
+
+    /// dejafu's compact schedule line: `S0` where thread 0 starts running after a block or
+    /// exit, `P1` where thread 1 preempts a runnable thread, `-` for each further step of
+    /// the same thread.
+    pub fn schedule_line(&self) -> String {
+        let mut out = String::new();
+        let mut prev: Option<(u32, EventKind)> = None;
+        let mut last_step = None;
+        for e in &self.events {
+            if e.kind == EventKind::Timeout || last_step == Some((e.step, e.thread)) {
+                continue;
+            }
+            last_step = Some((e.step, e.thread));
+            match prev {
+                Some((t, _)) if t == e.thread => out.push('-'),
+                Some((_, k)) if !matches!(k, EventKind::Block | EventKind::Exit) => {
+                    out.push_str(&format!("P{}", e.thread))
+                }
+                _ => out.push_str(&format!("S{}", e.thread)),
+            }
+            prev = Some((e.thread, e.kind));
+        }
+        out
+    }
+}
+
+fn join(c: &mut [u32], other: &[u32]) {
+    for (x, y) in c.iter_mut().zip(other) {
+        *x = (*x).max(*y);
+    }
+}
+
+fn hb(events: &[Event], va: &[u32], a: usize, vb: &[u32]) -> bool {
+    let t = events[a].thread as usize;
+    let _ = a;
+    va.get(t).copied().unwrap_or(0) <= vb.get(t).copied().unwrap_or(0)
+}
+
+/// What an event does to its object, if it is a side effect.
+fn access_of(e: &Event) -> Option<Access> {
+    match e.kind {
+        EventKind::Acquire if e.op.contains("read") => Some(Access::Read),
+        EventKind::Acquire => Some(Access::Write),
+        EventKind::Load => Some(Access::Read),
+        EventKind::Store | EventKind::Rmw => Some(Access::Write),
+        EventKind::Send => Some(Access::Send),
+        EventKind::Recv if e.value.as_deref().is_none_or(|v| v.starts_with("Ok")) => {
+            Some(Access::Recv)
+        }
+        _ => None,
+    }
+}
+
+fn verb(e: &Event) -> &'static str {
+    match e.kind {
+        EventKind::Acquire => "locked",
+        EventKind::Load => "read",
+        EventKind::Store => "wrote",
+        EventKind::Rmw => "updated",
+        EventKind::Send => "sent on",
+        EventKind::Recv => "received from",
+        _ => "used",
+    }
+}
+
+fn noun(e: &Event) -> &'static str {
+    match e.kind {
+        EventKind::Acquire => "lock",
+        EventKind::Load => "read",
+        EventKind::Store => "write",
+        EventKind::Rmw => "update",
+        EventKind::Send => "send",
+        EventKind::Recv => "receive",
+        _ => "use",
+    }
+}
+
+/// `file:line:col` shortened to `:line` when it is in the same file as `near`.
+fn short_location(loc: Option<&str>, near: Option<&str>) -> String {
+    let Some(loc) = loc else {
+        return "?".into();
+    };
+    let file = |l: &str| {
+        let mut parts = l.rsplitn(3, ':');
+        let _col = parts.next();
+        let line = parts.next().unwrap_or("").to_string();
+        (parts.next().unwrap_or("").to_string(), line)
+    };
+    let (f, line) = file(loc);
+    match near.map(file) {
+        Some((g, _)) if g == f && !f.is_empty() => format!(":{line}"),
+        _ => loc.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(thread: u32, kind: EventKind, object: &str, line: u32) -> Event {
+        Event {
+            thread,
+            kind,
+            op: format!("{kind:?}"),
+            object: (!object.is_empty()).then(|| object.to_string()),
+            location: Some(format!("src/lib.rs:{line}:5")),
+            ..Default::default()
+        }
+    }
+
+    fn trace(events: Vec<Event>, spawn: usize) -> Trace {
+        let mut t = Trace {
+            version: TRACE_VERSION,
+            threads: vec![
+                ThreadInfo {
+                    id: 0,
+                    name: "main".into(),
+                    ..Default::default()
+                },
+                ThreadInfo {
+                    id: 1,
+                    name: "thread-1".into(),
+                    spawned_by: Some(spawn as u64),
+                    ..Default::default()
+                },
+            ],
+            events,
+            ..Default::default()
+        };
+        for (i, e) in t.events.iter_mut().enumerate() {
+            e.step = i as u64;
+        }
+        t.link();
+        t
+    }
+
+    use EventKind::*;
+
+    #[test]
+    fn a_lost_update_under_a_lock_is_one_write_between_two_accesses() {
+        let t = trace(
+            vec![
+                ev(0, Spawn, "Thread#1", 1),
+                ev(0, Acquire, "Mutex#0", 10),
+                ev(0, Release, "Mutex#0", 10),
+                ev(1, Acquire, "Mutex#0", 12),
+                ev(1, Release, "Mutex#0", 12),
+                ev(0, Acquire, "Mutex#0", 14),
+                ev(0, Release, "Mutex#0", 14),
+                ev(1, Exit, "Thread#1", 0),
+                ev(0, Join, "Thread#1", 20),
+            ],
+            0,
+        );
+        // The lock orders everything in the full relation.
+        assert!(t.happens_before(2, 3));
+        assert!(t.happens_before(7, 8), "exit -> join");
+        assert!(t.happens_before(0, 3), "spawn -> child");
+        assert!(!t.happens_before(3, 1));
+        assert_eq!(t.events[3].sync, Some(2));
+        assert_eq!(
+            t.races(),
+            vec![Edge { from: 1, to: 3 }, Edge { from: 3, to: 5 }]
+        );
+        assert_eq!(
+            t.race_summary().unwrap(),
+            "thread-1 locked `Mutex#0` at src/lib.rs:12:5 between main's lock at :10 and lock at :14"
+        );
+        assert_eq!(t.schedule_line(), "S0--P1-P0-P1S0");
+    }
+
+    #[test]
+    fn a_whole_increment_between_a_read_and_a_write_is_named_once_per_line() {
+        let t = trace(
+            vec![
+                ev(0, Spawn, "Thread#1", 1),
+                ev(0, Acquire, "Mutex#0", 10),
+                ev(0, Release, "Mutex#0", 10),
+                ev(1, Acquire, "Mutex#0", 10),
+                ev(1, Release, "Mutex#0", 10),
+                ev(1, Acquire, "Mutex#0", 12),
+                ev(1, Release, "Mutex#0", 12),
+                ev(1, Acquire, "Mutex#0", 10),
+                ev(1, Release, "Mutex#0", 10),
+                ev(0, Acquire, "Mutex#0", 12),
+            ],
+            0,
+        );
+        assert_eq!(
+            t.race_summary().unwrap(),
+            "thread-1 locked `Mutex#0` at src/lib.rs:10:5 and :12 between main's lock at :10 and lock at :12"
+        );
+    }
+
+    #[test]
+    fn a_spawn_or_join_ordering_two_writes_leaves_no_race() {
+        let t = trace(
+            vec![
+                ev(0, Store, "AtomicU64#0", 1),
+                ev(0, Spawn, "Thread#1", 2),
+                ev(1, Store, "AtomicU64#0", 3),
+                ev(1, Exit, "Thread#1", 0),
+                ev(0, Join, "Thread#1", 4),
+                ev(0, Load, "AtomicU64#0", 5),
+            ],
+            1,
+        );
+        assert!(t.races().is_empty(), "{:?}", t.races());
+        assert_eq!(t.events[5].reads_from, Some(2));
+    }
+
+    #[test]
+    fn two_unordered_sends_race_but_a_send_and_its_receive_do_not() {
+        let t = trace(
+            vec![
+                ev(0, Spawn, "Thread#1", 1),
+                ev(1, Send, "Channel#0", 2),
+                ev(0, Send, "Channel#0", 3),
+                ev(0, Recv, "Channel#0", 4),
+            ],
+            0,
+        );
+        assert_eq!(t.races(), vec![Edge { from: 1, to: 2 }]);
+        assert_eq!(t.events[3].sync, Some(1), "FIFO: the first send");
+    }
+
+    #[test]
+    fn a_deadlock_is_two_waits_for_edges() {
+        let t = trace(
+            vec![
+                ev(0, Spawn, "Thread#1", 1),
+                ev(0, Acquire, "Mutex#0", 2),
+                ev(1, Acquire, "Mutex#1", 3),
+                ev(0, Block, "Mutex#1", 4),
+                ev(1, Block, "Mutex#0", 5),
+            ],
+            0,
+        );
+        assert_eq!(
+            t.waits_for(),
+            vec![Edge { from: 3, to: 2 }, Edge { from: 4, to: 1 }]
+        );
+        assert_eq!(t.events[3].value.as_deref(), Some("held by thread-1"));
+        assert_eq!(t.events[4].value.as_deref(), Some("held by main"));
+        assert!(t.races().is_empty());
+    }
+
+    #[test]
+    fn a_trace_survives_both_json_implementations() {
+        let t = trace(vec![ev(0, Spawn, "Thread#1", 1), ev(1, Load, "A#0", 2)], 0);
+        let text = crate::json::to_string(&t);
+        assert!(text.contains(r#""kind":"load""#), "{text}");
+        assert_eq!(serde_json::from_str::<Trace>(&text).unwrap(), t);
+        assert_eq!(crate::json::from_str::<Trace>(&text).unwrap(), t);
+    }
+}

@@ -1,0 +1,142 @@
+//! What the trace file says happened (`Failure::full_trace`, `pulse_protocol::trace`): a lock
+//! requested, then blocked, woken by the unlock and acquired; a failed `try_lock`; a message
+//! sent and received; a `pulse::atomic` call as one event; happens-before from them.
+
+use pulse_protocol::trace::{EventKind, Trace};
+use pulse_runtime::{Builder, Ctx};
+use pulse_shim_std::sync::atomic::{AtomicU32, Ordering};
+use pulse_shim_std::sync::{mpsc, Arc, Mutex};
+use pulse_shim_std::thread;
+
+/// The traced failing execution of `f` (searched from a fixed seed).
+fn failing_trace(f: impl Fn() + Sync) -> Trace {
+    let report = Builder::new().schedules(2000).seed(3).run(f);
+    let failure = report.failure.expect("the bug is found");
+    failure.full_trace.expect("a failure's replay is traced")
+}
+
+fn kinds_of(t: &Trace, thread: u32, object: &str) -> Vec<(EventKind, Option<String>)> {
+    t.events
+        .iter()
+        .filter(|e| e.thread == thread && e.object.as_deref() == Some(object))
+        .map(|e| (e.kind, e.value.clone()))
+        .collect()
+}
+
+#[test]
+fn a_contended_lock_is_requested_blocked_woken_by_the_unlock_and_acquired() {
+    // Every execution fails at its end; the first seed whose schedule made a thread wait
+    // for the lock is the one read.
+    let t = (0..200)
+        .map(|seed| {
+            let report = Builder::new().schedules(1).seed(seed).run(|| {
+                let m = Arc::new(Mutex::new(0));
+                let m2 = m.clone();
+                let h = thread::spawn(move || {
+                    let mut g = m2.lock().unwrap();
+                    *g += 1;
+                    thread::yield_now();
+                });
+                let g = m.lock().unwrap();
+                thread::yield_now();
+                drop(g);
+                h.join().unwrap();
+                panic!("the end");
+            });
+            report.failure.unwrap().full_trace.unwrap()
+        })
+        .find(|t| t.events.iter().any(|e| e.kind == EventKind::Block))
+        .expect("some schedule makes a thread wait for the lock");
+    // Somebody blocked on the lock, and the block says who held it; the same thread then
+    // woke (because of the unlock) and acquired it, in that order.
+    let block = t
+        .events
+        .iter()
+        .position(|e| e.kind == EventKind::Block && e.object.as_deref() == Some("Mutex#0"))
+        .expect("a block on the lock");
+    let who = t.events[block].thread;
+    assert!(t.events[block]
+        .value
+        .as_deref()
+        .is_some_and(|v| v.starts_with("held by ")));
+    let after: Vec<_> = kinds_of(&t, who, "Mutex#0")
+        .into_iter()
+        .skip_while(|(k, _)| *k != EventKind::Block)
+        .take(3)
+        .collect();
+    assert_eq!(
+        after,
+        vec![
+            (EventKind::Block, t.events[block].value.clone()),
+            (EventKind::Wake, Some("unlock".into())),
+            (EventKind::Acquire, None)
+        ]
+    );
+    // The acquire synchronises with the other thread's release: happens-before holds.
+    let acquire = (block..t.events.len())
+        .find(|&i| t.events[i].kind == EventKind::Acquire && t.events[i].thread == who)
+        .unwrap();
+    let release = t.events[acquire].sync.expect("acquire names its release") as usize;
+    assert_eq!(t.events[release].kind, EventKind::Release);
+    assert_ne!(t.events[release].thread, who);
+    assert!(t.happens_before(release, acquire));
+    assert!(!t.happens_before(acquire, release));
+}
+
+#[test]
+fn a_failed_try_lock_and_a_receive_say_what_they_returned() {
+    let t = failing_trace(|| {
+        let m = Arc::new(Mutex::new(()));
+        let (tx, rx) = mpsc::channel::<u32>();
+        let m2 = m.clone();
+        let h = thread::spawn(move || {
+            let _g = m2.lock().unwrap();
+            tx.send(7).unwrap();
+        });
+        let got = m.try_lock().is_ok();
+        let v = rx.recv().unwrap();
+        h.join().unwrap();
+        assert!(got && v == 7, "try_lock failed");
+    });
+    assert!(t
+        .events
+        .iter()
+        .any(|e| e.thread == 0 && e.value.as_deref() == Some("WouldBlock")));
+    let recv = t
+        .events
+        .iter()
+        .position(|e| e.kind == EventKind::Recv)
+        .expect("the receive");
+    assert_eq!(t.events[recv].value.as_deref(), Some("Ok"));
+    let send = t.events[recv].sync.expect("a receive names its send") as usize;
+    assert_eq!(t.events[send].kind, EventKind::Send);
+    assert_eq!(t.events[send].thread, 1);
+}
+
+#[test]
+fn a_pulse_atomic_call_is_one_event() {
+    let t = failing_trace(|| {
+        let n = Arc::new(AtomicU32::new(0));
+        let n2 = n.clone();
+        let h = thread::spawn(move || {
+            let ctx: Ctx = pulse_runtime::current().expect("inside the execution");
+            ctx.atomic(|| {
+                n2.store(1, Ordering::SeqCst);
+                n2.store(2, Ordering::SeqCst);
+            });
+        });
+        let seen = n.load(Ordering::SeqCst);
+        h.join().unwrap();
+        assert_ne!(seen, 2, "saw the atomic block's end");
+    });
+    let worker: Vec<EventKind> = t
+        .events
+        .iter()
+        .filter(|e| e.thread == 1)
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(worker, vec![EventKind::Atomic, EventKind::Exit], "{t:#?}");
+    // The race PULSE would draw: main's load and the worker's block are unordered, but the
+    // block's stores are inside it, so nothing else of the worker shows.
+    assert!(!t.events.iter().any(|e| e.kind == EventKind::Store));
+}

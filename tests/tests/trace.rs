@@ -1,0 +1,643 @@
+//! `cargo pulse trace` on failures the examples really have: the DOT diagram's lanes,
+//! synchronisation edges and exactly the racing dotted edges; the same schedule writes a
+//! byte-identical trace file; and headless Chromium renders the HTML viewer without a
+//! console error (installed with apt when missing, skipped with a message when it cannot be).
+
+#[allow(dead_code)]
+mod support;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{cargo_pulse, copy_fixture, repo};
+
+/// Runs `example`'s buggy test until it fails and returns the dir and its trace file.
+fn failing_trace(example: &str, test: &str, slot: &str) -> (PathBuf, PathBuf) {
+    let dir = copy_fixture(
+        &repo().join("examples").join(example),
+        &format!("trace-{slot}"),
+    );
+    let run = cargo_pulse(
+        &dir,
+        &[
+            "test",
+            test,
+            "--exact",
+            "--seed",
+            "1",
+            "--schedules",
+            "2000",
+        ],
+    );
+    assert_eq!(run.code, 101, "{example}: the bug is found\n{}", run.stderr);
+    assert!(
+        run.stderr.contains("trace: cargo pulse trace "),
+        "the report points at the trace file"
+    );
+    if example == "lost-update-counter" {
+        // The console's failure summary names the racing pair in words.
+        let race = run
+            .stderr
+            .lines()
+            .find(|l| l.trim_start().starts_with("race: "))
+            .unwrap_or_else(|| panic!("a race line in the report:\n{}", run.stderr));
+        assert!(
+            race.contains("`Mutex#0` at src/lib.rs:") && race.contains(" between "),
+            "{race}"
+        );
+    }
+    (dir.clone(), trace_file(&dir))
+}
+
+fn trace_file(dir: &Path) -> PathBuf {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("target/pulse/failures"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".trace.json"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 1, "one trace file: {files:?}");
+    files.pop().unwrap()
+}
+
+fn read_trace(file: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap()
+}
+
+/// The DOT output, parsed into lanes and edges by class.
+struct Dot {
+    text: String,
+    lanes: Vec<String>,
+    sync: BTreeSet<(usize, usize)>,
+    races: BTreeSet<(usize, usize)>,
+    waits: BTreeSet<(usize, usize)>,
+}
+
+fn dot(dir: &Path, file: &Path) -> Dot {
+    let run = cargo_pulse(dir, &["trace", file.to_str().unwrap(), "--format", "dot"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = run.stdout;
+    let edge = |class: &str| -> BTreeSet<(usize, usize)> {
+        text.lines()
+            .filter(|l| l.contains(&format!("class={class}")))
+            .map(|l| {
+                let (a, rest) = l.trim().split_once(" -> ").unwrap();
+                let b = rest.split_whitespace().next().unwrap();
+                (a[1..].parse().unwrap(), b[1..].parse().unwrap())
+            })
+            .collect()
+    };
+    let lanes = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("label=\"") && l.contains("color="))
+        .map(|l| {
+            l.split('"')
+                .nth(1)
+                .unwrap()
+                .split("\\n")
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    Dot {
+        lanes,
+        sync: edge("sync"),
+        races: edge("race"),
+        waits: edge("waits"),
+        text,
+    }
+}
+
+/// An independent oracle for two-thread programs whose only ordering besides the object
+/// itself is the spawn and the join: consecutive conflicting accesses to one object from
+/// different threads, except where main's access comes before the spawn or after the join.
+fn expected_races(trace: &serde_json::Value) -> BTreeSet<(usize, usize)> {
+    let events = trace["events"].as_array().unwrap();
+    let kind = |i: usize| events[i]["kind"].as_str().unwrap().to_string();
+    let spawn = (0..events.len()).find(|&i| kind(i) == "spawn").unwrap();
+    let join = (0..events.len())
+        .find(|&i| kind(i) == "join")
+        .unwrap_or(usize::MAX);
+    let access = |i: usize| -> Option<&'static str> {
+        match kind(i).as_str() {
+            "acquire" | "store" | "rmw" => Some("w"),
+            "load" => Some("r"),
+            "send" => Some("send"),
+            "recv"
+                if events[i]["value"]
+                    .as_str()
+                    .is_some_and(|v| v.starts_with("Ok")) =>
+            {
+                Some("recv")
+            }
+            _ => None,
+        }
+    };
+    let mut last: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut out = BTreeSet::new();
+    for i in 0..events.len() {
+        let (Some(a), Some(obj)) = (access(i), events[i]["object"].as_str()) else {
+            continue;
+        };
+        if let Some(&p) = last.get(obj) {
+            let b = access(p).unwrap();
+            let conflict = match (a, b) {
+                ("r", "r") => false,
+                ("r" | "w", "r" | "w") => true,
+                (x, y) => x == y,
+            };
+            let (tp, ti) = (&events[p]["thread"], &events[i]["thread"]);
+            let ordered = (tp == 0 && p < spawn) || (ti == 0 && i > join);
+            if tp != ti && conflict && !ordered {
+                out.insert((p, i));
+            }
+        }
+        last.insert(obj.to_string(), i);
+    }
+    out
+}
+
+#[test]
+fn lost_update_diagram_shows_the_handoffs_of_the_counter_as_races() {
+    let (dir, file) = failing_trace(
+        "lost-update-counter",
+        "concurrent_increments_are_not_lost",
+        "lost-update",
+    );
+    let trace = read_trace(&file);
+    let d = dot(&dir, &file);
+    assert_eq!(d.lanes, ["main", "thread-1"], "{}", d.text);
+    let events = trace["events"].as_array().unwrap();
+    let spawn = events.iter().position(|e| e["kind"] == "spawn").unwrap();
+    let first_child = events.iter().position(|e| e["thread"] == 1).unwrap();
+    assert!(d.sync.contains(&(spawn, first_child)), "spawn edge");
+    let exit = events
+        .iter()
+        .position(|e| e["kind"] == "exit" && e["thread"] == 1)
+        .unwrap();
+    let join = events.iter().position(|e| e["kind"] == "join").unwrap();
+    assert!(d.sync.contains(&(exit, join)), "exit -> join edge");
+    assert!(
+        d.sync
+            .iter()
+            .any(|&(a, b)| events[a]["kind"] == "release" && events[b]["kind"] == "acquire"),
+        "unlock -> lock edges"
+    );
+    assert!(!d.races.is_empty());
+    assert_eq!(d.races, expected_races(&trace), "exactly the racing edges");
+    assert!(d.waits.is_empty());
+    // The summary names the increment that landed in between.
+    let text = cargo_pulse(&dir, &["trace", file.to_str().unwrap()]).stdout;
+    let race = text
+        .lines()
+        .find(|l| l.starts_with("race: "))
+        .expect("a race line");
+    assert!(
+        race.contains("`Mutex#0`") && race.contains(" between ") && race.contains("src/lib.rs:"),
+        "{race}"
+    );
+    assert!(text.contains("schedule: S0"), "{text}");
+}
+
+#[test]
+fn ab_ba_deadlock_diagram_has_the_waits_for_cycle_and_no_race() {
+    let (dir, file) = failing_trace(
+        "lock-order-deadlock",
+        "opposite_transfers_complete",
+        "deadlock",
+    );
+    let trace = read_trace(&file);
+    let d = dot(&dir, &file);
+    assert_eq!(d.lanes.len(), 2, "{}", d.text);
+    assert_eq!(trace["outcome"], "deadlock");
+    let events = trace["events"].as_array().unwrap();
+    assert_eq!(
+        d.waits.len(),
+        2,
+        "two threads each wait for the other's lock: {}",
+        d.text
+    );
+    let threads: BTreeSet<_> = d
+        .waits
+        .iter()
+        .map(|&(a, _)| events[a]["thread"].as_u64())
+        .collect();
+    assert_eq!(threads.len(), 2);
+    for &(block, held) in &d.waits {
+        assert_eq!(events[block]["kind"], "block");
+        assert_eq!(events[held]["kind"], "acquire");
+        assert_eq!(events[block]["object"], events[held]["object"]);
+        assert_ne!(events[block]["thread"], events[held]["thread"]);
+    }
+    assert_eq!(d.races, expected_races(&trace), "exactly the racing edges");
+}
+
+#[test]
+fn message_overtaking_diagram_has_the_racing_sends() {
+    let (dir, file) = failing_trace(
+        "mpsc-pipeline",
+        "log_is_written_in_ticket_order",
+        "overtaking",
+    );
+    let trace = read_trace(&file);
+    let d = dot(&dir, &file);
+    assert_eq!(d.lanes, ["main", "thread-1"], "{}", d.text);
+    let events = trace["events"].as_array().unwrap();
+    assert!(
+        d.sync
+            .iter()
+            .any(|&(a, b)| events[a]["kind"] == "send" && events[b]["kind"] == "recv"),
+        "send -> recv edges"
+    );
+    assert!(
+        d.races
+            .iter()
+            .any(|&(a, b)| events[a]["kind"] == "send" && events[b]["kind"] == "send"),
+        "two unordered sends: {:?}",
+        d.races
+    );
+    assert_eq!(d.races, expected_races(&trace), "exactly the racing edges");
+}
+
+#[test]
+fn lost_wakeup_diagram_has_notify_to_wake_and_races_on_the_queue_only() {
+    let (dir, file) = failing_trace("lost-wakeup", "two_consumers_each_pop_a_job", "lost-wakeup");
+    let trace = read_trace(&file);
+    let d = dot(&dir, &file);
+    assert!(
+        d.lanes.len() >= 3,
+        "a producer and two consumers: {:?}",
+        d.lanes
+    );
+    let events = trace["events"].as_array().unwrap();
+    // The woken consumer was woken by a notify (an edge), or woke spuriously (said so).
+    let notified = d
+        .sync
+        .iter()
+        .any(|&(a, b)| events[a]["kind"] == "notify" && events[b]["kind"] == "wake");
+    let spurious = events
+        .iter()
+        .any(|e| e["kind"] == "wake" && e["value"] == "spurious");
+    assert!(
+        notified || spurious,
+        "notify -> wake edge or a spurious wake: {}",
+        d.text
+    );
+    assert!(!d.races.is_empty());
+    for &(a, b) in &d.races {
+        assert_ne!(events[a]["thread"], events[b]["thread"]);
+        assert_eq!(events[a]["object"], events[b]["object"]);
+        assert!(
+            events[a]["object"].as_str().unwrap().starts_with("Mutex#"),
+            "{:?}",
+            events[a]
+        );
+    }
+}
+
+#[test]
+fn the_same_schedule_writes_a_byte_identical_trace() {
+    let (dir, file) = failing_trace(
+        "lost-update-counter",
+        "concurrent_increments_are_not_lost",
+        "same-schedule",
+    );
+    let record: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(file.to_string_lossy().replace(".trace.json", ".json")).unwrap(),
+    )
+    .unwrap();
+    let schedule = record["schedule"].as_str().unwrap().to_string();
+    let searched = read_trace(&file);
+    let replay = |slot: &str| {
+        let failures = dir.join("target/pulse/failures");
+        let _ = std::fs::remove_dir_all(&failures);
+        let run = cargo_pulse(
+            &dir,
+            &[
+                "test",
+                "concurrent_increments_are_not_lost",
+                "--exact",
+                "--replay",
+                &schedule,
+            ],
+        );
+        assert_eq!(run.code, 101, "{}", run.stderr);
+        let saved = dir.join(format!("{slot}.trace.json"));
+        std::fs::copy(trace_file(&dir), &saved).unwrap();
+        std::fs::read(saved).unwrap()
+    };
+    let (first, second) = (replay("first"), replay("second"));
+    assert!(first.len() > 1000);
+    assert!(
+        first == second,
+        "two replays of one schedule wrote different traces"
+    );
+    // And the search's own traced replay wrote the same events.
+    let replayed: serde_json::Value = serde_json::from_slice(&first).unwrap();
+    assert_eq!(searched["events"], replayed["events"]);
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let dir = copy_fixture(
+        &repo().join("examples/lost-update-counter"),
+        "trace-bad-input",
+    );
+    let missing = cargo_pulse(&dir, &["trace", "no-such.trace.json"]);
+    assert_eq!(missing.code, 2);
+    assert!(
+        missing.stderr.contains("no-such.trace.json"),
+        "{}",
+        missing.stderr
+    );
+    std::fs::write(dir.join("old.trace.json"), r#"{"version":99,"events":[]}"#).unwrap();
+    let old = cargo_pulse(&dir, &["trace", "old.trace.json"]);
+    assert_eq!(old.code, 2);
+    assert!(old.stderr.contains("version 99"), "{}", old.stderr);
+    let format = cargo_pulse(&dir, &["trace", "old.trace.json", "--format", "png"]);
+    assert_eq!(format.code, 2);
+    // SVG needs Graphviz: drawn when `dot` is installed, said plainly (exit 2) when not.
+    std::fs::write(
+        dir.join("tiny.trace.json"),
+        r#"{"version":1,"threads":[{"id":0,"name":"main"}],"events":[{"thread":0,"kind":"exit","op":"thread exits"}]}"#,
+    )
+    .unwrap();
+    let svg = cargo_pulse(&dir, &["trace", "tiny.trace.json", "--format", "svg"]);
+    let has_dot = Command::new("dot").arg("-V").output().is_ok();
+    if has_dot {
+        assert_eq!(svg.code, 0, "{}", svg.stderr);
+        assert!(svg.stdout.contains("<svg"), "{}", svg.stdout);
+    } else {
+        assert_eq!(svg.code, 2);
+        assert!(svg.stderr.contains("Graphviz"), "{}", svg.stderr);
+    }
+}
+
+/// Runs `cmd` with a deadline; `None` if it did not finish in time (it is killed). Its
+/// output is read as it comes (a page's DOM can be far larger than a pipe's buffer).
+fn run_with_deadline(cmd: &mut Command, limit: Duration) -> Option<std::process::Output> {
+    use std::io::Read;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let out = drain(Box::new(child.stdout.take()?));
+    let err = drain(Box::new(child.stderr.take()?));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().ok()? {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    Some(std::process::Output {
+        status,
+        stdout: out.join().ok()?,
+        stderr: err.join().ok()?,
+    })
+}
+
+/// `/usr/bin/chromium`, installing Debian's `chromium` package when it is missing.
+fn chromium() -> Result<PathBuf, String> {
+    let bin = PathBuf::from("/usr/bin/chromium");
+    if bin.exists() {
+        return Ok(bin);
+    }
+    let apt = |args: &[&str]| {
+        run_with_deadline(
+            Command::new("apt-get")
+                .args(args)
+                .env("DEBIAN_FRONTEND", "noninteractive"),
+            Duration::from_secs(900),
+        )
+    };
+    let install = apt(&["install", "-y", "--no-install-recommends", "chromium"]);
+    if !bin.exists() {
+        let _ = apt(&["update"]);
+        let _ = apt(&["install", "-y", "--no-install-recommends", "chromium"]);
+    }
+    if bin.exists() {
+        Ok(bin)
+    } else {
+        Err(format!(
+            "no browser: /usr/bin/chromium is missing and `apt-get install chromium` did not install it ({})",
+            install.map_or_else(
+                || "apt-get could not run or timed out".to_string(),
+                |o| String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("").to_string()
+            )
+        ))
+    }
+}
+
+/// A fresh, empty browser profile dir for one launch.
+fn fresh_profile() -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "pulse-chromium-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn headless(bin: &Path, profile: &Path) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--window-size=1400,500",
+        "--virtual-time-budget=5000",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    cmd
+}
+
+#[test]
+fn headless_chromium_renders_the_viewer_without_console_errors() {
+    let bin = match chromium() {
+        Ok(bin) => bin,
+        Err(why) => {
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
+    };
+    let (dir, file) = failing_trace(
+        "lost-update-counter",
+        "concurrent_increments_are_not_lost",
+        "browser",
+    );
+    let page = dir.join("viewer.html");
+    let run = cargo_pulse(
+        &dir,
+        &[
+            "trace",
+            file.to_str().unwrap(),
+            "--format",
+            "html",
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let url = format!("file://{}", page.display());
+    let profile = fresh_profile();
+    let dom = run_with_deadline(
+        headless(&bin, &profile).arg("--dump-dom").arg(&url),
+        Duration::from_secs(120),
+    )
+    .expect("chromium --dump-dom finished within its deadline");
+    let html = String::from_utf8_lossy(&dom.stdout);
+    let log = String::from_utf8_lossy(&dom.stderr);
+    assert!(
+        html.contains("data-rendered=\"2\""),
+        "the script ran to its end and drew two swimlanes:\n{log}"
+    );
+    let errors: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("CONSOLE") && (l.contains("ERROR") || l.contains("Uncaught")))
+        .collect();
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+    let shot = support::scratch().join("trace-viewer.png");
+    let _ = std::fs::remove_file(&shot);
+    let profile = fresh_profile();
+    let out = run_with_deadline(
+        headless(&bin, &profile)
+            .arg(format!("--screenshot={}", shot.display()))
+            .arg(&url),
+        Duration::from_secs(120),
+    )
+    .expect("chromium --screenshot finished within its deadline");
+    let png = std::fs::read(&shot)
+        .unwrap_or_else(|_| panic!("no screenshot: {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 5_000,
+        "a real picture"
+    );
+    eprintln!("screenshot: {}", shot.display());
+}
+
+/// A 100,000-event trace: the viewer and the analysis stay usable (measured, bounded).
+#[test]
+fn a_hundred_thousand_events_stay_usable() {
+    let n = 100_000;
+    let mut events = Vec::with_capacity(n);
+    events.push(serde_json::json!({"step":0,"thread":0,"kind":"spawn","op":"thread::spawn","object":"Thread#1"}));
+    for i in 1..n {
+        let thread = (i % 2) as u32;
+        let kind = if i % 4 < 2 { "acquire" } else { "release" };
+        events.push(serde_json::json!({"step":i,"thread":thread,"kind":kind,"op":"Mutex::lock","object":"Mutex#0","location":"src/lib.rs:1:1"}));
+    }
+    let trace = serde_json::json!({"version":1,"test":"big","outcome":"panic","threads":[
+        {"id":0,"name":"main"},{"id":1,"name":"thread-1","spawned_by":0}],
+        "events":events,"failing_event":n-1});
+    let dir = support::work_dir().join("trace-big");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("big.trace.json");
+    std::fs::write(&file, trace.to_string()).unwrap();
+    // The binary itself, timed without cargo in front of it.
+    let t = Instant::now();
+    let run = Command::new(support::installed_bin_dir().join("cargo-pulse"))
+        .args(["pulse", "trace"])
+        .arg(&file)
+        .args(["--format", "html", "-o"])
+        .arg(dir.join("big.html"))
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let secs = t.elapsed().as_secs_f64();
+    eprintln!("html for {n} events in {secs:.1}s");
+    assert!(secs < 60.0, "took {secs:.1}s");
+    if let Ok(bin) = chromium() {
+        let profile = fresh_profile();
+        let t = Instant::now();
+        let dom = run_with_deadline(
+            headless(&bin, &profile)
+                .arg("--dump-dom")
+                .arg(format!("file://{}", dir.join("big.html").display())),
+            Duration::from_secs(120),
+        )
+        .expect("chromium finished within its deadline");
+        eprintln!(
+            "chromium loaded and drew it in {:.1}s",
+            t.elapsed().as_secs_f64()
+        );
+        assert!(String::from_utf8_lossy(&dom.stdout).contains("data-rendered=\"2\""));
+    }
+}
+
+#[test]
+fn trace_out_writes_the_passing_run_s_last_execution() {
+    let dir = copy_fixture(
+        &repo().join("examples/lost-update-counter"),
+        "trace-trace-out",
+    );
+    let test = "concurrent_increments_are_not_lost_fixed";
+    let run = cargo_pulse(
+        &dir,
+        &[
+            "test",
+            test,
+            "--exact",
+            "--seed",
+            "1",
+            "--schedules",
+            "20",
+            "--trace-out",
+            "traces",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let file = dir.join(format!("traces/{test}.trace.json"));
+    let trace = read_trace(&file);
+    assert_eq!(trace["outcome"], "passed");
+    assert!(!trace["schedule"].as_str().unwrap().is_empty());
+    let events = trace["events"].as_array().unwrap();
+    assert!(events.iter().any(|e| e["kind"] == "acquire"));
+    assert!(
+        events
+            .iter()
+            .filter_map(|e| e["location"].as_str())
+            .all(|l| !l.contains("target/pulse/mirror")),
+        "locations are the user's files"
+    );
+    assert!(events.iter().any(|e| e["location"]
+        .as_str()
+        .is_some_and(|l| l.starts_with("src/lib.rs:"))));
+    // A dir that cannot be created is a bad flag: exit 2 before anything is built.
+    std::fs::write(dir.join("a-file"), "").unwrap();
+    let bad = cargo_pulse(&dir, &["test", "--trace-out", "a-file/traces"]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("--trace-out"), "{}", bad.stderr);
+}
