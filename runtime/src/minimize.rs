@@ -10,12 +10,18 @@
 //! same message when there is none) and costs less: fewer preemptions, then fewer spurious
 //! yes/no answers, then fewer steps.
 //!
-//! Candidates, at each preemption of the best schedule (thread `c` could go on, `t` ran):
-//! cut the plan there (no preemption from there on); let `c` run its next stretch first
-//! (the switch moves to where `c` stops anyway); let `c` take one more step. Then, for
-//! steps: every `yes` answer (a spurious wakeup, a weak CAS failure) turned to `no`, and the
-//! plan cut at each point where the tail adds nothing. The search is greedy (a local
-//! minimum), and deterministic: the same failure minimizes to the same schedule.
+//! Two phases (ARCHITECTURE.md decision 29):
+//! - greedy: at each preemption of the best schedule (thread `c` could go on, `t` ran), cut
+//!   the plan there (no preemption from there on); move `c`'s next stretch before the switch;
+//!   let `c` take up to `MORE_STEPS` more steps, with or without `t`'s stretch; drop `t`'s
+//!   stretch. Then, for steps: every `yes` answer (a spurious wakeup, a weak CAS failure)
+//!   turned to `no`, and the plan's tail cut. The first cheaper failure replaces the best,
+//!   until none is cheaper (a local minimum);
+//! - breadth first: canonical schedules (`DeviationScheduler`) with 0, 1, 2, .. deviations
+//!   up to the best count, which finds two switches that fail only together; then the greedy
+//!   phase again, for steps.
+//!
+//! Deterministic: the same failure minimizes to the same schedule.
 
 use std::cell::RefCell;
 use std::rc::Rc;
