@@ -44,6 +44,12 @@ pub enum RewriteKind {
     AtomicMethod,
     /// `extern crate pulse;` appended to the root of an edition-2015 crate.
     ExternCrate,
+    /// A call on std's `Arc`/`Weak` whose answer other threads change (`Arc::strong_count`,
+    /// `get_mut`, `try_unwrap`, `Weak::upgrade`, ...) routed to the shim's visible twin.
+    ArcCall,
+    /// A `.upgrade()` method call given a scheduling point before and after (its receiver's
+    /// type is unknown to the instrumenter: std's `Weak` or not, it is called as written).
+    ArcMethod,
 }
 
 /// Why a site that may synchronise was left alone.

@@ -357,6 +357,77 @@ impl Main<'_, '_> {
         }
     }
 
+    /// Whether `path` (written segments) is std's `sync` module.
+    fn is_std_sync(&self, path: &[String]) -> bool {
+        matches!(path, [root, module] if module == "sync" && self.plan.roots.lookup(root) == Some(Crate::Std))
+    }
+
+    /// `Arc::strong_count` and its kin (`arc_twin`) on std's types, however the path reaches
+    /// them (`Arc::..` imported from std, `std::sync::Arc::..`, `sync::Arc::..`): the edit
+    /// that routes it to the shim's visible twin.
+    fn arc_call(&self, path: &syn::Path) -> Option<(Range<usize>, String)> {
+        let segs = self.call_path(path);
+        let n = segs.len();
+        if n < 2 || path.segments[n - 1].arguments != syn::PathArguments::None {
+            return None;
+        }
+        let imported = self.plan.imports.get(&segs[0]);
+        let (module, ty): (Vec<String>, &str) = if n == 2 {
+            match imported {
+                Some(full) if full.len() == 3 => (full[..2].to_vec(), full[2].as_str()),
+                Some(_) => return None,
+                None => {
+                    // `use std::sync::*;`
+                    let glob = self.plan.glob_imports.iter().any(|g| self.is_std_sync(g));
+                    (
+                        if glob {
+                            vec!["std".into(), "sync".into()]
+                        } else {
+                            return None;
+                        },
+                        segs[0].as_str(),
+                    )
+                }
+            }
+        } else {
+            let module: Vec<String> = match imported {
+                Some(full) => full.iter().chain(&segs[1..n - 2]).cloned().collect(),
+                None => segs[..n - 2].to_vec(),
+            };
+            (module, segs[n - 2].as_str())
+        };
+        if !self.is_std_sync(&module) {
+            return None;
+        }
+        let twin = arc_twin(ty, &segs[n - 1])?;
+        let last = path.segments[n - 1].ident.span();
+        Some(if n == 2 {
+            let first = path
+                .leading_colon
+                .map_or(path.segments[0].ident.span(), |c| c.spans[0]);
+            (
+                self.range(first, last),
+                format!("{}::sync::arc_ops::{twin}", self.plan.shim),
+            )
+        } else {
+            // The module's own path is rewritten to the shim's (`std::sync` -> `<shim>::sync`).
+            (
+                self.range(path.segments[n - 2].ident.span(), last),
+                format!("arc_ops::{twin}"),
+            )
+        })
+    }
+
+    /// Whether the file can name std's `sync::Weak` (so a `.upgrade()` may be on one).
+    fn names_std_weak(&self) -> bool {
+        self.plan
+            .imports
+            .values()
+            .any(|full| full.len() == 3 && full[2] == "Weak" && self.is_std_sync(&full[..2]))
+            || self.plan.glob_imports.iter().any(|g| self.is_std_sync(g))
+            || self.plan.index.text().contains("sync::Weak")
+    }
+
     fn call_path(&self, path: &syn::Path) -> Vec<String> {
         path.segments.iter().map(|s| s.ident.to_string()).collect()
     }
@@ -464,6 +535,18 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
                 self.marked_expr(e, &m, at, "expression");
                 return self
                     .atomic(|v| v.with_kind(RewriteKind::ExprPath, |v| visit::visit_expr(v, e)));
+            }
+        }
+        if let Expr::Path(p) = e {
+            if p.qself.is_none() && self.atomic_depth == 0 && self.const_depth == 0 {
+                if let Some((range, to)) = self.arc_call(&p.path) {
+                    let from = abbrev(self.plan.index.slice(range.clone()));
+                    let edits = vec![Edit::replace(range.clone(), to.clone())];
+                    self.plan
+                        .change(range.start, RewriteKind::ArcCall, from, to, edits);
+                    // `std::sync` ahead of it is still rewritten by the sweep.
+                    return self.with_kind(RewriteKind::ExprPath, |v| visit::visit_expr(v, e));
+                }
             }
         }
         self.with_kind(RewriteKind::ExprPath, |v| visit::visit_expr(v, e));
@@ -732,6 +815,33 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
     }
 
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        if m.method == "upgrade"
+            && m.args.is_empty()
+            && m.turbofish.is_none()
+            && self.atomic_depth == 0
+            && self.const_depth == 0
+            && self.names_std_weak()
+            && !is_arc_ops_call(&m.receiver)
+        {
+            if let Some((a, b)) = atomic::bounds(&*m.receiver) {
+                let receiver = self.range(a, b);
+                let call = self.range(a, m.paren_token.span.close());
+                let ops = format!("{}::sync::arc_ops", self.plan.shim);
+                let open = format!("{ops}::returned({ops}::receiver(&");
+                let from = abbrev(self.plan.index.slice(call.clone()));
+                let to = format!(
+                    "{open}{}).upgrade())",
+                    abbrev(self.plan.index.slice(receiver.clone()))
+                );
+                let edits = vec![
+                    Edit::insert(call.start, open, order::ATOMIC_OPEN),
+                    Edit::insert(receiver.end, ")", order::ATOMIC_OPEN),
+                    Edit::insert(call.end, ")", order::ATOMIC_CLOSE),
+                ];
+                self.plan
+                    .change(call.start, RewriteKind::ArcMethod, from, to, edits);
+            }
+        }
         if self.atomic_depth == 0
             && self.const_depth == 0
             && self.patterns.matches_method(&m.method.to_string())
@@ -820,7 +930,41 @@ fn is_path_kind(kind: RewriteKind) -> bool {
             | RewriteKind::Atomic
             | RewriteKind::AtomicCall
             | RewriteKind::AtomicMethod
+            | RewriteKind::ArcCall
+            | RewriteKind::ArcMethod
     )
+}
+
+/// Whether `e` is a call into the shim's `arc_ops` already (instrumenting twice changes
+/// nothing).
+fn is_arc_ops_call(e: &Expr) -> bool {
+    let Expr::Call(c) = e else { return false };
+    let Expr::Path(p) = &*c.func else {
+        return false;
+    };
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    segs.len() >= 2 && segs[segs.len() - 2] == "arc_ops"
+}
+
+/// The shim's visible twin of `Type::op` on std's `Arc`/`Weak`, if it has one.
+fn arc_twin(ty: &str, op: &str) -> Option<&'static str> {
+    Some(match (ty, op) {
+        ("Arc", "strong_count") => "strong_count",
+        ("Arc", "weak_count") => "weak_count",
+        ("Arc", "get_mut") => "get_mut",
+        ("Arc", "make_mut") => "make_mut",
+        ("Arc", "try_unwrap") => "try_unwrap",
+        ("Arc", "into_inner") => "into_inner",
+        ("Weak", "upgrade") => "weak::upgrade",
+        ("Weak", "strong_count") => "weak::strong_count",
+        ("Weak", "weak_count") => "weak::weak_count",
+        _ => return None,
+    })
 }
 
 /// The outer attributes of any expression.

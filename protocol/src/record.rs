@@ -92,6 +92,11 @@ pub struct FailureRecord {
     pub seed: Option<u64>,
     /// The failing schedule (`Schedule` text; empty when the process crashed).
     pub schedule: String,
+    /// The schedule the search found, when `schedule` is its minimization (fewer
+    /// preemptions, then fewer steps).
+    pub original_schedule: Option<String>,
+    /// Preemptions in `schedule`, when it was minimized.
+    pub preemptions: Option<u64>,
     /// Index of the failing execution in its run, and how many ran.
     pub execution: u64,
     pub executions: u64,

@@ -72,6 +72,9 @@ impl Builder {
         c.detached = parsed(env::DETACHED)?.unwrap_or(c.detached);
         c.isolation = parsed(env::ISOLATION)?.unwrap_or(c.isolation);
         c.time = parsed(env::TIME)?.unwrap_or(c.time);
+        if let Some(ms) = parsed::<u64>(env::MINIMIZE_MS)? {
+            c.minimize = (ms > 0).then(|| Duration::from_millis(ms));
+        }
         c.blocking_timeout = parsed(env::BLOCKING_TIMEOUT_MS)?
             .map(Duration::from_millis)
             .or(c.blocking_timeout);
@@ -132,6 +135,13 @@ impl Builder {
     /// Virtual time that passes at each scheduling point.
     pub fn step_time(mut self, d: Duration) -> Self {
         self.config.step_nanos = duration_nanos(d);
+        self
+    }
+
+    /// How long to look for a cheaper schedule after a failure (fewest preemptions, then
+    /// fewest steps); `Duration::ZERO` reports the schedule as found.
+    pub fn minimize(mut self, budget: Duration) -> Self {
+        self.config.minimize = (!budget.is_zero()).then_some(budget);
         self
     }
 

@@ -47,6 +47,9 @@ pub struct Config {
     /// Stop starting new executions after this much time (a time budget, for benchmarks
     /// and long searches).
     pub time_budget: Option<Duration>,
+    /// After a failure, look this long for a schedule failing the same way with fewer
+    /// preemptions, then fewer steps (`None`: report the schedule as found).
+    pub minimize: Option<Duration>,
     /// How long a virtual thread may run without reaching a pulse operation before the
     /// watchdog reports it as blocked outside pulse's control and ends the process.
     pub blocking_timeout: Option<Duration>,
@@ -88,6 +91,8 @@ impl Default for Config {
             isolation: Isolation::Auto,
             progress: None,
             time_budget: None,
+            // Most failures minimize in well under a second; the budget bounds the rest.
+            minimize: Some(Duration::from_secs(3)),
             blocking_timeout: None,
             on_blocked: None,
             on_found: None,

@@ -355,12 +355,14 @@ impl ExecState {
         self.threads[tid as usize].enabled_at = self.clock_ns;
         if let Err(i) = self.runnable.binary_search(&tid) {
             self.runnable.insert(i, tid);
+            self.scheduler.runnable_changed(tid, true);
         }
     }
 
     fn remove_runnable(&mut self, tid: Tid) {
         if let Ok(i) = self.runnable.binary_search(&tid) {
             self.runnable.remove(i);
+            self.scheduler.runnable_changed(tid, false);
         }
     }
 
@@ -642,7 +644,7 @@ impl ExecState {
             Some(self.runnable[0])
         } else {
             let cur = self.runnable.binary_search(&current).ok().map(|_| current);
-            match self.scheduler.next_thread(&self.runnable, cur, yielding) {
+            match self.scheduler.next_runnable(&self.runnable, cur, yielding) {
                 Some(t) => {
                     self.schedule.push(t);
                     Some(t)

@@ -12,6 +12,7 @@ mod config;
 mod ctx;
 mod execution;
 mod executor;
+mod minimize;
 mod obj_ref;
 mod object;
 mod process;
@@ -30,7 +31,7 @@ pub use process::panic_hook::payload_message;
 pub use process::watchdog::BLOCKED_EXIT_CODE;
 pub use pulse_protocol::TimeParams;
 pub use pulse_protocol::{ParseScheduleError, Schedule};
-pub use report::failure::{Exhaustive, Failure, FailureKind, Report};
+pub use report::failure::{Exhaustive, Failure, FailureKind, Minimized, Report};
 pub use report::trace::{format_table, TraceEvent, TraceKind};
 pub use scheduler::{ChoiceKind, Strategy};
 

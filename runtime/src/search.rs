@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crate::config::{Config, Isolation};
 use crate::executor::{Executor, Outcome};
+use crate::minimize;
 use crate::process::{isolate, os_threads, overflow, panic_hook, watchdog};
 use crate::report::backtrace::backtrace_wanted;
 use crate::report::explain::{replay_command, Explanation};
@@ -387,8 +388,11 @@ impl Search {
         index: u64,
         executions: u64,
     ) -> Failure {
-        let schedule = Schedule::new(fast.schedule.clone()).with_time(fast.time);
-        let fast_expl = fast.explanation.expect("a stopped execution is explained");
+        let original = Schedule::new(fast.schedule.clone()).with_time(fast.time);
+        let fast_expl = fast
+            .explanation
+            .clone()
+            .expect("a stopped execution is explained");
         let test = std::thread::current().name().unwrap_or("").to_string();
         let failure = |expl: Explanation, reproduced: bool| Failure {
             kind: expl.kind,
@@ -397,8 +401,10 @@ impl Search {
             thread: expl.thread,
             details: expl.details,
             seed,
-            replay_command: replay_command(config, &schedule, seed, &test),
-            schedule: schedule.clone(),
+            replay_command: replay_command(config, &original, seed, &test),
+            schedule: original.clone(),
+            original_schedule: None,
+            minimized: None,
             execution: index,
             executions,
             trace: expl.trace,
@@ -416,6 +422,43 @@ impl Search {
             first.warnings.push(REPLAY_PENDING.to_string());
             found(&first);
         }
+        // Minimized in this process only: a test whose executions run in fresh processes
+        // (statics) would pay a process start per candidate.
+        // A replay reports the schedule it was given.
+        let minimized = match (fast.crashed, self.isolated, config.minimize) {
+            (false, false, Some(budget)) if !original.is_empty() && config.replay.is_none() => {
+                let time = fast.time;
+                let executor = &mut self.executor;
+                minimize::minimize(&fast.schedule, &fast_expl, budget, &mut |scheduler| {
+                    let saved = std::mem::replace(&mut executor.state().scheduler, scheduler);
+                    executor.state().scheduler.new_execution(0);
+                    let outcome = executor.run(f, false, time);
+                    executor.state().scheduler = saved;
+                    outcome
+                })
+                .filter(|(_, m)| {
+                    (m.preemptions, m.steps) != (m.original_preemptions, m.original_steps)
+                })
+            }
+            _ => None,
+        };
+        let (schedule, original, minimized) = match minimized {
+            Some((choices, m)) => (
+                Schedule::new(choices).with_time(fast.time),
+                Some(original.clone()),
+                Some(m),
+            ),
+            None => (original.clone(), None, None),
+        };
+        // A minimized schedule is not its seed's: the replay line names the schedule.
+        let replay_seed = if minimized.is_some() { None } else { seed };
+        let failure = |expl: Explanation, reproduced: bool| Failure {
+            replay_command: replay_command(config, &schedule, replay_seed, &test),
+            schedule: schedule.clone(),
+            original_schedule: original.clone(),
+            minimized: minimized.clone(),
+            ..failure(expl, reproduced)
+        };
         // A crashed process left no schedule: its seed, run again in a fresh process, says
         // whether the crash reproduces. A worker that never answered is not tried again.
         let again = match (fast.crashed, seed) {
@@ -426,11 +469,13 @@ impl Search {
             (true, Some(seed)) if fast_expl.kind == FailureKind::Crash => Some(Job::Seed(seed)),
             (true, _) => None,
         };
-        let same = |t: &Outcome| {
-            t.explanation
-                .as_ref()
-                .is_some_and(|e| e.kind == fast_expl.kind && e.message == fast_expl.message)
+        // A minimized schedule fails at the same place, not always with the same words (an
+        // assertion's values).
+        let alike = |e: &Explanation| match minimized {
+            Some(_) => minimize::same_failure(&fast_expl, e),
+            None => e.kind == fast_expl.kind && e.message == fast_expl.message,
         };
+        let same = |t: &Outcome| t.explanation.as_ref().is_some_and(alike);
         let mut traced = again.clone().map(|job| self.execute(f, job));
         // Replayed in this process, the schedule starts from what the failing execution left
         // in statics (a counter it bumped), not from what that execution started from. In a
@@ -446,9 +491,7 @@ impl Search {
             }
         }
         let traced_expl = traced.and_then(|t| t.explanation);
-        let reproduced = traced_expl
-            .as_ref()
-            .is_some_and(|e| e.kind == fast_expl.kind && e.message == fast_expl.message);
+        let reproduced = traced_expl.as_ref().is_some_and(alike);
         match traced_expl {
             Some(e) if reproduced => failure(e, true),
             _ => failure(fast_expl, false),

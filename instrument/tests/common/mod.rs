@@ -124,10 +124,12 @@ pub fn words(text: &str) -> Vec<(usize, String)> {
     out
 }
 
-/// Identifiers a rewrite may remove or replace: roots (and the fixtures' aliases of them)
-/// and the atomic marker's parts.
+/// Identifiers a rewrite may remove or replace: roots (and the fixtures' aliases of them),
+/// the atomic marker's parts, and the type of `Arc::strong_count`-like calls (routed to
+/// `arc_ops::strong_count`).
 pub const REMOVABLE: &[&str] = &[
-    "std", "core", "alloc", "stdlib", "corelib", "s", "pulse", "atomic", "cfg_attr", "self",
+    "std", "core", "alloc", "stdlib", "corelib", "s", "pulse", "atomic", "cfg_attr", "self", "Arc",
+    "Weak",
 ];
 
 /// Every untouched identifier and literal of `input` is on the same line in `output`, in the

@@ -27,8 +27,14 @@ pub struct Failure {
     pub details: Vec<String>,
     /// The seed of the failing execution (`None` when it was a replay).
     pub seed: Option<u64>,
+    /// The schedule reported: the minimized one when minimization found a cheaper one.
     #[serde(serialize_with = "serialize_display")]
     pub schedule: Schedule,
+    /// The schedule the search found, when `schedule` is its minimization.
+    #[serde(serialize_with = "serialize_display_opt")]
+    pub original_schedule: Option<Schedule>,
+    /// What minimization did (`None`: it was off, not possible, or found nothing cheaper).
+    pub minimized: Option<Minimized>,
     /// Index of the failing execution in its run, and how many ran.
     pub execution: u64,
     pub executions: u64,
@@ -59,6 +65,16 @@ fn serialize_display<S: serde::Serializer, T: fmt::Display>(
     s.collect_str(v)
 }
 
+fn serialize_display_opt<S: serde::Serializer, T: fmt::Display>(
+    v: &Option<T>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.collect_str(v),
+        None => s.serialize_none(),
+    }
+}
+
 impl Failure {
     /// The record cargo-pulse reads, for the test named `test`.
     pub fn record(&self, test: &str) -> FailureRecord {
@@ -72,6 +88,8 @@ impl Failure {
             details: self.details.clone(),
             seed: self.seed,
             schedule: self.schedule.to_string(),
+            original_schedule: self.original_schedule.as_ref().map(|s| s.to_string()),
+            preemptions: self.minimized.as_ref().map(|m| m.preemptions as u64),
             execution: self.execution,
             executions: self.executions,
             reproduced: self.reproduced,
@@ -140,6 +158,28 @@ impl fmt::Display for Failure {
         } else {
             writeln!(f, "  schedule: {schedule}")?;
         }
+        if let (Some(m), Some(original)) = (&self.minimized, &self.original_schedule) {
+            let found = original.to_string();
+            let found = match found.char_indices().nth(LONG_SCHEDULE / 2) {
+                Some((cut, _)) if found.len() > LONG_SCHEDULE => format!("{}…", &found[..cut]),
+                _ => found,
+            };
+            writeln!(
+                f,
+                "  minimized: {} preemption(s), {} steps (the search's schedule had {} and {}; {} \
+                 tries{}): {found}",
+                m.preemptions,
+                m.steps,
+                m.original_preemptions,
+                m.original_steps,
+                m.tries,
+                if m.complete {
+                    ""
+                } else {
+                    ", stopped by its time budget"
+                },
+            )?;
+        }
         if !self.reproduced {
             writeln!(
                 f,
@@ -179,6 +219,21 @@ impl fmt::Display for Failure {
         }
         write!(f, "replay: {}", self.replay_command)
     }
+}
+
+/// What schedule minimization (`minimize.rs`) did, for the report.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Minimized {
+    /// Preemptions and steps of the schedule the search found.
+    pub original_preemptions: usize,
+    pub original_steps: u64,
+    /// Preemptions and steps of the reported schedule.
+    pub preemptions: usize,
+    pub steps: u64,
+    /// Executions minimization ran.
+    pub tries: u64,
+    /// False when the time budget ran out before no candidate improved.
+    pub complete: bool,
 }
 
 /// The outcome of a run of many executions.
@@ -269,6 +324,8 @@ mod tests {
             details: Vec::new(),
             seed: Some(7),
             schedule: Schedule::new(choices),
+            original_schedule: None,
+            minimized: None,
             execution: 0,
             executions: 1,
             trace: Vec::new(),

@@ -59,6 +59,25 @@ pub trait Scheduler {
     #[inline]
     fn pending(&mut self, _thread: u32, _resource: u64) {}
 
+    /// Told when a thread joins (`true`) or leaves (`false`) the execution's runnable set, so
+    /// a strategy can keep its own ordered view of it instead of scanning the set at every
+    /// decision (PCT). Only the execution's runnable set: candidate lists (which waiter a
+    /// notify wakes, which timer fires) are not tracked.
+    #[inline]
+    fn runnable_changed(&mut self, _thread: u32, _runnable: bool) {}
+
+    /// `next_thread` when `runnable` is the execution's whole runnable set (the one
+    /// `runnable_changed` describes): a strategy that tracks it may answer without a scan.
+    #[inline]
+    fn next_runnable(
+        &mut self,
+        runnable: &[u32],
+        current: Option<u32>,
+        yielding: bool,
+    ) -> Option<u32> {
+        self.next_thread(runnable, current, yielding)
+    }
+
     /// Whether an execution's seed alone determines it, so it can run again in a fresh
     /// process. False for a search that carries its position from one execution to the next
     /// (DFS): its executions always run in this process.

@@ -3,6 +3,8 @@
 //! thread runs, and at `depth - 1` random steps the running thread drops to the lowest
 //! priority. A bug of depth d is found with probability at least 1/(n k^(d-1)).
 
+use std::collections::BTreeSet;
+
 use super::{below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, Scheduler};
 
 pub struct PctScheduler {
@@ -21,6 +23,15 @@ pub struct PctScheduler {
     next_low: i64,
     /// A thread that runs `FAIR_RUN` choice points in a row is demoted as if it yielded.
     run: RunLength,
+    /// The execution's runnable threads by (priority, thread), kept from
+    /// `runnable_changed`: the pick is its last element, O(log n) whatever the thread count.
+    ranked: BTreeSet<(i64, u32)>,
+    /// Per thread: in the runnable set, and ranked (its priority drawn and in `ranked`).
+    runnable: Vec<bool>,
+    in_ranked: Vec<bool>,
+    /// Threads that joined the runnable set since the last decision, ranked lazily then, so
+    /// priorities are drawn at the decision that first sees a thread, as by the scan.
+    joined: Vec<u32>,
 }
 
 impl PctScheduler {
@@ -35,7 +46,66 @@ impl PctScheduler {
             max_steps_seen: 32,
             next_low: 0,
             run: RunLength::default(),
+            ranked: BTreeSet::new(),
+            runnable: Vec::new(),
+            in_ranked: Vec::new(),
+            joined: Vec::new(),
         }
+    }
+
+    /// Ranks the threads that joined since the last decision.
+    fn rank_joined(&mut self) {
+        while let Some(t) = self.joined.pop() {
+            let i = t as usize;
+            if self.runnable.get(i) == Some(&true) && !self.in_ranked[i] {
+                let p = self.priority(t);
+                self.ranked.insert((p, t));
+                self.in_ranked[i] = true;
+            }
+        }
+    }
+
+    /// Sets `thread`'s priority, keeping `ranked` in step.
+    fn set_priority(&mut self, thread: u32, p: i64) {
+        let i = thread as usize;
+        if self.in_ranked.get(i) == Some(&true) {
+            self.ranked.remove(&(self.priorities[i], thread));
+            self.ranked.insert((p, thread));
+        }
+        self.priorities[i] = p;
+    }
+
+    /// The pick after demotions: the highest-priority thread of `runnable`.
+    fn scan(&mut self, runnable: &[u32]) -> u32 {
+        let mut best = runnable[0];
+        let mut best_p = self.priority(best);
+        for &t in &runnable[1..] {
+            let p = self.priority(t);
+            if p > best_p {
+                best = t;
+                best_p = p;
+            }
+        }
+        best
+    }
+
+    /// Demotions before a pick, the pick's change point after it (both paths).
+    fn before_pick(&mut self, current: Option<u32>, yielding: bool) {
+        self.step += 1;
+        if yielding || self.run.overstayed(current) {
+            if let Some(c) = current {
+                // A yielding (or busy-waiting) thread is waiting for others: let them go first.
+                self.demote(c);
+            }
+        }
+    }
+
+    fn after_pick(&mut self, best: u32) -> u32 {
+        if self.change_points.contains(&self.step) {
+            self.demote(best);
+        }
+        self.run.ran(best);
+        best
     }
 
     fn priority(&mut self, thread: u32) -> i64 {
@@ -52,7 +122,7 @@ impl PctScheduler {
     fn demote(&mut self, thread: u32) {
         self.priority(thread);
         self.next_low -= 1;
-        self.priorities[thread as usize] = self.next_low;
+        self.set_priority(thread, self.next_low);
     }
 }
 
@@ -64,6 +134,10 @@ impl Scheduler for PctScheduler {
         self.step = 0;
         self.next_low = 0;
         self.run.reset();
+        self.ranked.clear();
+        self.runnable.clear();
+        self.in_ranked.clear();
+        self.joined.clear();
         let k = self.max_steps_seen.max(1) as usize;
         self.change_points = (1..self.depth)
             .map(|_| below(&mut self.rng, k) as u64)
@@ -77,27 +151,41 @@ impl Scheduler for PctScheduler {
         current: Option<u32>,
         yielding: bool,
     ) -> Option<u32> {
-        self.step += 1;
-        if yielding || self.run.overstayed(current) {
-            if let Some(c) = current {
-                // A yielding (or busy-waiting) thread is waiting for others: let them go first.
-                self.demote(c);
-            }
+        self.before_pick(current, yielding);
+        let best = self.scan(runnable);
+        Some(self.after_pick(best))
+    }
+
+    fn runnable_changed(&mut self, thread: u32, runnable: bool) {
+        let i = thread as usize;
+        if self.runnable.len() <= i {
+            self.runnable.resize(i + 1, false);
+            self.in_ranked.resize(i + 1, false);
         }
-        let mut best = runnable[0];
-        let mut best_p = self.priority(best);
-        for &t in &runnable[1..] {
-            let p = self.priority(t);
-            if p > best_p {
-                best = t;
-                best_p = p;
-            }
+        self.runnable[i] = runnable;
+        if runnable {
+            self.joined.push(thread);
+        } else if self.in_ranked[i] {
+            self.ranked.remove(&(self.priorities[i], thread));
+            self.in_ranked[i] = false;
         }
-        if self.change_points.contains(&self.step) {
-            self.demote(best);
-        }
-        self.run.ran(best);
-        Some(best)
+    }
+
+    fn next_runnable(
+        &mut self,
+        runnable: &[u32],
+        current: Option<u32>,
+        yielding: bool,
+    ) -> Option<u32> {
+        self.before_pick(current, yielding);
+        self.rank_joined();
+        // The ranked view is the runnable set unless the scheduler missed notices (it was
+        // swapped in mid-execution): then the scan decides.
+        let best = match self.ranked.last() {
+            Some(&(_, t)) if self.ranked.len() == runnable.len() => t,
+            _ => self.scan(runnable),
+        };
+        Some(self.after_pick(best))
     }
 
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
@@ -108,6 +196,49 @@ impl Scheduler for PctScheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ranked pick (`next_runnable`, told of every change to the runnable set) picks what
+    /// the scan over the set picks, step for step, through spawns, blocks, yields and change
+    /// points.
+    #[test]
+    fn the_ranked_pick_is_the_scans_pick() {
+        for seed in 0..100 {
+            let mut ranked = PctScheduler::new(3, ChoiceOdds::default());
+            let mut scanned = PctScheduler::new(3, ChoiceOdds::default());
+            ranked.new_execution(seed);
+            scanned.new_execution(seed);
+            let mut rng = rng_from_seed(seed + 1000);
+            let mut runnable: Vec<u32> = vec![0];
+            ranked.runnable_changed(0, true);
+            let mut current = 0;
+            for _ in 0..500 {
+                // Spawn, block or wake a few threads at random.
+                for _ in 0..below(&mut rng, 3) {
+                    let t = below(&mut rng, 40) as u32;
+                    match runnable.binary_search(&t) {
+                        Ok(i) if runnable.len() > 2 => {
+                            runnable.remove(i);
+                            ranked.runnable_changed(t, false);
+                        }
+                        Err(i) => {
+                            runnable.insert(i, t);
+                            ranked.runnable_changed(t, true);
+                        }
+                        _ => {}
+                    }
+                }
+                if runnable.len() < 2 {
+                    continue;
+                }
+                let cur = runnable.binary_search(&current).ok().map(|_| current);
+                let yielding = below(&mut rng, 10) == 0;
+                let a = ranked.next_runnable(&runnable, cur, yielding);
+                let b = scanned.next_thread(&runnable, cur, yielding);
+                assert_eq!(a, b, "seed {seed}");
+                current = a.unwrap();
+            }
+        }
+    }
 
     /// A thread that busy-waits without yielding is demoted after `FAIR_RUN` choice points
     /// in a row, so the thread it waits for runs.

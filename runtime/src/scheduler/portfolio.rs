@@ -74,4 +74,17 @@ impl Scheduler for PortfolioScheduler {
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
         self.arms[self.active].next_bool(kind)
     }
+
+    fn runnable_changed(&mut self, thread: u32, runnable: bool) {
+        self.arms[self.active].runnable_changed(thread, runnable)
+    }
+
+    fn next_runnable(
+        &mut self,
+        runnable: &[u32],
+        current: Option<u32>,
+        yielding: bool,
+    ) -> Option<u32> {
+        self.arms[self.active].next_runnable(runnable, current, yielding)
+    }
 }

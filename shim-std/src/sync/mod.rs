@@ -9,6 +9,8 @@ mod once_lock;
 mod poison;
 mod rwlock;
 
+#[doc(hidden)]
+pub mod arc_ops;
 pub mod atomic;
 pub mod mpsc;
 
@@ -22,6 +24,7 @@ pub use once_lock::OnceLock;
 pub use poison::{LockResult, PoisonError, TryLockError, TryLockResult};
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-/// Reference counting is not a scheduling concern (its operations commute with every
-/// other thread's under sequential consistency), so these are std's own types.
+/// std's own types (values cross into uninstrumented code). Their operations whose answer
+/// depends on other threads (counts, `get_mut`, `try_unwrap`, `upgrade`, ...) are visible
+/// through `arc_ops`, where the instrumenter rewrites calls to them.
 pub use std::sync::{Arc, Weak};
