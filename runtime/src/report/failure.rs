@@ -166,8 +166,8 @@ impl fmt::Display for Failure {
             };
             writeln!(
                 f,
-                "  minimized: {} preemption(s), {} steps (the search's schedule had {} and {}; {} \
-                 tries{}): {found}",
+                "  minimized: {} preemption(s) and {} steps, from the search's {} and {} ({} \
+                 tries{}); the search's schedule: {found}",
                 m.preemptions,
                 m.steps,
                 m.original_preemptions,
