@@ -414,9 +414,10 @@ fn run_with_deadline(cmd: &mut Command, limit: Duration) -> Option<std::process:
     })
 }
 
-/// `/usr/bin/chromium`, installing Debian's `chromium` package when it is missing.
-fn chromium() -> Result<PathBuf, String> {
-    let bin = PathBuf::from("/usr/bin/chromium");
+/// `bin`, installing Debian's `package` with apt when it is missing (every wait under a
+/// deadline); `Err` says why it could not be had, for the test to skip with.
+fn apt_installed(package: &str, bin: &str) -> Result<PathBuf, String> {
+    let bin = PathBuf::from(bin);
     if bin.exists() {
         return Ok(bin);
     }
@@ -428,22 +429,32 @@ fn chromium() -> Result<PathBuf, String> {
             Duration::from_secs(900),
         )
     };
-    let install = apt(&["install", "-y", "--no-install-recommends", "chromium"]);
+    let install = apt(&["install", "-y", "--no-install-recommends", package]);
     if !bin.exists() {
         let _ = apt(&["update"]);
-        let _ = apt(&["install", "-y", "--no-install-recommends", "chromium"]);
+        let _ = apt(&["install", "-y", "--no-install-recommends", package]);
     }
     if bin.exists() {
         Ok(bin)
     } else {
         Err(format!(
-            "no browser: /usr/bin/chromium is missing and `apt-get install chromium` did not install it ({})",
+            "{} is missing and `apt-get install {package}` did not install it ({})",
+            bin.display(),
             install.map_or_else(
                 || "apt-get could not run or timed out".to_string(),
-                |o| String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("").to_string()
+                |o| String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+                    .to_string()
             )
         ))
     }
+}
+
+/// `/usr/bin/chromium`, installing Debian's `chromium` package when it is missing.
+fn chromium() -> Result<PathBuf, String> {
+    apt_installed("chromium", "/usr/bin/chromium").map_err(|why| format!("no browser: {why}"))
 }
 
 /// A fresh, empty browser profile dir for one launch.
@@ -640,4 +651,168 @@ fn trace_out_writes_the_passing_run_s_last_execution() {
     let bad = cargo_pulse(&dir, &["test", "--trace-out", "a-file/traces"]);
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("--trace-out"), "{}", bad.stderr);
+}
+
+/// Graphviz's `dot`, installing Debian's `graphviz` package when it is missing.
+fn graphviz() -> Result<PathBuf, String> {
+    apt_installed("graphviz", "/usr/bin/dot").map_err(|why| format!("no Graphviz: {why}"))
+}
+
+/// One `<g class="...">` element of Graphviz's SVG: its classes, `<title>` and the rest of
+/// its text (up to the next element of the same depth).
+struct SvgGroup {
+    classes: Vec<String>,
+    title: String,
+    body: String,
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&#45;", "-")
+        .replace("&gt;", ">")
+        .replace("&lt;", "<")
+        .replace("&amp;", "&")
+}
+
+/// The value of the first `name="..."` attribute in `text`.
+fn attr(text: &str, name: &str) -> String {
+    let key = format!(" {name}=\"");
+    let rest = text
+        .split_once(&key)
+        .unwrap_or_else(|| panic!("{name} in {text}"))
+        .1;
+    rest.split('"').next().unwrap().to_string()
+}
+
+/// The bounding box of an SVG polygon's `points`.
+fn bounds(points: &str) -> (f64, f64, f64, f64) {
+    let mut b = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+    for p in points.split_whitespace() {
+        let (x, y) = p.split_once(',').unwrap();
+        let (x, y): (f64, f64) = (x.parse().unwrap(), y.parse().unwrap());
+        b = (b.0.min(x), b.1.min(y), b.2.max(x), b.3.max(y));
+    }
+    b
+}
+
+fn svg_groups(svg: &str) -> Vec<SvgGroup> {
+    svg.split("<g id=\"")
+        .skip(1)
+        .map(|g| {
+            let classes = g
+                .split_once("class=\"")
+                .map(|(_, r)| r.split('"').next().unwrap().to_string())
+                .unwrap_or_default();
+            let title = g
+                .split_once("<title>")
+                .and_then(|(_, r)| r.split_once("</title>"))
+                .map(|(t, _)| unescape(t))
+                .unwrap_or_default();
+            SvgGroup {
+                classes: classes.split_whitespace().map(str::to_string).collect(),
+                title,
+                body: g.to_string(),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn svg_of_a_real_failure_has_a_lane_per_thread_and_the_dotted_races() {
+    let dot_bin = match graphviz() {
+        Ok(bin) => bin,
+        Err(why) => {
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
+    };
+    let (dir, file) = failing_trace(
+        "lost-update-counter",
+        "concurrent_increments_are_not_lost",
+        "svg",
+    );
+    let trace = read_trace(&file);
+    let d = dot(&dir, &file);
+    let run = cargo_pulse(&dir, &["trace", file.to_str().unwrap(), "--format", "svg"]);
+    assert_eq!(run.code, 0, "{} ({})", run.stderr, dot_bin.display());
+    let svg = run.stdout;
+    assert!(
+        svg.contains("<svg") && svg.trim_end().ends_with("</svg>"),
+        "{svg}"
+    );
+    let groups = svg_groups(&svg);
+    // One lane (Graphviz cluster) per thread, labelled with the thread's name, holding
+    // exactly that thread's events.
+    let lanes: Vec<&SvgGroup> = groups
+        .iter()
+        .filter(|g| g.classes.iter().any(|c| c == "cluster"))
+        .collect();
+    let threads = trace["threads"].as_array().unwrap();
+    assert_eq!(lanes.len(), threads.len(), "a lane per thread");
+    let events = trace["events"].as_array().unwrap();
+    for th in threads {
+        let id = th["id"].as_u64().unwrap();
+        let lane = lanes
+            .iter()
+            .find(|g| g.title == format!("cluster_t{id}"))
+            .unwrap_or_else(|| panic!("a lane for thread {id}"));
+        let name = th["name"].as_str().unwrap();
+        assert!(
+            unescape(&lane.body).contains(&format!(">{name}</text>")),
+            "lane label {name}"
+        );
+        // Every event of the thread is drawn inside its lane's box, and no other's is.
+        let (x0, y0, x1, y1) = bounds(&attr(&lane.body, "points"));
+        for (i, e) in events.iter().enumerate() {
+            let node = groups
+                .iter()
+                .find(|g| g.classes.iter().any(|c| c == "node") && g.title == format!("e{i}"))
+                .unwrap_or_else(|| panic!("event {i} is drawn"));
+            let text = node.body.split_once("<text").unwrap().1;
+            let (x, y): (f64, f64) = (
+                attr(text, "x").parse().unwrap(),
+                attr(text, "y").parse().unwrap(),
+            );
+            let inside = (x0..=x1).contains(&x) && (y0..=y1).contains(&y);
+            assert_eq!(
+                inside,
+                e["thread"].as_u64() == Some(id),
+                "event {i} (thread {}) and lane {id}",
+                e["thread"]
+            );
+        }
+    }
+    // The dotted edges are exactly the races (and the races are exactly the oracle's).
+    let dotted: BTreeSet<(usize, usize)> = groups
+        .iter()
+        .filter(|g| g.classes.iter().any(|c| c == "edge"))
+        .filter(|g| g.body.contains("stroke-dasharray=\"1,5\""))
+        .map(|g| {
+            let (a, b) = g.title.split_once("->").unwrap();
+            (a[1..].parse().unwrap(), b[1..].parse().unwrap())
+        })
+        .collect();
+    assert!(!dotted.is_empty(), "the lost update's races are drawn");
+    assert_eq!(dotted, d.races, "dotted edges are the DOT's races");
+    assert_eq!(
+        dotted,
+        expected_races(&trace),
+        "and exactly the racing pairs"
+    );
+    let race_class = groups
+        .iter()
+        .filter(|g| g.classes.iter().any(|c| c == "race"))
+        .count();
+    assert_eq!(
+        race_class,
+        dotted.len(),
+        "each race keeps its class for styling"
+    );
+    // Synchronisation edges are drawn solid.
+    let solid_sync = groups
+        .iter()
+        .filter(|g| g.classes.iter().any(|c| c == "sync"))
+        .filter(|g| !g.body.contains("stroke-dasharray"))
+        .count();
+    assert_eq!(solid_sync, d.sync.len());
+    std::fs::write(dir.join("lost-update.svg"), &svg).unwrap();
 }
