@@ -203,7 +203,7 @@ pub fn text(trace: &Trace) -> String {
             trace.thread_name(e.thread),
             describe(e),
             e.object.as_deref().unwrap_or("-"),
-            e.location.as_deref().unwrap_or("-")
+            shown_location(e)
         );
     }
     // pulse::statem's operations: each command's interval and the events it spans.
@@ -273,6 +273,16 @@ pub fn text(trace: &Trace) -> String {
     out
 }
 
+/// An event's location for people: `after file:line:col` when it had no user's line of its
+/// own (a drop, a call from inside std) and this is its thread's last one before it.
+fn shown_location(e: &pulse_protocol::trace::Event) -> String {
+    match (&e.location, e.location_inferred) {
+        (Some(l), true) => format!("after {l}"),
+        (Some(l), false) => l.clone(),
+        (None, _) => "-".to_string(),
+    }
+}
+
 fn dot_escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"")
 }
@@ -286,7 +296,11 @@ fn dot_label(e: &pulse_protocol::trace::Event) -> String {
     }
     if let Some(loc) = &e.location {
         let short = loc.rsplit('/').next().unwrap_or(loc);
-        l.push_str("\\n");
+        l.push_str(if e.location_inferred {
+            "\\nafter "
+        } else {
+            "\\n"
+        });
         l.push_str(&dot_escape(short));
     }
     l
@@ -521,7 +535,7 @@ cv.addEventListener('mousemove', ev => { const r = cv.getBoundingClientRect(); i
   const i = at(ev.clientX - r.left, ev.clientY - r.top);
   if (i < 0) { tip.style.display = 'none'; return; } const e = E[i];
   tip.textContent = '#' + i + ' step ' + e.step + '  ' + (T.threads.find(t => t.id === e.thread) || {name: e.thread}).name + '\n' +
-    e.kind + ' ' + e.op + (e.object ? ' ' + e.object : '') + (e.value ? ' = ' + e.value : '') + '\n' + (e.location || '-') +
+    e.kind + ' ' + e.op + (e.object ? ' ' + e.object : '') + (e.value ? ' = ' + e.value : '') + '\n' + (e.location ? (e.location_inferred ? 'after ' : '') + e.location : '-') +
     '\nt=' + e.clock_ns + 'ns' + (racing.has(i) ? '\nracing access' : '') + (i === fail ? '\nFAILING EVENT' : '');
   tip.style.display = 'block'; tip.style.left = (ev.clientX + 12) + 'px'; tip.style.top = (ev.clientY + 12) + 'px'; });
 let drag = null;

@@ -120,6 +120,11 @@ pub struct Event {
     pub value: Option<String>,
     /// The user's source location, `file:line:col`.
     pub location: Option<String>,
+    /// The operation had no user's line of its own (a guard or a channel end dropped, a
+    /// `recv` called from inside std by an iterator): `location` is then the thread's last
+    /// user location before it ("after" that line), never a path inside pulse or std.
+    #[serde(skip_serializing_if = "is_false")]
+    pub location_inferred: bool,
     /// Virtual time, ns since the execution started.
     pub clock_ns: u64,
     /// The index of the release-like event this one synchronises with.
@@ -626,6 +631,10 @@ impl Trace {
         }
         out
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn join(c: &mut [u32], other: &[u32]) {

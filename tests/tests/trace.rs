@@ -61,6 +61,15 @@ fn failing_trace(example: &str, test: &str, slot: &str) -> (PathBuf, PathBuf) {
             race.contains("sent on `Channel#0` at src/lib.rs:") && !race.contains("AtomicU64"),
             "{race}"
         );
+        // The senders' drops and the iterator's receives have no user's line of their own:
+        // the report's table says "after" the thread's last one, never a path in pulse or std.
+        for machinery in ["shim-std/src/", "/rustc/", "library/alloc/"] {
+            assert!(
+                !run.stderr.contains(machinery),
+                "{machinery}:\n{}",
+                run.stderr
+            );
+        }
     }
     (dir.clone(), trace_file(&dir))
 }
@@ -275,6 +284,35 @@ fn message_overtaking_diagram_has_the_racing_sends() {
         d.races
     );
     assert_eq!(d.races, expected_races(&trace), "exactly the racing edges");
+    // Events in a drop (`Sender::drop`) or called by std (the writer's `rx.into_iter()`
+    // receiving) carry their thread's last user line, marked, never pulse's or std's path.
+    for e in events {
+        let loc = e["location"].as_str().unwrap_or("");
+        assert!(
+            loc.is_empty() || loc.starts_with("src/"),
+            "a user's location: {e}"
+        );
+    }
+    let inferred = |op: &str| {
+        events
+            .iter()
+            .filter(|e| e["op"] == op)
+            .all(|e| e["location_inferred"] == true && e["location"].as_str().is_some())
+    };
+    assert!(
+        inferred("Sender::drop") && inferred("Receiver::recv"),
+        "{events:?}"
+    );
+    assert!(
+        events.iter().any(|e| e["op"] == "Receiver::recv"),
+        "the writer receives"
+    );
+    let text = cargo_pulse(&dir, &["trace", file.to_str().unwrap()]).stdout;
+    let drop_row = text
+        .lines()
+        .find(|l| l.contains("Sender::drop"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(drop_row.contains(" after src/lib.rs:"), "{drop_row}");
 }
 
 #[test]

@@ -303,6 +303,7 @@ fn label_operations<C: Debug, R: Debug>(
     for e in &mut trace.events {
         if e.location.as_deref().is_some_and(|l| l.starts_with(own)) {
             e.location = None;
+            e.location_inferred = false;
         }
         let invoke = match e.kind {
             TraceKind::Invoke => true,
@@ -315,6 +316,7 @@ fn label_operations<C: Debug, R: Debug>(
         };
         *k += 1;
         e.location = None;
+        e.location_inferred = false;
         e.op = cmds[var.0]
             .as_ref()
             .map_or_else(|| "?".into(), |c| format!("{c:?}"));
