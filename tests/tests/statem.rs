@@ -153,6 +153,9 @@ fn buggy_components_are_found_and_shrunk_and_fixed_ones_pass() {
             !data.contains("null"),
             "{test}: every interval closed: {data}"
         );
+        if test == "queue_pops_in_push_order" {
+            viewer_draws_the_intervals(&dir, &html.stdout, shrunk_to(&report));
+        }
     }
     // The case's own replay line replays that case, once.
     let report = failure_report(&dir, "queue_pops_in_push_order");
@@ -210,4 +213,47 @@ fn check_history_gives_every_jepsen_history_its_known_verdict() {
         .last()
         .unwrap_or_default()
         .starts_with("checked 102 file(s) in "));
+}
+
+/// Headless Chromium opens a statem failure's viewer: it draws a bar per operation with no
+/// console error (skipped with a message where no browser can be installed).
+fn viewer_draws_the_intervals(dir: &Path, page: &str, operations: usize) {
+    let bin = match support::chromium() {
+        Ok(bin) => bin,
+        Err(why) => {
+            eprintln!("SKIPPED (the statem viewer in a browser): {why}");
+            return;
+        }
+    };
+    let file = dir.join("statem-viewer.html");
+    std::fs::write(&file, page).unwrap();
+    let url = format!("file://{}", file.display());
+    let dom = support::run_with_deadline(
+        support::headless(&bin, &support::fresh_profile())
+            .arg("--dump-dom")
+            .arg(&url),
+        std::time::Duration::from_secs(120),
+    )
+    .expect("chromium --dump-dom finished within its deadline");
+    let html = String::from_utf8_lossy(&dom.stdout);
+    let log = String::from_utf8_lossy(&dom.stderr);
+    assert!(
+        html.contains(&format!("data-intervals=\"{operations}\"")),
+        "the script ran to its end with {operations} operation bars:\n{log}"
+    );
+    let errors: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("CONSOLE") && (l.contains("ERROR") || l.contains("Uncaught")))
+        .collect();
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+    let shot = support::scratch().join("statem-viewer.png");
+    let _ = std::fs::remove_file(&shot);
+    support::run_with_deadline(
+        support::headless(&bin, &support::fresh_profile())
+            .arg(format!("--screenshot={}", shot.display()))
+            .arg(&url),
+        std::time::Duration::from_secs(120),
+    )
+    .expect("chromium --screenshot finished within its deadline");
+    assert!(shot.exists(), "a screenshot at {}", shot.display());
 }
