@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 
-use pulse_protocol::trace::{EventKind, Trace, TRACE_VERSION};
+use pulse_protocol::trace::{EventKind, Trace, OLDEST_TRACE_VERSION, TRACE_VERSION};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TraceFormat {
@@ -60,9 +60,10 @@ pub fn read(path: &Path) -> Result<Trace> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let trace: Trace = serde_json::from_slice(&bytes)
         .with_context(|| format!("{} is not a pulse trace file", path.display()))?;
-    if trace.version != TRACE_VERSION {
+    if !(OLDEST_TRACE_VERSION..=TRACE_VERSION).contains(&trace.version) {
         bail!(
-            "{} is a trace of format version {}; this cargo-pulse reads version {TRACE_VERSION}",
+            "{} is a trace of format version {}; this cargo-pulse reads versions \
+             {OLDEST_TRACE_VERSION} to {TRACE_VERSION}",
             path.display(),
             trace.version
         );
@@ -135,6 +136,10 @@ fn map_locations(trace: &mut Trace, map: &impl Fn(&str) -> String) {
 
 fn describe(e: &pulse_protocol::trace::Event) -> String {
     let what = match e.kind {
+        EventKind::Invoke => return format!("calls {}", e.op),
+        EventKind::Response => {
+            return format!("{} returns {}", e.op, e.value.as_deref().unwrap_or("?"))
+        }
         EventKind::Request => e.op.clone(),
         EventKind::Block => format!("{} (blocks)", e.op),
         EventKind::Wake => format!("{} (wakes)", e.op),
@@ -198,8 +203,45 @@ pub fn text(trace: &Trace) -> String {
             trace.thread_name(e.thread),
             describe(e),
             e.object.as_deref().unwrap_or("-"),
-            e.location.as_deref().unwrap_or("-")
+            shown_location(e)
         );
+    }
+    // pulse::statem's operations: each command's interval and the events it spans.
+    let intervals = trace.intervals();
+    if !intervals.is_empty() {
+        out.push_str(
+            "\noperations (pulse::statem: each command from its call to its return; its events are its thread's in between):\n",
+        );
+        for iv in &intervals {
+            let call = &trace.events[iv.invoke];
+            let (ret, span) = match iv.response {
+                Some(r) => (
+                    trace.events[r].value.as_deref().unwrap_or("?").to_string(),
+                    format!(
+                        "events {}..{}, steps {}..{}",
+                        iv.invoke, r, call.step, trace.events[r].step
+                    ),
+                ),
+                None => (
+                    "(never returned)".to_string(),
+                    format!("events {}.., step {}..", iv.invoke, call.step),
+                ),
+            };
+            let own = iv.response.map_or(0, |r| {
+                trace.events[iv.invoke + 1..r]
+                    .iter()
+                    .filter(|e| e.thread == iv.thread)
+                    .count()
+            });
+            let _ = writeln!(
+                out,
+                "  {:<10} {:<4} {:<30} -> {:<20} {span} ({own} of its own)",
+                trace.thread_name(iv.thread),
+                call.object.as_deref().unwrap_or("-"),
+                call.op,
+                ret,
+            );
+        }
     }
     // Lincheck's view: one column per thread, a row per event.
     let n = trace.threads.len().max(1);
@@ -231,6 +273,16 @@ pub fn text(trace: &Trace) -> String {
     out
 }
 
+/// An event's location for people: `after file:line:col` when it had no user's line of its
+/// own (a drop, a call from inside std) and this is its thread's last one before it.
+fn shown_location(e: &pulse_protocol::trace::Event) -> String {
+    match (&e.location, e.location_inferred) {
+        (Some(l), true) => format!("after {l}"),
+        (Some(l), false) => l.clone(),
+        (None, _) => "-".to_string(),
+    }
+}
+
 fn dot_escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"")
 }
@@ -244,7 +296,11 @@ fn dot_label(e: &pulse_protocol::trace::Event) -> String {
     }
     if let Some(loc) = &e.location {
         let short = loc.rsplit('/').next().unwrap_or(loc);
-        l.push_str("\\n");
+        l.push_str(if e.location_inferred {
+            "\\nafter "
+        } else {
+            "\\n"
+        });
         l.push_str(&dot_escape(short));
     }
     l
@@ -377,8 +433,14 @@ pub fn html(trace: &Trace) -> String {
     let waits = trace.waits_for();
     let edges =
         |v: &[pulse_protocol::trace::Edge]| v.iter().map(|e| [e.from, e.to]).collect::<Vec<_>>();
+    let intervals: Vec<[Option<usize>; 2]> = trace
+        .intervals()
+        .iter()
+        .map(|iv| [Some(iv.invoke), iv.response])
+        .collect();
     let data = serde_json::json!({
         "trace": trace,
+        "intervals": intervals,
         "races": edges(&races),
         "sync": edges(&sync),
         "waits": edges(&waits),
@@ -409,7 +471,7 @@ const VIEW_JS: &str = r#"
 const D = JSON.parse(document.getElementById('data').textContent);
 const T = D.trace, E = T.events, N = E.length;
 const threads = T.threads.length ? T.threads : [{id:0,name:'main'}];
-const LANE = 46, TOP = 28, LEFT = 120;
+const LANE = D.intervals.length ? 64 : 46, TOP = 28, LEFT = 120;
 const COL = ['#d62728','#1f77b4','#2ca02c','#9467bd','#ff7f0e','#17becf','#8c564b','#e377c2'];
 const cv = document.getElementById('view'), cx = cv.getContext('2d');
 const tip = document.getElementById('tip');
@@ -444,6 +506,12 @@ function draw() {
   cx.save(); cx.beginPath(); cx.rect(LEFT - 4, 0, W - LEFT + 4, H); cx.clip();
   for (const [a, b, t] of bars) { if (b < lo || a > hi) continue; cx.fillStyle = 'rgba(31,119,180,0.25)';
     cx.fillRect(X(a), Y(t) - 10, Math.max(X(b) - X(a), 2), 20); }
+  // pulse::statem operations: a bar under the lane from the call to the return, labelled.
+  for (const [a, r] of D.intervals) { const b = r == null ? N - 1 : r; if (b < lo || a > hi) continue;
+    const e = E[a], y = Y(e.thread) + 13; cx.fillStyle = r == null ? 'rgba(214,39,40,0.5)' : 'rgba(44,160,44,0.55)';
+    cx.fillRect(X(a), y, Math.max(X(b) - X(a), 2), 7);
+    cx.fillStyle = '#1a5e1a'; cx.font = '10px sans-serif';
+    cx.fillText((e.object ? e.object + ' ' : '') + e.op + ' → ' + (r == null ? '…' : (E[r].value || '?')), X(a) + 2, y + 16); }
   const arrow = (a, b, colour, dash, width) => { if (Math.max(a, b) < lo || Math.min(a, b) > hi) return;
     cx.strokeStyle = colour; cx.lineWidth = width; cx.setLineDash(dash); cx.beginPath();
     cx.moveTo(X(a), Y(E[a].thread)); cx.lineTo(X(b), Y(E[b].thread)); cx.stroke(); cx.setLineDash([]); };
@@ -467,7 +535,7 @@ cv.addEventListener('mousemove', ev => { const r = cv.getBoundingClientRect(); i
   const i = at(ev.clientX - r.left, ev.clientY - r.top);
   if (i < 0) { tip.style.display = 'none'; return; } const e = E[i];
   tip.textContent = '#' + i + ' step ' + e.step + '  ' + (T.threads.find(t => t.id === e.thread) || {name: e.thread}).name + '\n' +
-    e.kind + ' ' + e.op + (e.object ? ' ' + e.object : '') + (e.value ? ' = ' + e.value : '') + '\n' + (e.location || '-') +
+    e.kind + ' ' + e.op + (e.object ? ' ' + e.object : '') + (e.value ? ' = ' + e.value : '') + '\n' + (e.location ? (e.location_inferred ? 'after ' : '') + e.location : '-') +
     '\nt=' + e.clock_ns + 'ns' + (racing.has(i) ? '\nracing access' : '') + (i === fail ? '\nFAILING EVENT' : '');
   tip.style.display = 'block'; tip.style.left = (ev.clientX + 12) + 'px'; tip.style.top = (ev.clientY + 12) + 'px'; });
 let drag = null;
@@ -479,6 +547,7 @@ document.getElementById('fit').onclick = fit; document.getElementById('fail').on
 window.addEventListener('resize', resize);
 resize(); if (N > 200) zoomFail(); else fit();
 document.body.dataset.rendered = String(threads.length);
+document.body.dataset.intervals = String(D.intervals.length);
 "#;
 
 #[cfg(test)]
@@ -534,6 +603,40 @@ mod tests {
         assert_eq!(d.matches("class=race").count(), 1, "{d}");
         assert!(d.contains("e1 -> e2 [style=dotted"), "{d}");
         assert!(d.contains("e0 -> e1 [color=gray40"), "{d}");
+    }
+
+    #[test]
+    fn statem_operations_show_as_intervals_in_text_and_html() {
+        let mut t = sample();
+        let op = |thread, kind, value: Option<&str>| Event {
+            thread,
+            kind,
+            op: "Push(1)".into(),
+            object: Some("v2".into()),
+            value: value.map(str::to_string),
+            ..Default::default()
+        };
+        t.events.insert(1, op(1, EventKind::Invoke, None));
+        t.events
+            .insert(3, op(1, EventKind::Response, Some("Ok(())")));
+        t.failing_event = Some(4);
+        t.link();
+        let shown = text(&t);
+        assert!(shown.contains("operations (pulse::statem"), "{shown}");
+        let row = shown
+            .lines()
+            .find(|l| l.trim_start().starts_with("thread-1   v2"))
+            .unwrap_or_else(|| panic!("{shown}"));
+        assert!(
+            row.contains("Push(1)") && row.contains("-> Ok(())") && row.contains("events 1..3"),
+            "{row}"
+        );
+        assert!(row.contains("(1 of its own)"), "{row}");
+        assert!(shown.contains("calls Push(1)"), "{shown}");
+        assert!(shown.contains("Push(1) returns Ok(())"), "{shown}");
+        let h = html(&t);
+        assert!(h.contains(r#""intervals":[[1,3]]"#), "{h}");
+        assert!(!text(&sample()).contains("operations ("));
     }
 
     #[test]

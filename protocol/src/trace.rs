@@ -17,8 +17,14 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The trace format's version; readers refuse another.
-pub const TRACE_VERSION: u32 = 1;
+/// The trace format's version, the one writers write. Version 2 added the kinds `invoke`
+/// and `response` (a `pulse::statem` operation's interval); every version-1 file is a valid
+/// version-2 file.
+pub const TRACE_VERSION: u32 = 2;
+
+/// The oldest version a reader of this crate reads; it refuses anything outside
+/// `OLDEST_TRACE_VERSION..=TRACE_VERSION`.
+pub const OLDEST_TRACE_VERSION: u32 = 1;
 
 /// What an event is, for happens-before and for people.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -60,6 +66,12 @@ pub enum EventKind {
     Atomic,
     /// Anything else (`thread::sleep`, `yield_now`, a result note).
     Other,
+    /// A `pulse::statem` operation was called on this thread (`op`: the command, `object`:
+    /// the var naming its result, `v3`). Its interval runs to the thread's next `response`
+    /// of the same object; the events between are what the operation did.
+    Invoke,
+    /// A `pulse::statem` operation returned (`value`: the response, `Debug`).
+    Response,
 }
 
 impl EventKind {
@@ -108,6 +120,11 @@ pub struct Event {
     pub value: Option<String>,
     /// The user's source location, `file:line:col`.
     pub location: Option<String>,
+    /// The operation had no user's line of its own (a guard or a channel end dropped, a
+    /// `recv` called from inside std by an iterator): `location` is then the thread's last
+    /// user location before it ("after" that line), never a path inside pulse or std.
+    #[serde(skip_serializing_if = "is_false")]
+    pub location_inferred: bool,
     /// Virtual time, ns since the execution started.
     pub clock_ns: u64,
     /// The index of the release-like event this one synchronises with.
@@ -142,6 +159,15 @@ pub struct Trace {
     /// How many events from the start were left out (very long executions keep their
     /// last events); 0 when the trace is whole.
     pub dropped: u64,
+}
+
+/// A `pulse::statem` operation's interval: its `invoke` and `response` events (indices into
+/// `events`; `response` is `None` when the operation never returned).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Interval {
+    pub thread: u32,
+    pub invoke: usize,
+    pub response: Option<usize>,
 }
 
 /// An edge of the diagram between two events (indices into `events`).
@@ -451,13 +477,40 @@ impl Trace {
         edges
     }
 
-    /// The racing pair in words, when the trace shows one: a thread's access landing
-    /// between two of another thread's ("thread-1 wrote `AtomicU64#0` at src/lib.rs:12
-    /// between main's read at :10 and write at :14"), else the last race before the failure.
+    /// The object whose races explain the failure: of the objects with a race before the
+    /// failing event, the one the failing thread touched last before (or at) it, the value
+    /// the failure was judged on (a `recv`'s message, a load, the lock around a read);
+    /// `None` when the failing thread touched none of them (or no event is marked failing).
+    pub fn failure_object(&self, races: &[Edge]) -> Option<&str> {
+        let end = self.failing_event? as usize;
+        let raced: std::collections::BTreeSet<&str> = races
+            .iter()
+            .filter(|e| e.to <= end)
+            .filter_map(|e| self.events[e.to].object.as_deref())
+            .collect();
+        let thread = self.events.get(end)?.thread;
+        self.events[..=end]
+            .iter()
+            .rev()
+            .filter(|e| e.thread == thread)
+            .find_map(|e| e.object.as_deref().filter(|o| raced.contains(o)))
+    }
+
+    /// The racing pair in words, when the trace shows one. Only races before the failing
+    /// event count, and of those only the ones on [`failure_object`](Self::failure_object)
+    /// when there is one (a channel whose messages arrived out of order rather than the
+    /// counter that numbered them). Of those: a thread's accesses landing between two of
+    /// another thread's ("thread-1 wrote `AtomicU64#0` at src/lib.rs:12 between main's
+    /// read at :10 and write at :14"), the last such; else the last race.
     pub fn race_summary(&self) -> Option<String> {
         let races = self.races();
         let end = self.failing_event.map_or(usize::MAX, |f| f as usize);
-        let before: Vec<&Edge> = races.iter().filter(|e| e.to <= end).collect();
+        let focus = self.failure_object(&races);
+        let before: Vec<&Edge> = races
+            .iter()
+            .filter(|e| e.to <= end)
+            .filter(|e| focus.is_none() || self.events[e.to].object.as_deref() == focus)
+            .collect();
         let name = |t: u32| self.thread_name(t);
         let ev = |i: usize| &self.events[i];
         // The last pair of races on one object where another thread's accesses (one or
@@ -521,6 +574,32 @@ impl Trace {
         ))
     }
 
+    /// The `pulse::statem` operations' intervals, in invocation order: each `invoke` with
+    /// the same thread's next `response` of the same object.
+    pub fn intervals(&self) -> Vec<Interval> {
+        let mut open: BTreeMap<(u32, Option<&str>), usize> = BTreeMap::new();
+        let mut out: Vec<Interval> = Vec::new();
+        for (i, e) in self.events.iter().enumerate() {
+            match e.kind {
+                EventKind::Invoke => {
+                    open.insert((e.thread, e.object.as_deref()), out.len());
+                    out.push(Interval {
+                        thread: e.thread,
+                        invoke: i,
+                        response: None,
+                    });
+                }
+                EventKind::Response => {
+                    if let Some(k) = open.remove(&(e.thread, e.object.as_deref())) {
+                        out[k].response = Some(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
     /// A thread's name (`thread-3` when the trace does not list it).
     pub fn thread_name(&self, t: u32) -> String {
         self.threads
@@ -552,6 +631,10 @@ impl Trace {
         }
         out
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn join(c: &mut [u32], other: &[u32]) {
@@ -723,6 +806,59 @@ mod tests {
     }
 
     #[test]
+    fn the_summary_names_the_race_on_what_the_failing_thread_read() {
+        // Message overtaking: main draws ticket 0, thread-1 draws 1 and sends it first; the
+        // counter's hand-overs race too, but main fails on what it received.
+        let mut t = trace(
+            vec![
+                ev(0, Spawn, "Thread#1", 1),
+                ev(0, Rmw, "AtomicU64#0", 36),
+                ev(1, Rmw, "AtomicU64#0", 36),
+                ev(1, Send, "Channel#0", 38),
+                ev(0, Send, "Channel#0", 38),
+                ev(0, Rmw, "AtomicU64#0", 36),
+                ev(1, Exit, "Thread#1", 0),
+                ev(0, Join, "Thread#1", 40),
+                ev(0, Recv, "Channel#0", 42),
+                ev(0, Recv, "Channel#0", 42),
+                ev(0, Other, "", 44),
+            ],
+            0,
+        );
+        t.failing_event = Some(10);
+        assert_eq!(
+            t.races(),
+            vec![
+                Edge { from: 1, to: 2 },
+                Edge { from: 2, to: 5 },
+                Edge { from: 3, to: 4 }
+            ]
+        );
+        assert_eq!(t.failure_object(&t.races()), Some("Channel#0"));
+        assert_eq!(
+            t.race_summary().unwrap(),
+            "thread-1 sent on `Channel#0` at src/lib.rs:38:5 and main sent on it at :38, \
+             unordered by any synchronisation"
+        );
+        // Had main failed right after its last ticket, the counter would be the story.
+        t.failing_event = Some(5);
+        assert_eq!(t.failure_object(&t.races()), Some("AtomicU64#0"));
+        assert!(
+            t.race_summary()
+                .unwrap()
+                .starts_with("thread-1 updated `AtomicU64#0`"),
+            "{:?}",
+            t.race_summary()
+        );
+        // Its own last raced access, for a thread failing at its end.
+        t.failing_event = Some(6);
+        assert_eq!(t.failure_object(&t.races()), Some("Channel#0"));
+        // Nothing failing: no focus, every race counts.
+        t.failing_event = None;
+        assert_eq!(t.failure_object(&t.races()), None);
+    }
+
+    #[test]
     fn a_spawn_or_join_ordering_two_writes_leaves_no_race() {
         let t = trace(
             vec![
@@ -773,6 +909,50 @@ mod tests {
         assert_eq!(t.events[3].value.as_deref(), Some("held by thread-1"));
         assert_eq!(t.events[4].value.as_deref(), Some("held by main"));
         assert!(t.races().is_empty());
+    }
+
+    #[test]
+    fn an_operation_s_interval_is_its_invoke_to_its_response() {
+        let op = |thread, kind, var: &str| Event {
+            thread,
+            kind,
+            op: "Incr".into(),
+            object: Some(var.into()),
+            ..Default::default()
+        };
+        let t = trace(
+            vec![
+                ev(0, Spawn, "Thread#1", 1),
+                op(1, Invoke, "v1"),
+                op(0, Invoke, "v0"),
+                ev(1, Store, "A#0", 2),
+                op(1, Response, "v1"),
+                op(1, Invoke, "v2"),
+                op(0, Response, "v0"),
+            ],
+            0,
+        );
+        assert_eq!(
+            t.intervals(),
+            vec![
+                Interval {
+                    thread: 1,
+                    invoke: 1,
+                    response: Some(4)
+                },
+                Interval {
+                    thread: 0,
+                    invoke: 2,
+                    response: Some(6)
+                },
+                Interval {
+                    thread: 1,
+                    invoke: 5,
+                    response: None
+                },
+            ]
+        );
+        assert!(t.races().is_empty(), "intervals are no accesses");
     }
 
     #[test]

@@ -63,6 +63,22 @@ pub(crate) const OWN_SEARCH: &str =
 
 ::std::thread_local! {
     static IN_RUN_TEST: ::std::cell::Cell<bool> = const { ::std::cell::Cell::new(false) };
+    /// While `run_own_search` runs a test: `Some`, and the trace file of the failure the
+    /// test's own search found, once it hands one over (`hand_over_trace`).
+    static OWN_SEARCH_TRACE: ::std::cell::RefCell<Option<Option<pulse_protocol::trace::Trace>>> =
+        const { ::std::cell::RefCell::new(None) };
+}
+
+/// A test running its own search (`pulse::statem`) hands its failure's trace file to the
+/// harness, which writes it beside the failure record (and into `--trace-out`'s dir). Outside
+/// `cargo pulse test` nothing is kept.
+#[cfg_attr(not(feature = "statem"), allow(dead_code))]
+pub(crate) fn hand_over_trace(trace: &pulse_protocol::trace::Trace) {
+    OWN_SEARCH_TRACE.with(|slot| {
+        if let Some(kept) = slot.borrow_mut().as_mut() {
+            *kept = Some(trace.clone());
+        }
+    });
 }
 
 /// Whether the current OS thread is inside `run_test`'s search (the statem check).
@@ -194,7 +210,9 @@ pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
 /// reports its failure the way cargo-pulse reads one: a record whose report is the
 /// property's own, and whose replay line is the one it printed.
 fn run_own_search<R: TestOutcome>(test: &str, body: impl Fn() -> R) -> R {
+    OWN_SEARCH_TRACE.with(|slot| *slot.borrow_mut() = Some(None));
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| body().failure()));
+    let trace = OWN_SEARCH_TRACE.with(|slot| slot.borrow_mut().take().flatten());
     let message = match &outcome {
         Ok(None) => {
             if let Some(path) = env_path(env::PROGRESS) {
@@ -216,6 +234,14 @@ fn run_own_search<R: TestOutcome>(test: &str, body: impl Fn() -> R) -> R {
         })
         .unwrap_or_default()
         .to_string();
+    let mut trace_file = None;
+    if let Some(mut trace) = trace {
+        trace.test = test.to_string();
+        if let Some(dir) = env_path(env::TRACE_OUT) {
+            write_trace(&dir, test, &trace);
+        }
+        trace_file = env_path(env::FAILURE_DIR).and_then(|d| write_trace(&d, test, &trace));
+    }
     write_record(&FailureRecord {
         version: FORMAT_VERSION,
         test: test.to_string(),
@@ -223,6 +249,7 @@ fn run_own_search<R: TestOutcome>(test: &str, body: impl Fn() -> R) -> R {
         message: message.lines().next().unwrap_or_default().to_string(),
         report: format!("{message}\n"),
         replay_command,
+        trace_file,
         ..FailureRecord::default()
     });
     match outcome {

@@ -98,6 +98,96 @@ fn a_non_atomic_incr_is_found_and_shrunk_to_two_incrs_and_a_get() {
     );
 }
 
+/// The failure's trace file links each operation's interval to its events: an `invoke` and
+/// a `response` on the branch thread that ran it, and between them that thread's accesses
+/// to the counter (the load and the store of a non-atomic `incr`).
+#[test]
+fn the_failing_execution_s_trace_has_each_operation_s_interval() {
+    use pulse::statem::trace::EventKind;
+    let outcome = statem::run(&CounterModel { atomic: false }, Config::default().seed(7));
+    let Outcome::Failed {
+        trace, commands, ..
+    } = outcome
+    else {
+        panic!("the lost update was not found: {outcome:?}");
+    };
+    let trace = trace.expect("a failure has its trace");
+    assert_eq!(trace.outcome, "linearizability");
+    assert!(trace.seed.is_some());
+    let intervals = trace.intervals();
+    let ops: usize = commands.iter().map(Vec::len).sum();
+    assert_eq!(
+        intervals.len(),
+        ops,
+        "one interval per command: {intervals:?}"
+    );
+    let name = |t: u32| trace.thread_name(t);
+    let mut per_branch: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for iv in &intervals {
+        let inv = &trace.events[iv.invoke];
+        let resp = &trace.events[iv.response.expect("every command returned")];
+        assert_eq!((inv.thread, resp.thread), (iv.thread, iv.thread));
+        assert_eq!(inv.object, resp.object, "one var names both ends");
+        assert!(inv.object.as_deref().is_some_and(|v| v.starts_with('v')));
+        assert_eq!(inv.location, None, "no location inside pulse");
+        per_branch
+            .entry(name(iv.thread))
+            .or_default()
+            .push(inv.op.clone());
+        // What the operation did: its thread's events between the two ends, each an
+        // access to the counter.
+        let inside: Vec<_> = trace.events[iv.invoke + 1..iv.response.unwrap()]
+            .iter()
+            .filter(|e| e.thread == iv.thread)
+            .collect();
+        match inv.op.as_str() {
+            "Incr" => {
+                assert_eq!(resp.value.as_deref(), Some("Done"));
+                assert!(inside.iter().any(|e| e.kind == EventKind::Load));
+                assert!(inside.iter().any(|e| e.kind == EventKind::Store));
+            }
+            "Get" => {
+                assert!(resp
+                    .value
+                    .as_deref()
+                    .is_some_and(|v| v.starts_with("Value(")));
+                assert!(inside.iter().any(|e| e.kind == EventKind::Load));
+                assert!(!inside.iter().any(|e| e.kind == EventKind::Store));
+            }
+            other => panic!("{other}"),
+        }
+    }
+    let mut branches: Vec<Vec<String>> = per_branch
+        .iter()
+        .filter(|(n, _)| n.starts_with("branch-"))
+        .map(|(_, ops)| ops.clone())
+        .collect();
+    branches.sort_by_key(Vec::len);
+    let mut expected: Vec<Vec<String>> = commands[1..].to_vec();
+    expected.sort_by_key(Vec::len);
+    assert_eq!(
+        branches, expected,
+        "each branch's operations on its own thread"
+    );
+    for e in &trace.events {
+        assert!(
+            e.location
+                .as_deref()
+                .is_none_or(|l| !l.contains("statem/exec.rs")),
+            "pulse's own lines are no user's: {e:?}"
+        );
+    }
+    // The failing event is the response of the operation no linearization could place.
+    let fail = trace.failing_event.expect("a failing event") as usize;
+    assert_eq!(
+        trace.events[fail].kind,
+        EventKind::Response,
+        "{:?}",
+        trace.events[fail]
+    );
+    assert!(trace.message.contains("cannot follow"), "{}", trace.message);
+}
+
 #[test]
 fn an_atomic_incr_passes_a_thousand_generated_tests() {
     let outcome = statem::run(

@@ -86,6 +86,76 @@ fn buggy_components_are_found_and_shrunk_and_fixed_ones_pass() {
         assert!(report.contains("not linearizable"), "{test}: {report}");
         assert!(shrunk_to(&report) <= at_most, "{test}: {report}");
         assert!(report.contains("branch 2:"), "{test}: {report}");
+        // The failing execution's trace file, beside the record: each command's interval,
+        // from its call to its return on the thread that ran it, with its events between.
+        let file = dir.join(format!(
+            "target/pulse/failures/statem-examples.test-statem.{test}.trace.json"
+        ));
+        let trace: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).unwrap_or_else(|e| {
+                panic!("{test}: {}: {e}", file.display());
+            }))
+            .unwrap();
+        assert_eq!(trace["outcome"], "linearizability", "{test}");
+        let events = trace["events"].as_array().unwrap();
+        let invokes = events.iter().filter(|e| e["kind"] == "invoke").count();
+        let responses = events.iter().filter(|e| e["kind"] == "response").count();
+        assert_eq!(
+            (invokes, responses),
+            (shrunk_to(&report), shrunk_to(&report)),
+            "{test}"
+        );
+        let fail = trace["failing_event"].as_u64().expect("a failing event") as usize;
+        assert_eq!(
+            events[fail]["kind"], "response",
+            "{test}: the op that cannot follow"
+        );
+        let text = cargo_pulse(&dir, &["trace", file.to_str().unwrap()]);
+        assert_eq!(text.code, 0, "{}", text.stderr);
+        let rows: Vec<&str> = text
+            .stdout
+            .lines()
+            .skip_while(|l| !l.starts_with("operations (pulse::statem"))
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .collect();
+        assert_eq!(rows.len(), shrunk_to(&report), "{test}: {}", text.stdout);
+        for row in &rows {
+            // `v3` and the command as the report prints them, then what it returned.
+            let var = row.split_whitespace().nth(1).unwrap();
+            let printed = report
+                .lines()
+                .find(|l| l.trim().starts_with(&format!("{var} = ")))
+                .unwrap_or_else(|| panic!("{test}: {var} in {report}"));
+            let (cmd, ret) = printed.trim()[var.len() + 3..].split_once(" -> ").unwrap();
+            assert!(
+                row.contains(cmd) && row.contains(&format!("-> {ret}")),
+                "{row} / {printed}"
+            );
+            assert!(
+                row.contains("events ") && !row.contains("never returned"),
+                "{row}"
+            );
+        }
+        let html = cargo_pulse(&dir, &["trace", file.to_str().unwrap(), "--format", "html"]);
+        assert_eq!(html.code, 0, "{}", html.stderr);
+        let data = html
+            .stdout
+            .split_once(r#""intervals":["#)
+            .map(|(_, r)| r.split("]]").next().unwrap())
+            .unwrap_or_else(|| panic!("{test}: intervals in the page"));
+        assert_eq!(
+            data.matches('[').count(),
+            shrunk_to(&report),
+            "{test}: {data}"
+        );
+        assert!(
+            !data.contains("null"),
+            "{test}: every interval closed: {data}"
+        );
+        if test == "queue_pops_in_push_order" {
+            viewer_draws_the_intervals(&dir, &html.stdout, shrunk_to(&report));
+        }
     }
     // The case's own replay line replays that case, once.
     let report = failure_report(&dir, "queue_pops_in_push_order");
@@ -143,4 +213,47 @@ fn check_history_gives_every_jepsen_history_its_known_verdict() {
         .last()
         .unwrap_or_default()
         .starts_with("checked 102 file(s) in "));
+}
+
+/// Headless Chromium opens a statem failure's viewer: it draws a bar per operation with no
+/// console error (skipped with a message where no browser can be installed).
+fn viewer_draws_the_intervals(dir: &Path, page: &str, operations: usize) {
+    let bin = match support::chromium() {
+        Ok(bin) => bin,
+        Err(why) => {
+            eprintln!("SKIPPED (the statem viewer in a browser): {why}");
+            return;
+        }
+    };
+    let file = dir.join("statem-viewer.html");
+    std::fs::write(&file, page).unwrap();
+    let url = format!("file://{}", file.display());
+    let dom = support::run_with_deadline(
+        support::headless(&bin, &support::fresh_profile())
+            .arg("--dump-dom")
+            .arg(&url),
+        std::time::Duration::from_secs(120),
+    )
+    .expect("chromium --dump-dom finished within its deadline");
+    let html = String::from_utf8_lossy(&dom.stdout);
+    let log = String::from_utf8_lossy(&dom.stderr);
+    assert!(
+        html.contains(&format!("data-intervals=\"{operations}\"")),
+        "the script ran to its end with {operations} operation bars:\n{log}"
+    );
+    let errors: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("CONSOLE") && (l.contains("ERROR") || l.contains("Uncaught")))
+        .collect();
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+    let shot = support::scratch().join("statem-viewer.png");
+    let _ = std::fs::remove_file(&shot);
+    support::run_with_deadline(
+        support::headless(&bin, &support::fresh_profile())
+            .arg(format!("--screenshot={}", shot.display()))
+            .arg(&url),
+        std::time::Duration::from_secs(120),
+    )
+    .expect("chromium --screenshot finished within its deadline");
+    assert!(shot.exists(), "a screenshot at {}", shot.display());
 }

@@ -8,10 +8,13 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use support::{cargo_pulse, copy_fixture, repo};
+use support::{
+    apt_installed, cargo_pulse, chromium, copy_fixture, fresh_profile, headless, repo,
+    run_with_deadline,
+};
 
 /// Runs `example`'s buggy test until it fails and returns the dir and its trace file.
 fn failing_trace(example: &str, test: &str, slot: &str) -> (PathBuf, PathBuf) {
@@ -47,6 +50,29 @@ fn failing_trace(example: &str, test: &str, slot: &str) -> (PathBuf, PathBuf) {
             race.contains("`Mutex#0` at src/lib.rs:") && race.contains(" between "),
             "{race}"
         );
+    }
+    if example == "mpsc-pipeline" {
+        // The log fails on the order its messages arrived in: the race that explains it is
+        // the two unordered sends on the channel, not the ticket counter's hand-overs
+        // (which race too).
+        let race = run
+            .stderr
+            .lines()
+            .find(|l| l.trim_start().starts_with("race: "))
+            .unwrap_or_else(|| panic!("a race line in the report:\n{}", run.stderr));
+        assert!(
+            race.contains("sent on `Channel#0` at src/lib.rs:") && !race.contains("AtomicU64"),
+            "{race}"
+        );
+        // The senders' drops and the iterator's receives have no user's line of their own:
+        // the report's table says "after" the thread's last one, never a path in pulse or std.
+        for machinery in ["shim-std/src/", "/rustc/", "library/alloc/"] {
+            assert!(
+                !run.stderr.contains(machinery),
+                "{machinery}:\n{}",
+                run.stderr
+            );
+        }
     }
     (dir.clone(), trace_file(&dir))
 }
@@ -261,6 +287,35 @@ fn message_overtaking_diagram_has_the_racing_sends() {
         d.races
     );
     assert_eq!(d.races, expected_races(&trace), "exactly the racing edges");
+    // Events in a drop (`Sender::drop`) or called by std (the writer's `rx.into_iter()`
+    // receiving) carry their thread's last user line, marked, never pulse's or std's path.
+    for e in events {
+        let loc = e["location"].as_str().unwrap_or("");
+        assert!(
+            loc.is_empty() || loc.starts_with("src/"),
+            "a user's location: {e}"
+        );
+    }
+    let inferred = |op: &str| {
+        events
+            .iter()
+            .filter(|e| e["op"] == op)
+            .all(|e| e["location_inferred"] == true && e["location"].as_str().is_some())
+    };
+    assert!(
+        inferred("Sender::drop") && inferred("Receiver::recv"),
+        "{events:?}"
+    );
+    assert!(
+        events.iter().any(|e| e["op"] == "Receiver::recv"),
+        "the writer receives"
+    );
+    let text = cargo_pulse(&dir, &["trace", file.to_str().unwrap()]).stdout;
+    let drop_row = text
+        .lines()
+        .find(|l| l.contains("Sender::drop"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(drop_row.contains(" after src/lib.rs:"), "{drop_row}");
 }
 
 #[test]
@@ -375,109 +430,6 @@ fn bad_input_is_a_clear_error() {
         assert_eq!(svg.code, 2);
         assert!(svg.stderr.contains("Graphviz"), "{}", svg.stderr);
     }
-}
-
-/// Runs `cmd` with a deadline; `None` if it did not finish in time (it is killed). Its
-/// output is read as it comes (a page's DOM can be far larger than a pipe's buffer).
-fn run_with_deadline(cmd: &mut Command, limit: Duration) -> Option<std::process::Output> {
-    use std::io::Read;
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .ok()?;
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = r.read_to_end(&mut buf);
-            buf
-        })
-    };
-    let out = drain(Box::new(child.stdout.take()?));
-    let err = drain(Box::new(child.stderr.take()?));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().ok()? {
-            break status;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    Some(std::process::Output {
-        status,
-        stdout: out.join().ok()?,
-        stderr: err.join().ok()?,
-    })
-}
-
-/// `/usr/bin/chromium`, installing Debian's `chromium` package when it is missing.
-fn chromium() -> Result<PathBuf, String> {
-    let bin = PathBuf::from("/usr/bin/chromium");
-    if bin.exists() {
-        return Ok(bin);
-    }
-    let apt = |args: &[&str]| {
-        run_with_deadline(
-            Command::new("apt-get")
-                .args(args)
-                .env("DEBIAN_FRONTEND", "noninteractive"),
-            Duration::from_secs(900),
-        )
-    };
-    let install = apt(&["install", "-y", "--no-install-recommends", "chromium"]);
-    if !bin.exists() {
-        let _ = apt(&["update"]);
-        let _ = apt(&["install", "-y", "--no-install-recommends", "chromium"]);
-    }
-    if bin.exists() {
-        Ok(bin)
-    } else {
-        Err(format!(
-            "no browser: /usr/bin/chromium is missing and `apt-get install chromium` did not install it ({})",
-            install.map_or_else(
-                || "apt-get could not run or timed out".to_string(),
-                |o| String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("").to_string()
-            )
-        ))
-    }
-}
-
-/// A fresh, empty browser profile dir for one launch.
-fn fresh_profile() -> PathBuf {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "pulse-chromium-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn headless(bin: &Path, profile: &Path) -> Command {
-    let mut cmd = Command::new(bin);
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--enable-logging=stderr",
-        "--v=0",
-        "--window-size=1400,500",
-        "--virtual-time-budget=5000",
-    ])
-    .arg(format!("--user-data-dir={}", profile.display()));
-    cmd
 }
 
 #[test]
@@ -640,4 +592,168 @@ fn trace_out_writes_the_passing_run_s_last_execution() {
     let bad = cargo_pulse(&dir, &["test", "--trace-out", "a-file/traces"]);
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("--trace-out"), "{}", bad.stderr);
+}
+
+/// Graphviz's `dot`, installing Debian's `graphviz` package when it is missing.
+fn graphviz() -> Result<PathBuf, String> {
+    apt_installed("graphviz", "/usr/bin/dot").map_err(|why| format!("no Graphviz: {why}"))
+}
+
+/// One `<g class="...">` element of Graphviz's SVG: its classes, `<title>` and the rest of
+/// its text (up to the next element of the same depth).
+struct SvgGroup {
+    classes: Vec<String>,
+    title: String,
+    body: String,
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&#45;", "-")
+        .replace("&gt;", ">")
+        .replace("&lt;", "<")
+        .replace("&amp;", "&")
+}
+
+/// The value of the first `name="..."` attribute in `text`.
+fn attr(text: &str, name: &str) -> String {
+    let key = format!(" {name}=\"");
+    let rest = text
+        .split_once(&key)
+        .unwrap_or_else(|| panic!("{name} in {text}"))
+        .1;
+    rest.split('"').next().unwrap().to_string()
+}
+
+/// The bounding box of an SVG polygon's `points`.
+fn bounds(points: &str) -> (f64, f64, f64, f64) {
+    let mut b = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+    for p in points.split_whitespace() {
+        let (x, y) = p.split_once(',').unwrap();
+        let (x, y): (f64, f64) = (x.parse().unwrap(), y.parse().unwrap());
+        b = (b.0.min(x), b.1.min(y), b.2.max(x), b.3.max(y));
+    }
+    b
+}
+
+fn svg_groups(svg: &str) -> Vec<SvgGroup> {
+    svg.split("<g id=\"")
+        .skip(1)
+        .map(|g| {
+            let classes = g
+                .split_once("class=\"")
+                .map(|(_, r)| r.split('"').next().unwrap().to_string())
+                .unwrap_or_default();
+            let title = g
+                .split_once("<title>")
+                .and_then(|(_, r)| r.split_once("</title>"))
+                .map(|(t, _)| unescape(t))
+                .unwrap_or_default();
+            SvgGroup {
+                classes: classes.split_whitespace().map(str::to_string).collect(),
+                title,
+                body: g.to_string(),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn svg_of_a_real_failure_has_a_lane_per_thread_and_the_dotted_races() {
+    let dot_bin = match graphviz() {
+        Ok(bin) => bin,
+        Err(why) => {
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
+    };
+    let (dir, file) = failing_trace(
+        "lost-update-counter",
+        "concurrent_increments_are_not_lost",
+        "svg",
+    );
+    let trace = read_trace(&file);
+    let d = dot(&dir, &file);
+    let run = cargo_pulse(&dir, &["trace", file.to_str().unwrap(), "--format", "svg"]);
+    assert_eq!(run.code, 0, "{} ({})", run.stderr, dot_bin.display());
+    let svg = run.stdout;
+    assert!(
+        svg.contains("<svg") && svg.trim_end().ends_with("</svg>"),
+        "{svg}"
+    );
+    let groups = svg_groups(&svg);
+    // One lane (Graphviz cluster) per thread, labelled with the thread's name, holding
+    // exactly that thread's events.
+    let lanes: Vec<&SvgGroup> = groups
+        .iter()
+        .filter(|g| g.classes.iter().any(|c| c == "cluster"))
+        .collect();
+    let threads = trace["threads"].as_array().unwrap();
+    assert_eq!(lanes.len(), threads.len(), "a lane per thread");
+    let events = trace["events"].as_array().unwrap();
+    for th in threads {
+        let id = th["id"].as_u64().unwrap();
+        let lane = lanes
+            .iter()
+            .find(|g| g.title == format!("cluster_t{id}"))
+            .unwrap_or_else(|| panic!("a lane for thread {id}"));
+        let name = th["name"].as_str().unwrap();
+        assert!(
+            unescape(&lane.body).contains(&format!(">{name}</text>")),
+            "lane label {name}"
+        );
+        // Every event of the thread is drawn inside its lane's box, and no other's is.
+        let (x0, y0, x1, y1) = bounds(&attr(&lane.body, "points"));
+        for (i, e) in events.iter().enumerate() {
+            let node = groups
+                .iter()
+                .find(|g| g.classes.iter().any(|c| c == "node") && g.title == format!("e{i}"))
+                .unwrap_or_else(|| panic!("event {i} is drawn"));
+            let text = node.body.split_once("<text").unwrap().1;
+            let (x, y): (f64, f64) = (
+                attr(text, "x").parse().unwrap(),
+                attr(text, "y").parse().unwrap(),
+            );
+            let inside = (x0..=x1).contains(&x) && (y0..=y1).contains(&y);
+            assert_eq!(
+                inside,
+                e["thread"].as_u64() == Some(id),
+                "event {i} (thread {}) and lane {id}",
+                e["thread"]
+            );
+        }
+    }
+    // The dotted edges are exactly the races (and the races are exactly the oracle's).
+    let dotted: BTreeSet<(usize, usize)> = groups
+        .iter()
+        .filter(|g| g.classes.iter().any(|c| c == "edge"))
+        .filter(|g| g.body.contains("stroke-dasharray=\"1,5\""))
+        .map(|g| {
+            let (a, b) = g.title.split_once("->").unwrap();
+            (a[1..].parse().unwrap(), b[1..].parse().unwrap())
+        })
+        .collect();
+    assert!(!dotted.is_empty(), "the lost update's races are drawn");
+    assert_eq!(dotted, d.races, "dotted edges are the DOT's races");
+    assert_eq!(
+        dotted,
+        expected_races(&trace),
+        "and exactly the racing pairs"
+    );
+    let race_class = groups
+        .iter()
+        .filter(|g| g.classes.iter().any(|c| c == "race"))
+        .count();
+    assert_eq!(
+        race_class,
+        dotted.len(),
+        "each race keeps its class for styling"
+    );
+    // Synchronisation edges are drawn solid.
+    let solid_sync = groups
+        .iter()
+        .filter(|g| g.classes.iter().any(|c| c == "sync"))
+        .filter(|g| !g.body.contains("stroke-dasharray"))
+        .count();
+    assert_eq!(solid_sync, d.sync.len());
+    std::fs::write(dir.join("lost-update.svg"), &svg).unwrap();
 }

@@ -20,6 +20,8 @@ use std::hash::Hash;
 pub use proptest;
 pub use proptest::strategy::{BoxedStrategy, Just, Strategy};
 pub use pulse_lincheck as lincheck;
+/// The trace file's format (a failure's [`Outcome::Failed`] `trace`).
+pub use pulse_protocol::trace;
 
 mod case;
 mod exec;

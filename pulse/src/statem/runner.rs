@@ -13,7 +13,7 @@ use proptest::test_runner::{Config as PropConfig, RngAlgorithm, TestRng, TestRun
 use pulse_protocol::env;
 
 use super::case::{self, shrink_layouts, valid, Case, Layout, Sizes};
-use super::exec::{run_case, Failure, Run};
+use super::exec::{run_case, run_case_traced, Failure, Run};
 use super::report;
 use super::StateMachine;
 
@@ -134,6 +134,11 @@ pub enum Outcome {
         commands: Vec<Vec<String>>,
         /// `execution`, `postcondition` or `linearizability`.
         kind: &'static str,
+        /// The failing execution's trace file (`pulse_protocol::trace`): every event, and each
+        /// command's call and return as an `invoke` and a `response` event on the thread that
+        /// ran it (branch `k` on the thread named `branch-k`). Under `cargo pulse test` it is
+        /// written beside the failure record.
+        trace: Option<Box<pulse_protocol::trace::Trace>>,
     },
 }
 
@@ -406,13 +411,20 @@ fn failed<M: StateMachine>(
     token: &str,
     intro: &str,
 ) -> Outcome {
-    let run = run_case(
+    let (run, trace) = run_case_traced(
         model,
         &case.pool,
         &case.layout,
         case.seed,
         config.check_timeout,
+        true,
     );
+    let trace = trace.map(|mut t| {
+        t.test = std::thread::current().name().unwrap_or("").to_string();
+        t.seed = Some(case.seed);
+        crate::harness::hand_over_trace(&t);
+        Box::new(t)
+    });
     let failure: Option<Failure<M::Response>> = match run {
         Run::Failed(f) => Some(f),
         _ => None,
@@ -439,6 +451,7 @@ fn failed<M: StateMachine>(
         branches: case.layout.branches.iter().map(Vec::len).collect(),
         commands,
         kind,
+        trace,
     }
 }
 

@@ -1,6 +1,8 @@
 //! Explaining a stopped execution: what failed, where, who held what, the trace, and the
 //! line that replays it — read off the execution's state before cleanup changes it.
 
+use std::panic::Location;
+
 use pulse_protocol::env;
 
 use crate::config::Config;
@@ -248,17 +250,34 @@ fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
         .iter()
         .filter(|e| !matches!(e.kind, EventKind::Note(_)))
         .collect();
-    table[table.len().saturating_sub(KEPT_TRACE)..]
-        .iter()
-        .map(|e| TraceEvent {
-            step: e.step,
-            thread: st.thread_name(e.thread),
-            op: e.describe(),
-            object: e.object.map(|o| o.to_string()),
-            location: e.location.map(location_string),
-            clock_ns: e.clock_ns,
-        })
-        .collect()
+    // A location inside pulse or std is shown as "after" the thread's last user line.
+    let first = table.len().saturating_sub(KEPT_TRACE);
+    let mut last: std::collections::BTreeMap<u32, &Location<'static>> = Default::default();
+    let mut out = Vec::with_capacity(table.len() - first);
+    for (i, e) in table.iter().enumerate() {
+        let location = match e.location {
+            Some(l) if is_machinery(l.file()) => last
+                .get(&e.thread)
+                .filter(|_| i >= first)
+                .map(|l| format!("after {}", location_string(l))),
+            Some(l) => {
+                last.insert(e.thread, l);
+                (i >= first).then(|| location_string(l))
+            }
+            None => None,
+        };
+        if i >= first {
+            out.push(TraceEvent {
+                step: e.step,
+                thread: st.thread_name(e.thread),
+                op: e.describe(),
+                object: e.object.map(|o| o.to_string()),
+                location,
+                clock_ns: e.clock_ns,
+            });
+        }
+    }
+    out
 }
 
 /// The most recent events a trace file keeps (the viewer is made for 100,000).
@@ -295,6 +314,7 @@ pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> 
             ..Default::default()
         });
     }
+    user_locations_only(&mut out);
     let threads = (0..st.threads.len() as Tid)
         .map(|t| {
             let me = Some(ObjRef::thread(t).to_string());
@@ -304,7 +324,10 @@ pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> 
             ThreadInfo {
                 id: t,
                 name: st.thread_name(t),
-                spawn_site: spawn.and_then(|s| out[s].location.clone()),
+                // Only a user's own line: a spawn inside pulse or std has no site.
+                spawn_site: spawn
+                    .filter(|&s| !out[s].location_inferred)
+                    .and_then(|s| out[s].location.clone()),
                 spawned_by: spawn.map(|s| s as u64),
             }
         })
@@ -326,6 +349,47 @@ pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> 
     };
     trace.link();
     Some(trace)
+}
+
+/// pulse's own crates, as paths relative to the directory they are built from (this file's
+/// `file!()` says where that is: the repository, or cargo-pulse's support copy).
+const PULSE_DIRS: [&str; 6] = [
+    "runtime/src/",
+    "shim-std/src/",
+    "pulse/src/",
+    "pulse-macros/src/",
+    "protocol/src/",
+    "shim-parking-lot-core",
+];
+
+/// Whether `file` is inside pulse or Rust's standard library, not the user's code.
+pub(crate) fn is_machinery(file: &str) -> bool {
+    let root = file!()
+        .strip_suffix("runtime/src/report/explain.rs")
+        .unwrap_or("");
+    let std = file.starts_with("/rustc/")
+        || file.contains("/lib/rustlib/src/rust/library/")
+        || file.starts_with("library/");
+    std || file
+        .strip_prefix(root)
+        .is_some_and(|rest| PULSE_DIRS.iter().any(|d| rest.starts_with(d)))
+}
+
+/// An event whose location is inside pulse or std (a `Drop`, which cannot be
+/// `#[track_caller]`; an iterator's `recv`, called by std) gets its thread's last user
+/// location before it instead, marked `location_inferred`, or none.
+fn user_locations_only(events: &mut [trace::Event]) {
+    let mut last: std::collections::BTreeMap<u32, String> = Default::default();
+    for e in events {
+        let Some(loc) = &e.location else { continue };
+        let file = loc.rsplitn(3, ':').nth(2).unwrap_or(loc);
+        if is_machinery(file) {
+            e.location = last.get(&e.thread).cloned();
+            e.location_inferred = e.location.is_some();
+        } else {
+            last.insert(e.thread, loc.clone());
+        }
+    }
 }
 
 /// What a scheduling point's operation is, from its name and object.
@@ -358,5 +422,62 @@ fn virtual_time(ns: u64) -> String {
         1_000..1_000_000 => format!("{}µs", ns / 1_000),
         1_000_000..1_000_000_000 => format!("{}ms", ns / 1_000_000),
         _ => format!("{:.1}s", ns as f64 / 1e9),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pulse_s_and_std_s_files_are_machinery_and_the_user_s_are_not() {
+        let root = file!()
+            .strip_suffix("runtime/src/report/explain.rs")
+            .unwrap();
+        assert!(is_machinery(&format!("{root}shim-std/src/sync/mpsc.rs")));
+        assert!(is_machinery(&format!("{root}pulse/src/statem/exec.rs")));
+        assert!(is_machinery(
+            "/rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/alloc/src/vec/mod.rs"
+        ));
+        assert!(!is_machinery("src/lib.rs"));
+        assert!(!is_machinery("/home/u/app/src/shim-std/src/x.rs"));
+        assert!(!is_machinery(
+            "/home/u/.cargo/registry/src/x/crossbeam-0.8/src/lib.rs"
+        ));
+    }
+
+    #[test]
+    fn a_drop_s_event_takes_its_thread_s_last_user_line() {
+        let root = file!()
+            .strip_suffix("runtime/src/report/explain.rs")
+            .unwrap();
+        let ev = |thread, loc: &str| trace::Event {
+            thread,
+            location: Some(loc.to_string()),
+            ..Default::default()
+        };
+        let shim = format!("{root}shim-std/src/sync/mpsc.rs:491:18");
+        let mut events = vec![
+            ev(1, &shim),
+            ev(0, "src/lib.rs:10:5"),
+            ev(1, "src/lib.rs:20:5"),
+            ev(0, &shim),
+            ev(1, "/rustc/abc/library/alloc/src/vec/mod.rs:3969:44"),
+        ];
+        user_locations_only(&mut events);
+        let shown: Vec<(Option<&str>, bool)> = events
+            .iter()
+            .map(|e| (e.location.as_deref(), e.location_inferred))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (None, false),
+                (Some("src/lib.rs:10:5"), false),
+                (Some("src/lib.rs:20:5"), false),
+                (Some("src/lib.rs:10:5"), true),
+                (Some("src/lib.rs:20:5"), true),
+            ]
+        );
     }
 }

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Scratch space of the suite (inside cargo's target dir, kept between runs so installs and
 /// builds are incremental).
@@ -288,4 +288,125 @@ impl std::fmt::Debug for Snapshot {
             )
             .finish()
     }
+}
+
+// ---- outside programs the trace tests drive (Graphviz, headless Chromium) ----
+
+/// Runs `cmd` with a deadline; `None` if it did not finish in time (it is killed). Its
+/// output is read as it comes (a page's DOM can be far larger than a pipe's buffer).
+#[allow(dead_code)] // (e2e.rs drives no outside program)
+pub fn run_with_deadline(cmd: &mut Command, limit: Duration) -> Option<std::process::Output> {
+    use std::io::Read;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let out = drain(Box::new(child.stdout.take()?));
+    let err = drain(Box::new(child.stderr.take()?));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().ok()? {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    Some(std::process::Output {
+        status,
+        stdout: out.join().ok()?,
+        stderr: err.join().ok()?,
+    })
+}
+
+/// `bin`, installing Debian's `package` with apt when it is missing (every wait under a
+/// deadline); `Err` says why it could not be had, for the test to skip with.
+#[allow(dead_code)] // (e2e.rs drives no outside program)
+pub fn apt_installed(package: &str, bin: &str) -> Result<PathBuf, String> {
+    let bin = PathBuf::from(bin);
+    if bin.exists() {
+        return Ok(bin);
+    }
+    let apt = |args: &[&str]| {
+        run_with_deadline(
+            Command::new("apt-get")
+                .args(args)
+                .env("DEBIAN_FRONTEND", "noninteractive"),
+            Duration::from_secs(900),
+        )
+    };
+    let install = apt(&["install", "-y", "--no-install-recommends", package]);
+    if !bin.exists() {
+        let _ = apt(&["update"]);
+        let _ = apt(&["install", "-y", "--no-install-recommends", package]);
+    }
+    if bin.exists() {
+        Ok(bin)
+    } else {
+        Err(format!(
+            "{} is missing and `apt-get install {package}` did not install it ({})",
+            bin.display(),
+            install.map_or_else(
+                || "apt-get could not run or timed out".to_string(),
+                |o| String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+                    .to_string()
+            )
+        ))
+    }
+}
+
+/// `/usr/bin/chromium`, installing Debian's `chromium` package when it is missing.
+#[allow(dead_code)] // (e2e.rs drives no outside program)
+pub fn chromium() -> Result<PathBuf, String> {
+    apt_installed("chromium", "/usr/bin/chromium").map_err(|why| format!("no browser: {why}"))
+}
+
+/// A fresh, empty browser profile dir for one launch.
+#[allow(dead_code)] // (e2e.rs drives no outside program)
+pub fn fresh_profile() -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "pulse-chromium-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[allow(dead_code)] // (e2e.rs drives no outside program)
+pub fn headless(bin: &Path, profile: &Path) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--window-size=1400,500",
+        "--virtual-time-budget=5000",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    cmd
 }
