@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use pulse_protocol::{Cleanup, Detached, Isolation, Strategy, TimeMode};
+use pulse_protocol::{Cleanup, Detached, Isolation, Memory, Strategy, TimeMode};
 
 use crate::seeds::SeedRange;
 
@@ -233,6 +233,10 @@ pub struct TestArgs {
     /// returns: `warn` (default: as under std, where such a test passes) or `fail`.
     #[arg(long, value_name = "MODE", value_parser = clap::value_parser!(Detached), help_heading = "Search")]
     pub detached: Option<Detached>,
+    /// How atomics behave: `sc` (default: every ordering as `SeqCst`) or `relaxed` (Rust's
+    /// orderings: a `Relaxed`/`Acquire` load may read an older store).
+    #[arg(long, value_name = "MODEL", value_parser = clap::value_parser!(Memory), help_heading = "Search")]
+    pub memory: Option<Memory>,
     /// Replay one schedule (as printed in a failure report), or a failure file (.json).
     #[arg(long, value_name = "SCHEDULE|FILE", help_heading = "Search")]
     pub replay: Option<String>,

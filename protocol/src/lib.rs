@@ -12,7 +12,7 @@ mod record;
 mod schedule;
 pub mod time;
 
-pub use options::{Cleanup, Detached, Isolation, ParseOptionError, Strategy};
+pub use options::{Cleanup, Detached, Isolation, Memory, ParseOptionError, Strategy};
 pub use record::{FailureKind, FailureRecord, TraceEvent, FORMAT_VERSION};
 pub use schedule::{ParseScheduleError, Schedule};
 pub use time::{TimeMode, TimeParams};

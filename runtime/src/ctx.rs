@@ -86,7 +86,7 @@ impl Ctx {
     }
 
     #[inline]
-    fn state(self) -> std::cell::RefMut<'static, ExecState> {
+    pub(crate) fn state(self) -> std::cell::RefMut<'static, ExecState> {
         self.cell.state.borrow_mut()
     }
 
@@ -113,7 +113,8 @@ impl Ctx {
     #[track_caller]
     #[inline]
     pub fn switch(self, op: &'static str, object: Option<ObjRef>) {
-        self.switch_at(op, object, resource(object), Location::caller(), false)
+        self.switch_at(op, object, resource(object), Location::caller(), false);
+        self.sync_with(object);
     }
 
     /// A scheduling point for an object that carries no pulse state (an atomic, which must
@@ -143,7 +144,8 @@ impl Ctx {
         object: Option<ObjRef>,
         location: &'static Location<'static>,
     ) {
-        self.switch_at(op, object, resource(object), location, false)
+        self.switch_at(op, object, resource(object), location, false);
+        self.sync_with(object);
     }
 
     /// `thread::yield_now`: a scheduling point that tells the strategy this thread waits
@@ -219,6 +221,8 @@ impl Ctx {
             st.decide(false);
         }
         self.suspend();
+        // Woken by an unlock, send or exit: what that thread did is now visible.
+        self.sync_with(object);
         let st = self.state();
         if st.teardown {
             return WakeReason::Teardown;
@@ -228,6 +232,8 @@ impl Ctx {
 
     /// Wakes every thread blocked on `object`; they race (a scheduler choice) to proceed.
     pub fn wake_all(self, object: ObjRef) {
+        // The woken threads acquire `object` when they resume (`block`).
+        self.sync_with(Some(object));
         self.state().wake_all(object);
     }
 
@@ -239,6 +245,7 @@ impl Ctx {
     /// Wakes one thread blocked on `object`, which one a scheduler choice (e.g. the waiter
     /// a `notify_one` wakes). Returns whether there was one.
     pub fn wake_one(self, object: ObjRef) -> bool {
+        self.sync_with(Some(object));
         let mut st = self.state();
         let waiters = st.waiters(object);
         match st.choose_thread(&waiters) {
@@ -348,7 +355,11 @@ impl Ctx {
         let me = self.me();
         let obj = ObjRef::park(me);
         let token = std::mem::take(&mut self.state().threads[me as usize].park_token);
-        if token || self.choose(ChoiceKind::SpuriousWakeup) {
+        if token {
+            self.sync_with(Some(obj));
+            return;
+        }
+        if self.choose(ChoiceKind::SpuriousWakeup) {
             return;
         }
         self.block(op, Some(obj), timeout);
@@ -359,6 +370,8 @@ impl Ctx {
     #[track_caller]
     pub fn unpark(self, thread: u32) {
         self.switch("Thread::unpark", None);
+        // Unpark happens-before the park it ends (std's documented handoff).
+        self.sync_with(Some(ObjRef::park(thread)));
         let mut st = self.state();
         let t = &mut st.threads[thread as usize];
         let parked = matches!(t.status, crate::execution::Status::Blocked(b) if b.object == Some(ObjRef::park(thread)));

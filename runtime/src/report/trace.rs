@@ -16,6 +16,8 @@ pub(crate) enum EventKind {
     Exit,
     /// The thread's timed wait in `op` ran out (a timed transition).
     Timeout,
+    /// The thread's load `op` read an older store than the newest (relaxed memory).
+    ReadOld(crate::memory::OldRead),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -36,6 +38,20 @@ impl Event {
             EventKind::Block => format!("{} (blocks)", self.op),
             EventKind::Exit => "thread exits".to_string(),
             EventKind::Timeout => format!("{} (times out)", self.op),
+            EventKind::ReadOld(r) => {
+                let by = match r.thread {
+                    0 => "main".to_string(),
+                    t => format!("thread-{t}"),
+                };
+                let at = r.at.map_or_else(
+                    || "its initial value".to_string(),
+                    |l| format!("{by} at {}", location_string(l)),
+                );
+                format!(
+                    "{} reads an old value {:#x}: the store by {at}, {} store(s) behind the newest",
+                    self.op, r.value, r.newer
+                )
+            }
         }
     }
 }
