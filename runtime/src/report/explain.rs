@@ -33,6 +33,11 @@ pub(crate) fn replay_command(
     let package = std::env::var("CARGO_PKG_NAME")
         .map(|p| format!(" -p {p}"))
         .unwrap_or_default();
+    // Which store each load read is in the schedule only under the model that chose it.
+    let memory = match config.memory {
+        crate::config::Memory::Relaxed => format!("{}=relaxed ", env::MEMORY),
+        crate::config::Memory::Sc => String::new(),
+    };
     let template = match &config.replay_command {
         Some(t) => t.clone(),
         // A command line people copy: a long schedule of a strategy whose executions depend
@@ -49,16 +54,20 @@ pub(crate) fn replay_command(
                     )) =>
         {
             format!(
-                "{}={{seed}} {}=1 cargo test{package} -- {{test}} --exact",
+                "{memory}{}={{seed}} {}=1 cargo test{package} -- {{test}} --exact",
                 env::SEED,
                 env::SCHEDULES
             )
         }
         None if in_test => format!(
-            "{}='{{schedule}}' cargo test{package} -- {{test}} --exact",
+            "{memory}{}='{{schedule}}' cargo test{package} -- {{test}} --exact",
             env::REPLAY
         ),
-        None => "pulse::Builder::new().replay(\"{schedule}\").unwrap().check(..)".to_string(),
+        None if memory.is_empty() => {
+            "pulse::Builder::new().replay(\"{schedule}\").unwrap().check(..)".to_string()
+        }
+        None => "pulse::Builder::new().memory(Memory::Relaxed).replay(\"{schedule}\").unwrap().check(..)"
+            .to_string(),
     };
     template
         .replace("{schedule}", &schedule.to_string())

@@ -43,13 +43,13 @@ impl Event {
                     0 => "main".to_string(),
                     t => format!("thread-{t}"),
                 };
-                let at = r.at.map_or_else(
-                    || "its initial value".to_string(),
-                    |l| format!("{by} at {}", location_string(l)),
+                let store = r.at.map_or_else(
+                    || "the initial value".to_string(),
+                    |l| format!("stored by {by} at {}", location_string(l)),
                 );
                 format!(
-                    "{} reads an old value {:#x}: the store by {at}, {} store(s) behind the newest",
-                    self.op, r.value, r.newer
+                    "{} reads old value {} ({store}; {} newer store(s) not seen)",
+                    self.op, r.value as i64, r.newer
                 )
             }
         }
