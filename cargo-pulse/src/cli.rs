@@ -503,6 +503,15 @@ mod tests {
     }
 
     #[test]
+    fn memory_model_is_validated_before_anything_runs() {
+        let err = Cli::try_parse_from(["cargo-pulse", "test", "--memory", "tso"]).unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{err}");
+        assert!(err.to_string().contains("`sc`, `relaxed`"), "{err}");
+        let t = test_args(&["test", "--memory", "relaxed"]);
+        assert_eq!(t.memory, Some(Memory::Relaxed));
+    }
+
+    #[test]
     fn seed_and_seeds_conflict() {
         assert!(
             Cli::try_parse_from(["cargo-pulse", "test", "--seed", "1", "--seeds", "1..2"]).is_err()
