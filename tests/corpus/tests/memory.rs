@@ -50,112 +50,42 @@ memory_case!(seqlock);
 
 /// No false alarm: every other example's fixed twin passes under the relaxed model too (its
 /// locks, channels, condvars, `Once`s and joins carry happens-before), and every bug is
-/// still found.
-#[test]
-fn the_other_examples_agree_under_relaxed() {
-    /// An example's name, its buggy scenario and its fixed one.
-    type Case = (&'static str, fn(), fn());
-    let cases: &[Case] = &[
-        (
-            "lost_update_counter",
-            corpus::lost_update_counter::scenario_buggy,
-            corpus::lost_update_counter::scenario_fixed,
-        ),
-        (
-            "lock_order_deadlock",
-            corpus::lock_order_deadlock::scenario_buggy,
-            corpus::lock_order_deadlock::scenario_fixed,
-        ),
-        (
-            "lost_wakeup",
-            corpus::lost_wakeup::scenario_buggy,
-            corpus::lost_wakeup::scenario_fixed,
-        ),
-        (
-            "mpsc_pipeline",
-            corpus::mpsc_pipeline::scenario_buggy,
-            corpus::mpsc_pipeline::scenario_fixed,
-        ),
-        (
-            "bank_account",
-            corpus::bank_account::scenario_buggy,
-            corpus::bank_account::scenario_fixed,
-        ),
-        (
-            "proc_reg",
-            corpus::proc_reg::scenario_buggy,
-            corpus::proc_reg::scenario_fixed,
-        ),
-        (
-            "atomic_check_then_act",
-            corpus::atomic_check_then_act::scenario_buggy,
-            corpus::atomic_check_then_act::scenario_fixed,
-        ),
-        (
-            "spinlock_broken",
-            corpus::spinlock_broken::scenario_buggy,
-            corpus::spinlock_broken::scenario_fixed,
-        ),
-        (
-            "rwlock_upgrade",
-            corpus::rwlock_upgrade::scenario_buggy,
-            corpus::rwlock_upgrade::scenario_fixed,
-        ),
-        (
-            "barrier_phase",
-            corpus::barrier_phase::scenario_buggy,
-            corpus::barrier_phase::scenario_fixed,
-        ),
-        (
-            "once_init_race",
-            corpus::once_init_race::scenario_buggy,
-            corpus::once_init_race::scenario_fixed,
-        ),
-        (
-            "sleep_ordering",
-            corpus::sleep_ordering::scenario_buggy,
-            corpus::sleep_ordering::scenario_fixed,
-        ),
-        (
-            "auto_update",
-            corpus::auto_update::scenario_buggy,
-            corpus::auto_update::scenario_fixed,
-        ),
-        (
-            "late_reply",
-            corpus::late_reply::scenario_buggy,
-            corpus::late_reply::scenario_fixed,
-        ),
-        (
-            "fischer_mutex",
-            corpus::fischer_mutex::scenario_buggy,
-            corpus::fischer_mutex::scenario_fixed,
-        ),
-        (
-            "boot_race",
-            corpus::boot_race::scenario_buggy,
-            corpus::boot_race::scenario_fixed,
-        ),
-        (
-            "condvar_notify_one",
-            corpus::condvar_notify_one::scenario_buggy,
-            corpus::condvar_notify_one::scenario_fixed,
-        ),
-    ];
-    let only = std::env::var("MEMORY_CASE").ok();
-    for &(name, buggy, fixed) in cases {
-        if only.as_deref().is_some_and(|o| o != name) {
-            continue;
+/// still found. One test per search: a test that falls back to a fresh process per schedule
+/// re-runs only its own search.
+macro_rules! other_case {
+    ($module:ident) => {
+        mod $module {
+            use super::*;
+            #[test]
+            fn buggy_is_still_found_under_relaxed() {
+                let report = search(Memory::Relaxed, 1_000, corpus::$module::scenario_buggy);
+                assert!(report.failure.is_some(), "bug not found under relaxed");
+            }
+            #[test]
+            fn fixed_has_no_false_alarm_under_relaxed() {
+                let report = search(Memory::Relaxed, 2_000, corpus::$module::scenario_fixed);
+                if let Some(failure) = report.failure {
+                    panic!("false alarm under relaxed\n{failure}");
+                }
+            }
         }
-        eprintln!("{name}");
-        let report = search(Memory::Relaxed, 1_000, buggy);
-        assert!(
-            report.failure.is_some(),
-            "{name}: bug not found under relaxed"
-        );
-        let report = search(Memory::Relaxed, 2_000, fixed);
-        if let Some(failure) = report.failure {
-            panic!("{name}: false alarm under relaxed\n{failure}");
-        }
-    }
+    };
 }
+
+other_case!(lost_update_counter);
+other_case!(lock_order_deadlock);
+other_case!(lost_wakeup);
+other_case!(mpsc_pipeline);
+other_case!(bank_account);
+other_case!(proc_reg);
+other_case!(atomic_check_then_act);
+other_case!(spinlock_broken);
+other_case!(rwlock_upgrade);
+other_case!(barrier_phase);
+other_case!(once_init_race);
+other_case!(sleep_ordering);
+other_case!(auto_update);
+other_case!(late_reply);
+other_case!(fischer_mutex);
+other_case!(boot_race);
+other_case!(condvar_notify_one);
