@@ -266,6 +266,9 @@ impl Ctx {
     /// Notes that the running thread took lock `object` (for deadlock reports).
     #[track_caller]
     pub fn acquired(self, object: ObjRef) {
+        // A lock taken without blocking or a scheduling point of its own (`Condvar::wait`
+        // re-locking) still sees what the last holder did.
+        self.sync_with(Some(object));
         let mut st = self.state();
         let me = st.current as usize;
         st.threads[me].held.push((object, Location::caller()));

@@ -91,6 +91,30 @@ fn condvar_channel_barrier() {
     });
 }
 
+/// The notifier writes after `notify_one`, before unlocking: the waiter re-locks without a
+/// scheduling point of its own and must still see it.
+#[test]
+fn condvar_waiter_sees_what_the_notifier_did_before_unlocking() {
+    no_false_alarm(|| {
+        let d = Arc::new((AtomicUsize::new(0), Mutex::new(false), Condvar::new()));
+        let d2 = d.clone();
+        let h = thread::spawn(move || {
+            let mut ready = d2.1.lock().unwrap();
+            *ready = true;
+            d2.2.notify_one();
+            d2.0.store(1, Relaxed);
+            drop(ready);
+        });
+        let mut ready = d.1.lock().unwrap();
+        while !*ready {
+            ready = d.2.wait(ready).unwrap();
+        }
+        assert_eq!(d.0.load(Relaxed), 1);
+        drop(ready);
+        h.join().unwrap();
+    });
+}
+
 #[test]
 fn once_oncelock_and_park() {
     no_false_alarm(|| {
