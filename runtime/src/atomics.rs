@@ -15,7 +15,7 @@ impl Ctx {
     /// Whether this execution runs the relaxed memory model.
     #[inline]
     pub fn relaxed_memory(self) -> bool {
-        self.state().memory.relaxed
+        self.relaxed()
     }
 
     /// A load of the atomic at `addr`, which holds `actual`, right after its scheduling
@@ -24,8 +24,11 @@ impl Ctx {
     #[track_caller]
     #[inline]
     pub fn atomic_load(self, kind: &'static str, addr: usize, actual: u64, order: Ordering) -> u64 {
+        if !self.relaxed() {
+            return actual;
+        }
         let mut st = self.state();
-        if !st.memory.relaxed || st.teardown {
+        if st.teardown {
             return actual;
         }
         let me = st.current;
@@ -52,8 +55,11 @@ impl Ctx {
     #[track_caller]
     #[inline]
     pub fn atomic_store(self, addr: usize, actual: u64, new: u64, order: Ordering) {
+        if !self.relaxed() {
+            return;
+        }
         let mut st = self.state();
-        if st.memory.relaxed && !st.teardown {
+        if !st.teardown {
             let me = st.current;
             st.memory
                 .store(me, addr, actual, new, order, Location::caller());
@@ -65,8 +71,11 @@ impl Ctx {
     #[track_caller]
     #[inline]
     pub fn atomic_rmw(self, addr: usize, actual: u64, new: Option<u64>, order: Ordering) {
+        if !self.relaxed() {
+            return;
+        }
         let mut st = self.state();
-        if st.memory.relaxed && !st.teardown {
+        if !st.teardown {
             let me = st.current;
             st.memory
                 .rmw(me, addr, actual, new, order, Location::caller());
@@ -76,8 +85,11 @@ impl Ctx {
     /// `atomic::fence(order)`.
     #[inline]
     pub fn atomic_fence(self, order: Ordering) {
+        if !self.relaxed() {
+            return;
+        }
         let mut st = self.state();
-        if st.memory.relaxed && !st.teardown {
+        if !st.teardown {
             let me = st.current;
             st.memory.fence(me, order);
         }
@@ -88,9 +100,9 @@ impl Ctx {
     /// next that locks.
     #[inline]
     pub(crate) fn sync_with(self, object: Option<crate::obj_ref::ObjRef>) {
-        if let Some(object) = object {
+        if let Some(object) = object.filter(|_| self.relaxed()) {
             let mut st = self.state();
-            if st.memory.relaxed && !st.teardown {
+            if !st.teardown {
                 let me = st.current;
                 st.memory.sync_object(me, object);
             }

@@ -112,10 +112,13 @@ macro_rules! common_methods {
                 stringify!($name),
                 self.addr(),
             );
-            let old = self.0.load(Ordering::Relaxed);
-            self.0.store(val, order);
-            if let Some(ctx) = ctx {
-                ctx.atomic_store(self.addr(), Self::to_bits(old), Self::to_bits(val), order);
+            match ctx {
+                Some(ctx) if ctx.relaxed_memory() => {
+                    let old = self.0.load(Ordering::Relaxed);
+                    self.0.store(val, order);
+                    ctx.atomic_store(self.addr(), Self::to_bits(old), Self::to_bits(val), order);
+                }
+                _ => self.0.store(val, order),
             }
         }
 
@@ -310,7 +313,7 @@ macro_rules! rmw {
         pub fn $method(&self, val: $v, order: Ordering) -> $v {
             let ctx = point(concat!(stringify!($name), "::", stringify!($method)), stringify!($name), self.addr());
             let old = self.0.$method(val, order);
-            if ctx.is_some() {
+            if ctx.is_some_and(|c| c.relaxed_memory()) {
                 let new = self.0.load(Ordering::Relaxed);
                 self.rmw_done(ctx, old, Ok(new), order);
             }
