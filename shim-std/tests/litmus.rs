@@ -369,3 +369,25 @@ fn release_sequence_through_an_rmw() {
     };
     litmus(body, &[&[0]], &[&[0]]);
 }
+
+/// Every sampling strategy draws reads-from choices: each finds all four SB outcomes and the
+/// flag-without-data MP outcome under relaxed, and none of them under `SeqCst`.
+#[test]
+fn every_strategy_samples_old_reads() {
+    let all: BTreeSet<Outcome> = ALL2.iter().map(|o| o.to_vec()).collect();
+    let sc: BTreeSet<Outcome> = SC_SB.iter().map(|o| o.to_vec()).collect();
+    for strategy in [
+        Strategy::Pct { depth: 3 },
+        Strategy::Pos,
+        Strategy::Portfolio,
+    ] {
+        let seen = outcomes(Memory::Relaxed, strategy, 4_000, || sb(Relaxed, Relaxed));
+        assert_eq!(seen, all, "{strategy:?}");
+        let seen = outcomes(Memory::Relaxed, strategy, 4_000, || sb(SeqCst, SeqCst));
+        assert_eq!(seen, sc, "{strategy:?}");
+        let seen = outcomes(Memory::Relaxed, strategy, 4_000, || {
+            mp(Relaxed, Relaxed, false)
+        });
+        assert_eq!(seen, all, "{strategy:?}");
+    }
+}
