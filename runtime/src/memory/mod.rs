@@ -110,13 +110,45 @@ pub(crate) struct OldRead {
     pub newer: u32,
 }
 
+/// A multiply-and-rotate hasher for addresses and object names: every atomic operation looks
+/// its location up, and SipHash cost a tenth of a CAS loop's time.
+#[derive(Default)]
+struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64)
+    }
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64)
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+
 /// One execution's memory state. Only consulted under `Memory::Relaxed`.
 #[derive(Default)]
 pub(crate) struct Memory {
     pub relaxed: bool,
     threads: Vec<ThreadMem>,
-    locations: HashMap<usize, Loc>,
-    objects: HashMap<ObjRef, VClock>,
+    locations: FastMap<usize, Loc>,
+    objects: FastMap<ObjRef, VClock>,
     /// Everything released by `SeqCst` operations (the single total order, as a clock).
     sc: VClock,
 }
