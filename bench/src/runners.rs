@@ -191,11 +191,15 @@ pub fn run(tool: Tool, f: fn(), lim: &Limits) -> Run {
 
 #[cfg(feature = "pulse")]
 fn run_pulse(f: fn(), strategy: pulse::Strategy, time: pulse::TimeMode, lim: &Limits) -> Run {
-    let b = pulse::Builder::new()
+    let mut b = pulse::Builder::new()
         .time(time)
         .schedules(lim.schedules)
         .seed(lim.seed)
         .strategy(strategy);
+    // `PULSE_MEMORY=sc|relaxed` measures either memory model (README, "Memory model").
+    if let Some(m) = std::env::var("PULSE_MEMORY").ok().and_then(|m| m.parse().ok()) {
+        b = b.memory(m);
+    }
     let start = Instant::now();
     let report = match lim.max_time {
         Some(t) => b.run_for(t, f),

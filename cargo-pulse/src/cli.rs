@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use pulse_protocol::{Cleanup, Detached, Isolation, Strategy, TimeMode};
+use pulse_protocol::{Cleanup, Detached, Isolation, Memory, Strategy, TimeMode};
 
 use crate::seeds::SeedRange;
 
@@ -236,6 +236,10 @@ pub struct TestArgs {
     /// returns: `warn` (default: as under std, where such a test passes) or `fail`.
     #[arg(long, value_name = "MODE", value_parser = clap::value_parser!(Detached), help_heading = "Search")]
     pub detached: Option<Detached>,
+    /// How atomics behave: `sc` (default: every ordering as `SeqCst`) or `relaxed` (Rust's
+    /// orderings: a `Relaxed`/`Acquire` load may read an older store).
+    #[arg(long, value_name = "MODEL", value_parser = clap::value_parser!(Memory), help_heading = "Search")]
+    pub memory: Option<Memory>,
     /// Replay one schedule (as printed in a failure report), or a failure file (.json).
     #[arg(long, value_name = "SCHEDULE|FILE", help_heading = "Search")]
     pub replay: Option<String>,
@@ -504,6 +508,15 @@ mod tests {
         let err = Cli::try_parse_from(["cargo-pulse", "test", "--schedules", "0"]).unwrap_err();
         assert_eq!(err.exit_code(), 2, "{err}");
         assert_eq!(test_args(&["test", "--schedules", "1"]).schedules, 1);
+    }
+
+    #[test]
+    fn memory_model_is_validated_before_anything_runs() {
+        let err = Cli::try_parse_from(["cargo-pulse", "test", "--memory", "tso"]).unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{err}");
+        assert!(err.to_string().contains("`sc`, `relaxed`"), "{err}");
+        let t = test_args(&["test", "--memory", "relaxed"]);
+        assert_eq!(t.memory, Some(Memory::Relaxed));
     }
 
     #[test]

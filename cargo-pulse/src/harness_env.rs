@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use pulse_protocol::{env, Cleanup, Detached, Isolation, Strategy, TimeMode};
+use pulse_protocol::{env, Cleanup, Detached, Isolation, Memory, Strategy, TimeMode};
 
 use crate::seeds::SeedRange;
 
@@ -19,6 +19,7 @@ pub struct HarnessEnv<'a> {
     pub isolation: Option<Isolation>,
     pub cleanup: Option<Cleanup>,
     pub detached: Option<Detached>,
+    pub memory: Option<Memory>,
     pub replay: Option<&'a str>,
     pub blocking_timeout: Duration,
     /// Where the harness writes the test's `FailureRecord`.
@@ -51,6 +52,7 @@ impl HarnessEnv<'_> {
             (env::ISOLATION, self.isolation.map(|i| i.to_string())),
             (env::CLEANUP, self.cleanup.map(|c| c.to_string())),
             (env::DETACHED, self.detached.map(|d| d.to_string())),
+            (env::MEMORY, self.memory.map(|m| m.to_string())),
             (env::REPLAY, self.replay.map(str::to_string)),
             (
                 env::TRACE_OUT,

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use pulse_protocol::{
-    Cleanup, Detached, FailureKind, FailureRecord, Isolation, Strategy, TimeMode,
+    Cleanup, Detached, FailureKind, FailureRecord, Isolation, Memory, Strategy, TimeMode,
 };
 
 use crate::events::{Reporter, TestEvent, TestId};
@@ -46,6 +46,7 @@ pub struct RunPlan {
     pub isolation: Option<Isolation>,
     pub cleanup: Option<Cleanup>,
     pub detached: Option<Detached>,
+    pub memory: Option<Memory>,
     pub blocking_timeout: Duration,
     pub timeout: Option<Duration>,
     pub nocapture: bool,
@@ -199,6 +200,7 @@ pub fn configure(
         isolation,
         cleanup: plan.cleanup,
         detached: plan.detached,
+        memory: plan.memory,
         replay: plan.replay.as_deref(),
         blocking_timeout: plan.blocking_timeout,
         failure_dir: &dir.failures(),
@@ -1063,6 +1065,7 @@ mod tests {
             isolation: None,
             cleanup: None,
             detached: None,
+            memory: None,
             blocking_timeout: Duration::from_secs(1),
             timeout: None,
             nocapture: false,

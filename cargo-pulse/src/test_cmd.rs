@@ -104,6 +104,7 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         isolation: args.isolation,
         cleanup: args.cleanup,
         detached: args.detached,
+        memory: args.memory,
         blocking_timeout: Duration::from_secs_f64(args.blocking_timeout.max(0.1)),
         timeout: args.timeout.map(Duration::from_secs_f64),
         nocapture: args.nocapture,
@@ -305,6 +306,10 @@ fn replay_flags(args: &TestArgs) -> Vec<String> {
     // Whether a detached thread's trouble fails the test.
     if let Some(d) = args.detached {
         f.extend(["--detached".to_string(), d.to_string()]);
+    }
+    // The memory model decides which choices a schedule holds (which store a load read).
+    if let Some(m) = args.memory {
+        f.extend(["--memory".to_string(), m.to_string()]);
     }
     f
 }

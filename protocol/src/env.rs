@@ -27,6 +27,8 @@ pub const ISOLATION: &str = "PULSE_ISOLATION";
 pub const CLEANUP: &str = "PULSE_CLEANUP";
 /// What threads the test did not wait for may do (`Detached`).
 pub const DETACHED: &str = "PULSE_DETACHED";
+/// How atomics behave (`Memory`: `sc` or `relaxed`).
+pub const MEMORY: &str = "PULSE_MEMORY";
 /// The watchdog: a thread running this long (ms) without a pulse operation is reported.
 pub const BLOCKING_TIMEOUT_MS: &str = "PULSE_BLOCKING_TIMEOUT_MS";
 /// The replay line's template: `{test}`, `{schedule}` and `{seed}` are substituted.
@@ -58,6 +60,7 @@ pub const ALL: &[&str] = &[
     ISOLATION,
     CLEANUP,
     DETACHED,
+    MEMORY,
     BLOCKING_TIMEOUT_MS,
     REPLAY_COMMAND,
     FAILURE_DIR,

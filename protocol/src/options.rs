@@ -197,6 +197,18 @@ word_option!(
     Fail = "fail"
 );
 
+/// How atomics behave: `Sc` runs every ordering as `SeqCst` (each load reads the latest
+/// store); `Relaxed` follows Rust's (C++20's) orderings, so a load may read an older store
+/// happens-before and coherence allow (a recorded scheduler choice).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Memory {
+    #[default]
+    Sc,
+    Relaxed,
+}
+
+word_option!(Memory, "memory model", Sc = "sc", Relaxed = "relaxed");
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,6 +231,7 @@ mod tests {
         round_trips::<Isolation>(Isolation::VALUES);
         round_trips::<Cleanup>(Cleanup::VALUES);
         round_trips::<Detached>(Detached::VALUES);
+        round_trips::<Memory>(Memory::VALUES);
         assert_eq!(
             "pct:5".parse::<Strategy>().unwrap(),
             Strategy::Pct { depth: 5 }

@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use pulse_protocol::env;
 
-use crate::config::{duration_nanos, Cleanup, Config, Detached, Isolation, TimeMode};
+use crate::config::{duration_nanos, Cleanup, Config, Detached, Isolation, Memory, TimeMode};
 use crate::report::failure::{Failure, Report};
 use crate::scheduler::{ChoiceOdds, Strategy};
 
@@ -70,6 +70,7 @@ impl Builder {
         c.replay = parsed(env::REPLAY)?.or(c.replay.take());
         c.cleanup = parsed(env::CLEANUP)?.unwrap_or(c.cleanup);
         c.detached = parsed(env::DETACHED)?.unwrap_or(c.detached);
+        c.memory = parsed(env::MEMORY)?.unwrap_or(c.memory);
         c.isolation = parsed(env::ISOLATION)?.unwrap_or(c.isolation);
         c.time = parsed(env::TIME)?.unwrap_or(c.time);
         if let Some(ms) = parsed::<u64>(env::MINIMIZE_MS)? {
@@ -173,6 +174,13 @@ impl Builder {
     /// `Detached::Fail` fails it.
     pub fn detached(mut self, policy: Detached) -> Self {
         self.config.detached = policy;
+        self
+    }
+
+    /// How atomics behave: `Memory::Sc` (default) runs every ordering as `SeqCst`;
+    /// `Memory::Relaxed` follows Rust's orderings, so a load may read an older store.
+    pub fn memory(mut self, model: Memory) -> Self {
+        self.config.memory = model;
         self
     }
 

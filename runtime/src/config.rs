@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::scheduler::{ChoiceOdds, Strategy};
 use pulse_protocol::Schedule;
 
-pub use pulse_protocol::{Cleanup, Detached, Isolation, TimeMode};
+pub use pulse_protocol::{Cleanup, Detached, Isolation, Memory, TimeMode};
 
 /// Called with the watchdog's report before it ends the process (e.g. to write a failure
 /// record).
@@ -41,6 +41,8 @@ pub struct Config {
     /// Whether threads the test never joined may panic, stay blocked or keep running after
     /// it returns (a warning, as under std) or fail it.
     pub detached: Detached,
+    /// How atomics behave (`Memory::Sc`: every ordering as `SeqCst`).
+    pub memory: Memory,
     pub cleanup: Cleanup,
     pub isolation: Isolation,
     pub progress: Option<ProgressFn>,
@@ -87,6 +89,7 @@ impl Default for Config {
             replay_command: None,
             available_parallelism: 4,
             detached: Detached::Warn,
+            memory: Memory::Sc,
             cleanup: Cleanup::Leak,
             isolation: Isolation::Auto,
             progress: None,

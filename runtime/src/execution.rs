@@ -25,6 +25,7 @@ pub(crate) const STEPS_PER_THREAD: u64 = 10_000;
 /// Steps threads the test did not join may take after it returned, under `Detached::Warn`
 /// (then they are let go, as std's process exit would).
 pub(crate) const DETACHED_STEPS: u64 = 10_000;
+use crate::memory::Memory;
 use crate::obj_ref::ObjRef;
 use crate::report::trace::{Event, EventKind};
 use crate::scheduler::{ChoiceKind, Scheduler};
@@ -193,6 +194,8 @@ pub(crate) struct ExecState {
     blocked_on: BlockedOn,
     /// How many threads `blocked_on` lists: at 0 (most unlocks) no map is touched.
     blocked_on_count: u32,
+    /// The relaxed memory model's state (`Memory::Relaxed`; idle under `sc`).
+    pub memory: Memory,
 }
 
 /// Waiters per object; vectors of objects nobody waits on stay, empty, for reuse.
@@ -257,6 +260,7 @@ impl ExecState {
             heartbeat: None,
             blocked_on: BlockedOn::default(),
             blocked_on_count: 0,
+            memory: Memory::default(),
         }
     }
 
@@ -285,6 +289,8 @@ impl ExecState {
         self.teardown = false;
         self.pending_spawns.clear();
         self.addr_objects.clear();
+        self.memory
+            .reset(self.config.memory == crate::config::Memory::Relaxed);
         if self.blocked_on_count != 0 {
             self.blocked_on.values_mut().for_each(Vec::clear);
             self.blocked_on_count = 0;
@@ -330,6 +336,9 @@ impl ExecState {
             );
         }
         self.threads.push(VThread::new(name));
+        if self.memory.relaxed {
+            self.memory.spawned(self.current, tid);
+        }
         let per_thread = (tid as u64 + 1).saturating_mul(STEPS_PER_THREAD);
         self.step_bound = self.step_bound.max(per_thread);
         self.live += 1;
@@ -552,6 +561,9 @@ impl ExecState {
         }
         self.threads[me as usize].status = Status::Finished;
         self.threads[me as usize].held.clear();
+        if self.memory.relaxed {
+            self.memory.finished(me);
+        }
         self.live -= 1;
         self.remove_runnable(me);
         self.wake_all(ObjRef::thread(me));
@@ -843,6 +855,23 @@ impl ExecState {
             None => {
                 self.stop = Some(Stop::ReplayDiverged);
                 false
+            }
+        }
+    }
+
+    /// Which of `stores` stores a load reads (relaxed memory; 0: the newest).
+    pub fn choose_read(&mut self, stores: u32) -> u32 {
+        if stores < 2 || self.teardown {
+            return 0;
+        }
+        match self.scheduler.next_read(stores) {
+            Some(k) => {
+                self.schedule.push(k);
+                k
+            }
+            None => {
+                self.stop = Some(Stop::ReplayDiverged);
+                0
             }
         }
     }

@@ -7,11 +7,13 @@
 //! replayed exactly.
 
 // Roughly bottom-up; no module imports one that imports it back (tests/module_graph.rs).
+mod atomics;
 mod builder;
 mod config;
 mod ctx;
 mod execution;
 mod executor;
+mod memory;
 mod minimize;
 mod obj_ref;
 mod object;
@@ -22,7 +24,9 @@ pub mod scheduler;
 mod search;
 
 pub use builder::{Builder, EnvError};
-pub use config::{BlockedFn, Cleanup, Config, Detached, FoundFn, Isolation, ProgressFn, TimeMode};
+pub use config::{
+    BlockedFn, Cleanup, Config, Detached, FoundFn, Isolation, Memory, ProgressFn, TimeMode,
+};
 pub use ctx::{current, Ctx, PulseAbort};
 pub use execution::WakeReason;
 pub use obj_ref::ObjRef;

@@ -39,6 +39,15 @@ pub(crate) enum Entry {
     Thread { t: u32, preempt: bool },
     /// A yes/no answer.
     Bool(bool),
+    /// Which store a relaxed load read (0: the newest; an older one costs like a `yes`).
+    Read(u32),
+}
+
+impl Entry {
+    /// An answer other than a thread pick: skipped where the plan expects a thread.
+    fn is_answer(&self) -> bool {
+        matches!(self, Entry::Bool(_) | Entry::Read(_))
+    }
 }
 
 /// What a guided run did, shared with the minimizer (the scheduler is boxed away inside
@@ -129,8 +138,8 @@ impl Scheduler for GuidedScheduler {
                 t
             }
             Plan::Guide(plan) => {
-                // Yes/no answers the run did not ask for here are dropped.
-                while let Some(Entry::Bool(_)) = plan.get(self.next) {
+                // Answers the run did not ask for here are dropped.
+                while plan.get(self.next).is_some_and(Entry::is_answer) {
                     self.next += 1;
                 }
                 match plan.get(self.next) {
@@ -148,6 +157,28 @@ impl Scheduler for GuidedScheduler {
         log.entries.push(Entry::Thread { t, preempt });
         log.preemptions += preempt as usize;
         Some(t)
+    }
+
+    fn next_read(&mut self, stores: u32) -> Option<u32> {
+        let k = match &self.plan {
+            Plan::Exact(choices) => {
+                let k = choices.get(self.next).copied()?;
+                self.next += 1;
+                (k < stores).then_some(k)?
+            }
+            Plan::Guide(plan) => match plan.get(self.next) {
+                Some(&Entry::Read(k)) => {
+                    self.next += 1;
+                    k.min(stores - 1)
+                }
+                // Not asked for by the plan here: the newest store.
+                _ => 0,
+            },
+        };
+        let mut log = self.log.borrow_mut();
+        log.entries.push(Entry::Read(k));
+        log.yeses += (k > 0) as usize;
+        Some(k)
     }
 
     fn next_bool(&mut self, _kind: ChoiceKind) -> Option<bool> {
@@ -244,6 +275,13 @@ impl Scheduler for DeviationScheduler {
         self.points.borrow_mut().push((Vec::new(), 0));
         self.log.borrow_mut().entries.push(Entry::Bool(false));
         Some(false)
+    }
+
+    fn next_read(&mut self, _stores: u32) -> Option<u32> {
+        self.index += 1;
+        self.points.borrow_mut().push((Vec::new(), 0));
+        self.log.borrow_mut().entries.push(Entry::Read(0));
+        Some(0)
     }
 }
 
@@ -476,10 +514,13 @@ fn candidates(entries: &[Entry]) -> impl Iterator<Item = Vec<Entry>> + '_ {
         plans
     });
     let no_yes = (0..entries.len())
-        .filter(|&i| entries[i] == Entry::Bool(true))
+        .filter(|&i| matches!(entries[i], Entry::Bool(true) | Entry::Read(1..)))
         .map(move |i| {
             let mut p = entries.to_vec();
-            p[i] = Entry::Bool(false);
+            p[i] = match p[i] {
+                Entry::Read(_) => Entry::Read(0),
+                _ => Entry::Bool(false),
+            };
             p
         });
     // Cutting after the last preemption lets the rest run without preempting (fewer

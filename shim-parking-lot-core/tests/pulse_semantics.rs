@@ -409,3 +409,41 @@ fn spin_wait_says_park_after_ten_spins_inside_and_outside_an_execution() {
     assert_eq!(count(), (10, true));
     check(10, || assert_eq!(count(), (10, true)));
 }
+
+/// Under the relaxed memory model an unpark carries happens-before to the thread it wakes:
+/// a relaxed store made before `unpark_one` is seen once `park` returns (no false alarm).
+#[test]
+fn unpark_carries_happens_before_under_relaxed_memory() {
+    let report = Builder::new()
+        .memory(pulse_runtime::Memory::Relaxed)
+        .schedules(500)
+        .seed(1)
+        .run(|| {
+            use pulse_shim_std::sync::atomic::Ordering::Relaxed;
+            let data = Arc::new(AtomicUsize::new(0));
+            let queued = Arc::new(AtomicBool::new(false));
+            let (d, q) = (data.clone(), queued.clone());
+            let parked = thread::spawn(move || {
+                // SAFETY: parking_lot_core's contract: callbacks neither panic nor park.
+                let r = unsafe {
+                    park(
+                        A,
+                        || true,
+                        || q.store(true, SeqCst),
+                        |_, _| panic!("no timeout"),
+                        ParkToken(0),
+                        None,
+                    )
+                };
+                (r, d.load(Relaxed))
+            });
+            while !queued.load(SeqCst) {
+                thread::yield_now();
+            }
+            data.store(7, Relaxed);
+            // SAFETY: as above.
+            unsafe { unpark_one(A, |_| UnparkToken(9)) };
+            assert_eq!(parked.join().unwrap(), (unparked(9), 7));
+        });
+    assert!(report.failure.is_none(), "{}", report.failure.unwrap());
+}

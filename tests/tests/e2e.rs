@@ -533,6 +533,50 @@ fn the_examples_are_found_with_default_settings() {
     }
 }
 
+/// The weak-memory examples: their buggy twins pass under the default model (every ordering
+/// is `SeqCst`) and fail under `--memory relaxed`, whose replay line repeats the flag; a bad
+/// model is refused before anything is built.
+#[test]
+fn the_memory_examples_are_found_with_memory_relaxed() {
+    for example in ["relaxed-flag-mp", "peterson-lock", "seqlock"] {
+        let src = repo().join("examples").join(example);
+        let dir = copy_fixture(&src, &format!("example-{example}"));
+        let run = cargo_pulse(&dir, &["test", "--color", "never"]);
+        assert_eq!(run.code, 0, "{example}: passes under sc\n{}", run.stdout);
+        let run = cargo_pulse(
+            &dir,
+            &[
+                "test",
+                "--memory",
+                "relaxed",
+                "--color",
+                "never",
+                "--message-format",
+                "json",
+            ],
+        );
+        assert_eq!(run.code, 101, "{example}: the bug is found under relaxed");
+        for (name, event) in run.test_events() {
+            let expected = if name.ends_with("_fixed") {
+                "ok"
+            } else {
+                "failed"
+            };
+            assert_eq!(event, expected, "{example}: {name}");
+        }
+        assert!(
+            run.stdout.contains("--memory relaxed"),
+            "{example}: the replay line repeats the model\n{}",
+            run.stdout
+        );
+        if example == "relaxed-flag-mp" {
+            let run = cargo_pulse(&dir, &["test", "--memory", "tso"]);
+            assert_eq!(run.code, 2, "{}", run.stderr);
+            assert!(run.stderr.contains("`sc`, `relaxed`"), "{}", run.stderr);
+        }
+    }
+}
+
 #[test]
 fn instrument_subcommand_writes_a_buildable_crate_and_a_report() {
     let dir = fixture("registry-dep", "instrument-cmd");

@@ -39,6 +39,11 @@ pub(crate) fn replay_command(
     let package = std::env::var("CARGO_PKG_NAME")
         .map(|p| format!(" -p {p}"))
         .unwrap_or_default();
+    // Which store each load read is in the schedule only under the model that chose it.
+    let memory = match config.memory {
+        crate::config::Memory::Relaxed => format!("{}=relaxed ", env::MEMORY),
+        crate::config::Memory::Sc => String::new(),
+    };
     let template = match &config.replay_command {
         Some(t) => t.clone(),
         // A command line people copy: a long schedule of a strategy whose executions depend
@@ -55,16 +60,20 @@ pub(crate) fn replay_command(
                     )) =>
         {
             format!(
-                "{}={{seed}} {}=1 cargo test{package} -- {{test}} --exact",
+                "{memory}{}={{seed}} {}=1 cargo test{package} -- {{test}} --exact",
                 env::SEED,
                 env::SCHEDULES
             )
         }
         None if in_test => format!(
-            "{}='{{schedule}}' cargo test{package} -- {{test}} --exact",
+            "{memory}{}='{{schedule}}' cargo test{package} -- {{test}} --exact",
             env::REPLAY
         ),
-        None => "pulse::Builder::new().replay(\"{schedule}\").unwrap().check(..)".to_string(),
+        None if memory.is_empty() => {
+            "pulse::Builder::new().replay(\"{schedule}\").unwrap().check(..)".to_string()
+        }
+        None => "pulse::Builder::new().memory(Memory::Relaxed).replay(\"{schedule}\").unwrap().check(..)"
+            .to_string(),
     };
     template
         .replace("{schedule}", &schedule.to_string())
@@ -297,6 +306,23 @@ pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> 
             EventKind::Exit => (TraceKind::Exit, Some(ObjRef::thread(e.thread))),
             EventKind::Timeout => (TraceKind::Timeout, e.object),
             EventKind::Note(k) => (k, e.object),
+            EventKind::ReadOld(_) => (TraceKind::Load, e.object),
+        };
+        // A relaxed load that read an older store: which one, counted back from the newest
+        // store to the object in the trace (modification order is execution order).
+        let (value, reads_from) = match e.kind {
+            EventKind::ReadOld(r) => {
+                let name = object.map(|o| o.to_string());
+                let stores = out.iter().enumerate().rev().filter(|(_, x)| {
+                    matches!(x.kind, TraceKind::Store | TraceKind::Rmw) && x.object == name
+                });
+                let read = r
+                    .at
+                    .and_then(|_| stores.clone().nth(r.newer as usize))
+                    .map(|(i, _)| i as u64);
+                (Some(e.describe()), read)
+            }
+            _ => (e.value.map(str::to_string), None),
         };
         out.push(trace::Event {
             step: e.step,
@@ -308,9 +334,10 @@ pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> 
                 e.op.to_string()
             },
             object: object.map(|o| o.to_string()),
-            value: e.value.map(str::to_string),
+            value,
             location: e.location.map(location_string),
             clock_ns: e.clock_ns,
+            reads_from,
             ..Default::default()
         });
     }

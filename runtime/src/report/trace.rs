@@ -20,6 +20,8 @@ pub(crate) enum EventKind {
     /// What an operation did, for the trace file only (an acquire, a release, a wake, a
     /// send, a receive's result): the console's table leaves these out.
     Note(TraceKind),
+    /// The thread's load `op` read an older store than the newest (relaxed memory).
+    ReadOld(crate::memory::OldRead),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -43,6 +45,20 @@ impl Event {
             EventKind::Exit => "thread exits".to_string(),
             EventKind::Timeout => format!("{} (times out)", self.op),
             EventKind::Note(_) => self.op.to_string(),
+            EventKind::ReadOld(r) => {
+                let by = match r.thread {
+                    0 => "main".to_string(),
+                    t => format!("thread-{t}"),
+                };
+                let store = r.at.map_or_else(
+                    || "the initial value".to_string(),
+                    |l| format!("stored by {by} at {}", location_string(l)),
+                );
+                format!(
+                    "{} reads old value {} ({store}; {} newer store(s) not seen)",
+                    self.op, r.value as i64, r.newer
+                )
+            }
         }
     }
 }

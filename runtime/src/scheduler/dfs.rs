@@ -9,7 +9,7 @@
 //! 1, and so on up to the bound: the first failure found has the fewest preemptions, and no
 //! schedule runs twice. A spurious wakeup or a spurious weak-CAS failure costs a preemption
 //! too (each is an adversary's move, and a CAS retry loop would otherwise make the tree
-//! infinite).
+//! infinite), and so does a load reading an older store than the newest (relaxed memory).
 //!
 //! Fair bounding, so spin loops end: a thread that yields (`yield_now`, `spin_loop`) is not
 //! offered the next step while another thread can run, and a thread that has run
@@ -204,6 +204,25 @@ impl Scheduler for DfsScheduler {
         });
         self.ran(default);
         Some(default)
+    }
+
+    /// The newest store first; each older one costs a preemption (it is the adversary's
+    /// move, and a spin loop re-reading an old value would otherwise make the tree
+    /// infinite). A bound of at least the number of old reads explores them all.
+    fn next_read(&mut self, stores: u32) -> Option<u32> {
+        let pos = self.pos;
+        self.pos += 1;
+        if let Some(node) = self.path.get(pos) {
+            return (node.choice < stores).then_some(node.choice);
+        }
+        for back in 1..stores {
+            self.defer(back);
+        }
+        self.path.push(Node {
+            choice: 0,
+            untried: Vec::new(),
+        });
+        Some(0)
     }
 
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {

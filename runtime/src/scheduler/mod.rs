@@ -1,8 +1,9 @@
 //! Scheduling strategies: each decides, and nothing else.
 //!
 //! The execution owns thread state and asks a `Scheduler` at every scheduling point which
-//! runnable thread goes next, and at every nondeterministic yes/no point (spurious wakeup,
-//! weak CAS failure) which way it goes. Strategies never touch thread state (shuttle's split).
+//! runnable thread goes next, at every nondeterministic yes/no point (spurious wakeup,
+//! weak CAS failure) which way it goes, and under the relaxed memory model which store a
+//! load reads. Strategies never touch thread state (shuttle's split).
 
 mod dfs;
 mod pct;
@@ -52,6 +53,11 @@ pub trait Scheduler {
 
     /// Decides a yes/no nondeterministic choice. `None`: as for `next_thread`.
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool>;
+
+    /// Picks which of `stores` stores (at least two) a load reads under the relaxed memory
+    /// model: 0 is the newest in modification order, `k` the `k`-th before it. `None`: as
+    /// for `next_thread`.
+    fn next_read(&mut self, stores: u32) -> Option<u32>;
 
     /// Told at every scheduling point which object the thread's next operation acts on: a
     /// number equal for the same object within an execution (0: none, e.g. a spawn). POS

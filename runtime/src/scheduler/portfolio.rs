@@ -71,6 +71,10 @@ impl Scheduler for PortfolioScheduler {
         self.arms[self.active].next_thread(runnable, current, yielding)
     }
 
+    fn next_read(&mut self, stores: u32) -> Option<u32> {
+        self.arms[self.active].next_read(stores)
+    }
+
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
         self.arms[self.active].next_bool(kind)
     }

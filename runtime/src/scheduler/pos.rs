@@ -318,6 +318,10 @@ impl Scheduler for PosScheduler {
         Some(best)
     }
 
+    fn next_read(&mut self, stores: u32) -> Option<u32> {
+        Some(super::below(&mut self.rng, stores as usize) as u32)
+    }
+
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
         Some(one_in(&mut self.rng, self.odds.one_in(kind)))
     }

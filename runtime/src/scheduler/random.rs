@@ -32,6 +32,11 @@ impl Scheduler for RandomScheduler {
         Some(runnable[below(&mut self.rng, runnable.len())])
     }
 
+    /// Uniform: an old store is as likely as the newest.
+    fn next_read(&mut self, stores: u32) -> Option<u32> {
+        Some(below(&mut self.rng, stores as usize) as u32)
+    }
+
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
         Some(one_in(&mut self.rng, self.odds.one_in(kind)))
     }

@@ -43,6 +43,10 @@ impl Scheduler for ReplayScheduler {
         self.take().filter(|c| runnable.contains(c))
     }
 
+    fn next_read(&mut self, stores: u32) -> Option<u32> {
+        self.take().filter(|&c| c < stores)
+    }
+
     fn next_bool(&mut self, _kind: ChoiceKind) -> Option<bool> {
         match self.take() {
             Some(0) => Some(false),

@@ -7,10 +7,11 @@
 //!
 //! Nondeterministic here: which thread's operation reaches the atomic first (the scheduler
 //! picks at each point) and whether a `compare_exchange_weak` that would succeed fails
-//! spuriously (a `ChoiceKind::WeakCasFailure` choice, recorded in the schedule). One OS
-//! thread runs a whole execution, so every operation behaves as `SeqCst` whatever ordering
-//! it names: weak-memory outcomes (a `Relaxed` load seeing a stale value) are not explored
-//! yet. For the same reason fences have no visible effect and are not scheduling points.
+//! spuriously (a `ChoiceKind::WeakCasFailure` choice, recorded in the schedule). Memory
+//! always holds the newest store. Under `Memory::Sc` every operation behaves as `SeqCst`
+//! whatever ordering it names; under `Memory::Relaxed` each operation is also told to the
+//! runtime's memory model, and a load returns the value of the store the model lets it read
+//! (possibly an older one: a recorded choice). Fences are not scheduling points.
 //! Outside an execution every method is std's.
 
 use std::fmt;
@@ -22,9 +23,18 @@ use crate::rt;
 
 pub use std::sync::atomic::Ordering;
 
-/// std's own fences. Under pulse every atomic operation is already sequentially
-/// consistent, so a fence orders nothing further and is not a scheduling point.
-pub use std::sync::atomic::{compiler_fence, fence};
+/// std's own compiler fence: it orders nothing between threads, so the model ignores it.
+pub use std::sync::atomic::compiler_fence;
+
+/// An atomic fence: std's, and under the relaxed memory model an acquire and/or release
+/// (and for `SeqCst` a step in the single total order) of the running thread.
+#[inline]
+pub fn fence(order: Ordering) {
+    sa::fence(order);
+    if let Some(ctx) = rt::current() {
+        ctx.atomic_fence(order);
+    }
+}
 
 /// A scheduling point before an operation on the atomic at `addr`; the running execution,
 /// if any.
@@ -76,36 +86,96 @@ macro_rules! common_methods {
         #[track_caller]
         #[inline]
         pub fn load(&self, order: Ordering) -> $v {
-            point(
+            let ctx = point(
                 concat!(stringify!($name), "::load"),
                 stringify!($name),
                 self.addr(),
             );
-            self.0.load(order)
+            let v = self.0.load(order);
+            match ctx {
+                Some(ctx) => Self::from_bits(ctx.atomic_load(
+                    stringify!($name),
+                    self.addr(),
+                    Self::to_bits(v),
+                    order,
+                )),
+                None => v,
+            }
         }
 
         /// Stores a value into the atomic.
         #[track_caller]
         #[inline]
         pub fn store(&self, val: $v, order: Ordering) {
-            point(
+            let ctx = point(
                 concat!(stringify!($name), "::store"),
                 stringify!($name),
                 self.addr(),
             );
-            self.0.store(val, order)
+            match ctx {
+                Some(ctx) if ctx.relaxed_memory() => {
+                    let old = self.0.load(Ordering::Relaxed);
+                    self.0.store(val, order);
+                    ctx.atomic_store(self.addr(), Self::to_bits(old), Self::to_bits(val), order);
+                }
+                _ => self.0.store(val, order),
+            }
         }
 
         /// Stores a value into the atomic, returning the previous value.
         #[track_caller]
         #[inline]
         pub fn swap(&self, val: $v, order: Ordering) -> $v {
-            point(
+            let ctx = point(
                 concat!(stringify!($name), "::swap"),
                 stringify!($name),
                 self.addr(),
             );
-            self.0.swap(val, order)
+            let old = self.0.swap(val, order);
+            self.rmw_done(ctx, old, Ok(val), order);
+            old
+        }
+
+        /// Tells the memory model about a read-modify-write that read `old` (the newest
+        /// store) and wrote `new` (`Err`: failed with the given ordering, a load).
+        #[track_caller]
+        #[inline]
+        fn rmw_done(
+            &self,
+            ctx: Option<rt::Ctx>,
+            old: $v,
+            new: Result<$v, Ordering>,
+            order: Ordering,
+        ) {
+            if let Some(ctx) = ctx {
+                match new {
+                    Ok(new) => ctx.atomic_rmw(
+                        self.addr(),
+                        Self::to_bits(old),
+                        Some(Self::to_bits(new)),
+                        order,
+                    ),
+                    Err(failure) => ctx.atomic_rmw(self.addr(), Self::to_bits(old), None, failure),
+                }
+            }
+        }
+
+        /// A compare-exchange's result, told to the memory model.
+        #[track_caller]
+        #[inline]
+        fn cas_done(
+            &self,
+            ctx: Option<rt::Ctx>,
+            r: Result<$v, $v>,
+            new: $v,
+            success: Ordering,
+            failure: Ordering,
+        ) -> Result<$v, $v> {
+            match r {
+                Ok(old) => self.rmw_done(ctx, old, Ok(new), success),
+                Err(old) => self.rmw_done(ctx, old, Err(failure), failure),
+            }
+            r
         }
 
         /// Stores `new` if the current value is `current`; returns the previous value.
@@ -116,15 +186,14 @@ macro_rules! common_methods {
         #[track_caller]
         #[inline]
         pub fn compare_and_swap(&self, current: $v, new: $v, order: Ordering) -> $v {
-            point(
+            let ctx = point(
                 concat!(stringify!($name), "::compare_and_swap"),
                 stringify!($name),
                 self.addr(),
             );
-            match self
-                .0
-                .compare_exchange(current, new, order, strongest_failure_ordering(order))
-            {
+            let failure = strongest_failure_ordering(order);
+            let r = self.0.compare_exchange(current, new, order, failure);
+            match self.cas_done(ctx, r, new, order, failure) {
                 Ok(x) | Err(x) => x,
             }
         }
@@ -139,12 +208,13 @@ macro_rules! common_methods {
             success: Ordering,
             failure: Ordering,
         ) -> Result<$v, $v> {
-            point(
+            let ctx = point(
                 concat!(stringify!($name), "::compare_exchange"),
                 stringify!($name),
                 self.addr(),
             );
-            self.0.compare_exchange(current, new, success, failure)
+            let r = self.0.compare_exchange(current, new, success, failure);
+            self.cas_done(ctx, r, new, success, failure)
         }
 
         /// Stores `new` if the current value is `current`, but may fail spuriously even
@@ -168,9 +238,10 @@ macro_rules! common_methods {
                     // are one indivisible step. Loading with `failure` also rejects the
                     // orderings std rejects for it.
                     if self.0.load(failure) == current && ctx.choose(ChoiceKind::WeakCasFailure) {
-                        return Err(current);
+                        return self.cas_done(Some(ctx), Err(current), new, success, failure);
                     }
-                    self.0.compare_exchange(current, new, success, failure)
+                    let r = self.0.compare_exchange(current, new, success, failure);
+                    self.cas_done(Some(ctx), r, new, success, failure)
                 }
                 None => self.0.compare_exchange_weak(current, new, success, failure),
             }
@@ -240,8 +311,13 @@ macro_rules! rmw {
         #[track_caller]
         #[inline]
         pub fn $method(&self, val: $v, order: Ordering) -> $v {
-            point(concat!(stringify!($name), "::", stringify!($method)), stringify!($name), self.addr());
-            self.0.$method(val, order)
+            let ctx = point(concat!(stringify!($name), "::", stringify!($method)), stringify!($name), self.addr());
+            let old = self.0.$method(val, order);
+            if ctx.is_some_and(|c| c.relaxed_memory()) {
+                let new = self.0.load(Ordering::Relaxed);
+                self.rmw_done(ctx, old, Ok(new), order);
+            }
+            old
         }
     };
 }
@@ -271,6 +347,16 @@ macro_rules! atomic_int {
                 // SAFETY: the caller's contract; `Self` is layout-identical to the integer's
                 // std atomic, which is layout-identical to the integer when aligned.
                 unsafe { &*ptr.cast::<$name>() }
+            }
+
+            #[inline]
+            fn to_bits(v: $int) -> u64 {
+                v as u64
+            }
+
+            #[inline]
+            fn from_bits(b: u64) -> $int {
+                b as $int
             }
 
             common_methods!($name, $int);
@@ -344,6 +430,16 @@ impl AtomicBool {
         unsafe { &*ptr.cast::<AtomicBool>() }
     }
 
+    #[inline]
+    fn to_bits(v: bool) -> u64 {
+        v as u64
+    }
+
+    #[inline]
+    fn from_bits(b: u64) -> bool {
+        b != 0
+    }
+
     common_methods!(AtomicBool, bool);
     rmw!(/** Logical "and" with the current value, returning the previous value. */ AtomicBool, bool, fetch_and);
     rmw!(/** Logical "nand" with the current value, returning the previous value. */ AtomicBool, bool, fetch_nand);
@@ -354,8 +450,10 @@ impl AtomicBool {
     #[track_caller]
     #[inline]
     pub fn fetch_not(&self, order: Ordering) -> bool {
-        point("AtomicBool::fetch_not", "AtomicBool", self.addr());
-        self.0.fetch_xor(true, order)
+        let ctx = point("AtomicBool::fetch_not", "AtomicBool", self.addr());
+        let old = self.0.fetch_xor(true, order);
+        self.rmw_done(ctx, old, Ok(!old), order);
+        old
     }
 }
 
@@ -412,6 +510,17 @@ impl<T> AtomicPtr<T> {
         unsafe { &*ptr.cast::<AtomicPtr<T>>() }
     }
 
+    #[inline]
+    fn to_bits(v: *mut T) -> u64 {
+        v as usize as u64
+    }
+
+    /// An older store's pointer, by address (stores keep no provenance).
+    #[inline]
+    fn from_bits(b: u64) -> *mut T {
+        b as usize as *mut T
+    }
+
     common_methods!(AtomicPtr, *mut T);
 
     /// One read-modify-write computed from the old pointer: a scheduling point, then a
@@ -419,12 +528,16 @@ impl<T> AtomicPtr<T> {
     #[track_caller]
     #[inline]
     fn rmw_with(&self, op: &'static str, order: Ordering, f: impl Fn(*mut T) -> *mut T) -> *mut T {
-        point(op, "AtomicPtr", self.addr());
+        let ctx = point(op, "AtomicPtr", self.addr());
         let failure = strongest_failure_ordering(order);
         let mut prev = self.0.load(failure);
         loop {
-            match self.0.compare_exchange_weak(prev, f(prev), order, failure) {
-                Ok(p) => return p,
+            let new = f(prev);
+            match self.0.compare_exchange_weak(prev, new, order, failure) {
+                Ok(p) => {
+                    self.rmw_done(ctx, p, Ok(new), order);
+                    return p;
+                }
                 Err(p) => prev = p,
             }
         }

@@ -1,0 +1,111 @@
+//! What shim-std's atomics and fences tell the running execution, for the relaxed memory
+//! model (`memory`). Under `Memory::Sc` every call returns at once: memory itself holds the
+//! only value a load can read.
+//!
+//! Values travel as `u64` bits (every atomic std has fits); the shim keeps memory holding the
+//! newest store, so RMWs and `Debug` act on it directly.
+
+use std::panic::Location;
+use std::sync::atomic::Ordering;
+
+use crate::ctx::Ctx;
+use crate::report::trace::EventKind;
+
+impl Ctx {
+    /// Whether this execution runs the relaxed memory model.
+    #[inline]
+    pub fn relaxed_memory(self) -> bool {
+        self.relaxed()
+    }
+
+    /// A load of the atomic at `addr`, which holds `actual`, right after its scheduling
+    /// point: returns the value it reads (under the relaxed model possibly an older store's,
+    /// which one a recorded scheduler choice).
+    #[track_caller]
+    #[inline]
+    pub fn atomic_load(self, kind: &'static str, addr: usize, actual: u64, order: Ordering) -> u64 {
+        if !self.relaxed() {
+            return actual;
+        }
+        let mut st = self.state();
+        if st.teardown {
+            return actual;
+        }
+        let me = st.current;
+        let options = st.memory.load_options(me, addr, actual, order);
+        let back = st.choose_read(options);
+        let (value, old) = st.memory.load(me, addr, back, order);
+        if let (Some(old), Some(_)) = (old, &st.trace) {
+            let object = st.object_at(kind, addr);
+            // The load's own row (its last event) says which store it read.
+            if let Some(e) = st
+                .trace
+                .as_mut()
+                .and_then(|t| t.iter_mut().rev().find(|e| e.thread == me))
+            {
+                if e.kind == EventKind::Op && e.object == Some(object) {
+                    e.kind = EventKind::ReadOld(old);
+                }
+            }
+        }
+        value
+    }
+
+    /// A store of `new` to the atomic at `addr`, which held `actual` before it.
+    #[track_caller]
+    #[inline]
+    pub fn atomic_store(self, addr: usize, actual: u64, new: u64, order: Ordering) {
+        if !self.relaxed() {
+            return;
+        }
+        let mut st = self.state();
+        if !st.teardown {
+            let me = st.current;
+            st.memory
+                .store(me, addr, actual, new, order, Location::caller());
+        }
+    }
+
+    /// A read-modify-write of the atomic at `addr`: it read `actual` (always the newest
+    /// store) and wrote `new` (`None`: a compare-exchange that failed, a load).
+    #[track_caller]
+    #[inline]
+    pub fn atomic_rmw(self, addr: usize, actual: u64, new: Option<u64>, order: Ordering) {
+        if !self.relaxed() {
+            return;
+        }
+        let mut st = self.state();
+        if !st.teardown {
+            let me = st.current;
+            st.memory
+                .rmw(me, addr, actual, new, order, Location::caller());
+        }
+    }
+
+    /// `atomic::fence(order)`.
+    #[inline]
+    pub fn atomic_fence(self, order: Ordering) {
+        if !self.relaxed() {
+            return;
+        }
+        let mut st = self.state();
+        if !st.teardown {
+            let me = st.current;
+            st.memory.fence(me, order);
+        }
+    }
+
+    /// The running thread's operation on `object` (a lock, channel, thread, ...) is an
+    /// acquire and a release on it: what one thread did before unlocking is visible to the
+    /// next that locks.
+    #[inline]
+    pub(crate) fn sync_with(self, object: Option<crate::obj_ref::ObjRef>) {
+        if let Some(object) = object.filter(|_| self.relaxed()) {
+            let mut st = self.state();
+            if !st.teardown {
+                let me = st.current;
+                st.memory.sync_object(me, object);
+            }
+        }
+    }
+}

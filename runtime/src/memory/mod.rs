@@ -1,0 +1,440 @@
+//! The relaxed memory model (`Memory::Relaxed`): a view-based operational model of Rust's
+//! (C++20's) atomics, after promising semantics and Miri's weak-memory emulation (no code
+//! taken from either).
+//!
+//! - Every thread has a *view*, a vector clock of what happens-before its next step. Each
+//!   atomic operation ticks the thread's own entry, so a store is named by (thread, tick).
+//! - Every atomic location (by address) keeps its modification order: the last
+//!   `HISTORY` stores, each with its value, its thread and tick, the clock a reader
+//!   acquiring it gets, and which threads have read or written it.
+//! - A load may read any store from the newest back to the newest one it must not skip:
+//!   one that happens-before it (coherence with happens-before: write-read and write-write)
+//!   or that its thread already read or wrote (read-read and read-write coherence). Which
+//!   one is a recorded scheduler choice (`Scheduler::next_read`), so replay is exact.
+//! - Release stores carry the writer's view; relaxed stores carry the view at the writer's
+//!   last release fence. An RMW always reads the newest store and carries that store's
+//!   clock on (release sequences). Acquire loads join the store's clock into the view;
+//!   relaxed loads keep it for the thread's next acquire fence.
+//! - `SeqCst`: a `SeqCst` load reads the newest store; `SeqCst` stores and RMWs release
+//!   into one global clock, and `SeqCst` fences (and RMWs) also acquire from it. All-`SeqCst`
+//!   programs therefore run exactly as under `Memory::Sc`.
+//!
+//! Not produced (the model is a subset of C++20, so it never reports an outcome C++20
+//! forbids): load buffering and out-of-thin-air values (a load only reads stores already
+//! made, loads are never reordered after later stores), a store that is not the newest
+//! in modification order (stores are ordered as executed, so 2+2W's both-old outcome is
+//! missing), stale reads by a failing `compare_exchange` (it reads the newest, as an RMW),
+//! and outcomes that need `SeqCst` fences or `SeqCst` RMWs not to synchronise.
+//!
+//! Locks, channels and the other primitives synchronise through `sync_object`: every
+//! operation on a pulse object is an acquire and a release on that object's clock (more
+//! than std promises for failed `try_lock`s, which only removes outcomes).
+
+use std::collections::{HashMap, VecDeque};
+use std::panic::Location;
+use std::sync::atomic::Ordering;
+
+use crate::obj_ref::ObjRef;
+
+/// Stores each location keeps: a load can read at most this far back. Bounds memory and
+/// the branching of a load; a value overwritten eight times is rarely the bug.
+pub(crate) const HISTORY: usize = 8;
+
+/// Threads whose reads are tracked per store (a bit each); threads past it always read the
+/// newest store.
+const TRACKED_THREADS: u32 = 64;
+
+/// A vector clock: entry `t` is the last tick of thread `t` that happens-before.
+#[derive(Clone, Default, Debug, PartialEq, Eq)]
+pub(crate) struct VClock(Vec<u32>);
+
+impl VClock {
+    #[inline]
+    fn get(&self, t: u32) -> u32 {
+        self.0.get(t as usize).copied().unwrap_or(0)
+    }
+
+    fn join(&mut self, other: &VClock) {
+        if self.0.len() < other.0.len() {
+            self.0.resize(other.0.len(), 0);
+        }
+        for (a, &b) in self.0.iter_mut().zip(&other.0) {
+            *a = (*a).max(b);
+        }
+    }
+
+    fn tick(&mut self, t: u32) -> u32 {
+        let i = t as usize;
+        if self.0.len() <= i {
+            self.0.resize(i + 1, 0);
+        }
+        self.0[i] += 1;
+        self.0[i]
+    }
+}
+
+#[derive(Clone, Default)]
+struct ThreadMem {
+    view: VClock,
+    /// The view at the last release fence: what a relaxed store releases.
+    fence_rel: VClock,
+    /// Clocks of stores read by relaxed loads: what the next acquire fence acquires.
+    fence_acq: VClock,
+}
+
+struct Store {
+    value: u64,
+    thread: u32,
+    tick: u32,
+    /// What a load acquiring this store joins into its view.
+    clock: VClock,
+    /// Threads that read or wrote it (bit per thread below `TRACKED_THREADS`).
+    seen: u64,
+    /// Where it was made (`None`: the value the location had when first used).
+    at: Option<&'static Location<'static>>,
+}
+
+#[derive(Default)]
+struct Loc {
+    /// Modification order, oldest first; never empty.
+    stores: VecDeque<Store>,
+}
+
+/// Which store a load read when it was not the newest: for the trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OldRead {
+    pub value: u64,
+    pub thread: u32,
+    pub at: Option<&'static Location<'static>>,
+    /// Stores after it in modification order.
+    pub newer: u32,
+}
+
+/// A multiply-and-rotate hasher for addresses and object names: every atomic operation looks
+/// its location up, and SipHash cost a tenth of a CAS loop's time.
+#[derive(Default)]
+struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64)
+    }
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64)
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+
+/// One execution's memory state. Only consulted under `Memory::Relaxed`.
+#[derive(Default)]
+pub(crate) struct Memory {
+    pub relaxed: bool,
+    threads: Vec<ThreadMem>,
+    locations: FastMap<usize, Loc>,
+    objects: FastMap<ObjRef, VClock>,
+    /// Everything released by `SeqCst` operations (the single total order, as a clock).
+    sc: VClock,
+}
+
+fn acquires(order: Ordering) -> bool {
+    matches!(
+        order,
+        Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst
+    )
+}
+
+fn releases(order: Ordering) -> bool {
+    matches!(
+        order,
+        Ordering::Release | Ordering::AcqRel | Ordering::SeqCst
+    )
+}
+
+fn bit(t: u32) -> u64 {
+    if t < TRACKED_THREADS {
+        1 << t
+    } else {
+        0
+    }
+}
+
+impl Memory {
+    pub fn reset(&mut self, relaxed: bool) {
+        self.relaxed = relaxed;
+        self.threads.clear();
+        self.locations.clear();
+        self.objects.clear();
+        self.sc = VClock::default();
+    }
+
+    fn thread(&mut self, t: u32) -> &mut ThreadMem {
+        let i = t as usize;
+        if self.threads.len() <= i {
+            self.threads.resize(i + 1, ThreadMem::default());
+        }
+        &mut self.threads[i]
+    }
+
+    /// `child` starts with everything `parent` has done (spawn happens-before the thread).
+    pub fn spawned(&mut self, parent: u32, child: u32) {
+        if parent != child {
+            let view = self.thread(parent).view.clone();
+            self.thread(child).view.join(&view);
+        }
+    }
+
+    /// An operation of thread `t` on a pulse object: acquires what earlier operations on it
+    /// released, and releases `t`'s view into it.
+    pub fn sync_object(&mut self, t: u32, object: ObjRef) {
+        let view = &mut self.thread(t).view;
+        let mut view = std::mem::take(view);
+        let clock = self.objects.entry(object).or_default();
+        clock.join(&view);
+        view.join(clock);
+        self.thread(t).view = view;
+    }
+
+    /// The location's history, restarted at `actual` when memory no longer holds its newest
+    /// store (first use, a non-atomic write through `get_mut`, or a new atomic at a freed
+    /// one's address).
+    fn loc(&mut self, addr: usize, actual: u64) -> &mut Loc {
+        let loc = self.locations.entry(addr).or_default();
+        if loc.stores.back().is_none_or(|s| s.value != actual) {
+            loc.stores.clear();
+            loc.stores.push_back(Store {
+                value: actual,
+                thread: 0,
+                tick: 0, // happens-before every thread
+                clock: VClock::default(),
+                seen: u64::MAX,
+                at: None,
+            });
+        }
+        loc
+    }
+
+    /// How many stores a load by `t` could read (the newest first), given `actual`, the value
+    /// memory holds. 1: only the newest.
+    pub fn load_options(&mut self, t: u32, addr: usize, actual: u64, order: Ordering) -> u32 {
+        self.thread(t);
+        let view = std::mem::take(&mut self.threads[t as usize].view);
+        let loc = self.loc(addr, actual);
+        let n = if order == Ordering::SeqCst || t >= TRACKED_THREADS {
+            1
+        } else {
+            let me = bit(t);
+            let skippable = loc
+                .stores
+                .iter()
+                .rev()
+                .take_while(|s| s.seen & me == 0 && view.get(s.thread) < s.tick)
+                .count();
+            (skippable + 1).min(loc.stores.len()) as u32
+        };
+        self.threads[t as usize].view = view;
+        n
+    }
+
+    /// Thread `t` loads the store `back` places before the newest (`load_options` was
+    /// called just before). Returns its value, and which store it was if not the newest.
+    pub fn load(
+        &mut self,
+        t: u32,
+        addr: usize,
+        back: u32,
+        order: Ordering,
+    ) -> (u64, Option<OldRead>) {
+        let loc = self.locations.get_mut(&addr).expect("load_options first");
+        let i = loc.stores.len() - 1 - back as usize;
+        let s = &mut loc.stores[i];
+        s.seen |= bit(t);
+        let read = (s.value, s.clock.clone());
+        let old = (back > 0).then_some(OldRead {
+            value: s.value,
+            thread: s.thread,
+            at: s.at,
+            newer: back,
+        });
+        let tm = self.thread(t);
+        if acquires(order) {
+            tm.view.join(&read.1);
+        } else {
+            tm.fence_acq.join(&read.1);
+        }
+        (read.0, old)
+    }
+
+    /// Thread `t` stores `new` where memory held `actual` (a plain store).
+    pub fn store(
+        &mut self,
+        t: u32,
+        addr: usize,
+        actual: u64,
+        new: u64,
+        order: Ordering,
+        at: &'static Location<'static>,
+    ) {
+        self.loc(addr, actual);
+        self.write(t, addr, new, order, None, at);
+    }
+
+    /// Thread `t` reads the newest store (memory held `actual`) and, if `new` is `Some`,
+    /// writes it in the same step (an RMW; `None`: a failed compare-exchange, a load).
+    pub fn rmw(
+        &mut self,
+        t: u32,
+        addr: usize,
+        actual: u64,
+        new: Option<u64>,
+        order: Ordering,
+        at: &'static Location<'static>,
+    ) {
+        let loc = self.loc(addr, actual);
+        let s = loc.stores.back_mut().expect("never empty");
+        s.seen |= bit(t);
+        let read = s.clock.clone();
+        let tm = self.thread(t);
+        if acquires(order) {
+            tm.view.join(&read);
+        } else {
+            tm.fence_acq.join(&read);
+        }
+        if order == Ordering::SeqCst {
+            let sc = std::mem::take(&mut self.sc);
+            self.thread(t).view.join(&sc);
+            self.sc = sc;
+        }
+        if let Some(new) = new {
+            self.write(t, addr, new, order, Some(read), at);
+        }
+    }
+
+    fn write(
+        &mut self,
+        t: u32,
+        addr: usize,
+        value: u64,
+        order: Ordering,
+        carried: Option<VClock>,
+        at: &'static Location<'static>,
+    ) {
+        let tm = self.thread(t);
+        let tick = tm.view.tick(t);
+        let mut clock = if releases(order) {
+            tm.view.clone()
+        } else {
+            tm.fence_rel.clone()
+        };
+        if let Some(c) = carried {
+            clock.join(&c); // an RMW continues the release sequence it read from
+        }
+        if order == Ordering::SeqCst {
+            let view = tm.view.clone();
+            self.sc.join(&view);
+        }
+        let loc = self.locations.get_mut(&addr).expect("loc first");
+        loc.stores.push_back(Store {
+            value,
+            thread: t,
+            tick,
+            clock,
+            seen: bit(t),
+            at: Some(at),
+        });
+        if loc.stores.len() > HISTORY {
+            loc.stores.pop_front();
+        }
+    }
+
+    /// `atomic::fence(order)` on thread `t`.
+    pub fn fence(&mut self, t: u32, order: Ordering) {
+        let sc = std::mem::take(&mut self.sc);
+        let tm = self.thread(t);
+        if acquires(order) {
+            let acq = std::mem::take(&mut tm.fence_acq);
+            tm.view.join(&acq);
+            tm.fence_acq = acq;
+        }
+        let mut sc = sc;
+        if order == Ordering::SeqCst {
+            tm.view.join(&sc);
+            sc.join(&tm.view);
+        }
+        if releases(order) {
+            tm.fence_rel = tm.view.clone();
+        }
+        self.sc = sc;
+    }
+
+    /// Thread `t` finished: a `join` of it acquires everything it did.
+    pub fn finished(&mut self, t: u32) {
+        let view = self.thread(t).view.clone();
+        self.objects
+            .entry(ObjRef::thread(t))
+            .or_default()
+            .join(&view);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mem() -> Memory {
+        let mut m = Memory::default();
+        m.reset(true);
+        m
+    }
+
+    /// Message passing: a relaxed flag lets the reader see old data; release/acquire does not.
+    #[test]
+    fn release_acquire_publishes_data_and_relaxed_does_not() {
+        for (store, load, stale_data) in [
+            (Ordering::Relaxed, Ordering::Relaxed, 2),
+            (Ordering::Release, Ordering::Acquire, 1),
+        ] {
+            let mut m = mem();
+            let (data, flag) = (0x10, 0x20);
+            m.load_options(0, data, 0, Ordering::Relaxed);
+            m.spawned(0, 1);
+            m.spawned(0, 2);
+            m.store(1, data, 0, 42, Ordering::Relaxed, Location::caller());
+            m.store(1, flag, 0, 1, store, Location::caller());
+            assert_eq!(m.load_options(2, flag, 1, load), 2);
+            assert_eq!(m.load(2, flag, 0, load).0, 1);
+            assert_eq!(m.load_options(2, data, 42, Ordering::Relaxed), stale_data);
+        }
+    }
+
+    #[test]
+    fn coherence_forbids_reading_older_than_what_was_read() {
+        let mut m = mem();
+        let x = 0x10;
+        m.load_options(0, x, 0, Ordering::Relaxed);
+        m.spawned(0, 1);
+        m.store(0, x, 0, 1, Ordering::Relaxed, Location::caller());
+        m.store(0, x, 1, 2, Ordering::Relaxed, Location::caller());
+        assert_eq!(m.load_options(1, x, 2, Ordering::Relaxed), 3);
+        assert_eq!(m.load(1, x, 1, Ordering::Relaxed).0, 1);
+        assert_eq!(m.load_options(1, x, 2, Ordering::Relaxed), 2);
+        // Its own store is the oldest it may read after writing.
+        assert_eq!(m.load_options(0, x, 2, Ordering::Relaxed), 1);
+    }
+}
