@@ -498,19 +498,30 @@ impl Trace {
 
     /// For each event, the user's location it stands for: its own when that is a line of
     /// the user's code ([`is_user_location`]), else its thread's last such location before
-    /// it (a dependency's lock taken on the user's behalf), else `None`.
+    /// it (a dependency's lock taken on the user's behalf), else, for a thread that has run
+    /// no line of the user's yet (a dependency's worker), what its spawn stood for (the
+    /// user's line that made the pool), else `None`.
     pub fn on_behalf_of(&self) -> Vec<Option<&str>> {
         let mut last: BTreeMap<u32, &str> = BTreeMap::new();
-        self.events
-            .iter()
-            .map(|e| match e.location.as_deref() {
+        let mut out: Vec<Option<&str>> = Vec::with_capacity(self.events.len());
+        for (i, e) in self.events.iter().enumerate() {
+            let here = match e.location.as_deref() {
                 Some(l) if is_user_location(l) => {
                     last.insert(e.thread, l);
                     Some(l)
                 }
-                _ => last.get(&e.thread).copied(),
-            })
-            .collect()
+                _ => last.get(&e.thread).copied().or_else(|| {
+                    let spawn = self
+                        .threads
+                        .iter()
+                        .find(|th| th.id == e.thread)?
+                        .spawned_by? as usize;
+                    out.get(spawn).copied().flatten().filter(|_| spawn < i)
+                }),
+            };
+            out.push(here);
+        }
+        out
     }
 
     /// The racing pair in words, when the trace shows one. Only races before the failing
@@ -772,13 +783,22 @@ fn short_location(loc: Option<&str>, near: Option<&str>) -> String {
 }
 
 /// Where a dependency's sources live in a path: after cargo's registry index directory
-/// (`~/.cargo/registry/src/<index>/parking_lot-0.13.0/src/raw_mutex.rs`) or its git
-/// checkouts (`~/.cargo/git/checkouts/<repo>-<hash>/<rev>/src/lib.rs`). Returns the
+/// (`~/.cargo/registry/src/<index>/parking_lot-0.13.0/src/raw_mutex.rs`), its git
+/// checkouts (`~/.cargo/git/checkouts/<repo>-<hash>/<rev>/src/lib.rs`) or cargo-pulse's
+/// instrumented copies (`<target>/pulse/deps/parking_lot-0.13.0/src/raw_mutex.rs`). Returns the
 /// dependency's name as shown (`parking_lot-0.13.0`, `repo@rev`) and the rest of the path.
 fn split_dependency(loc: &str) -> Option<(String, &str)> {
     if let Some(i) = loc.find("/registry/src/") {
         let rest = &loc[i + "/registry/src/".len()..];
         let (_index, rest) = rest.split_once('/')?;
+        let (krate, rest) = rest.split_once('/')?;
+        return Some((krate.to_string(), rest));
+    }
+    // cargo-pulse's instrumented copy of a dependency (`<target>/pulse/deps/<crate>/`),
+    // where the traced replay runs it: the console's race line and table are made there,
+    // before cargo-pulse maps the paths back to the registry's.
+    if let Some(i) = loc.find("/pulse/deps/") {
+        let rest = &loc[i + "/pulse/deps/".len()..];
         let (krate, rest) = rest.split_once('/')?;
         return Some((krate.to_string(), rest));
     }
@@ -1059,6 +1079,16 @@ mod tests {
             "the worker's own last line"
         );
         assert_eq!(behalf[8], Some("src/lib.rs:199:5"));
+        // A pool's worker that has run none of the user's lines yet stands for the line
+        // that spawned it.
+        let mut t = r2d2_like(false);
+        t.events.remove(4);
+        t.link();
+        let behalf = t.on_behalf_of();
+        assert_eq!(t.events[4].thread, 1);
+        assert_eq!(behalf[4], Some("src/lib.rs:1:5"), "its spawn's line");
+        let s = t.race_summary().unwrap();
+        assert!(s.contains("(after src/lib.rs:1:5) between main's"), "{s}");
     }
 
     #[test]
