@@ -782,6 +782,34 @@ fn short_location(loc: Option<&str>, near: Option<&str>) -> String {
     }
 }
 
+/// `text` with every path into a downloaded dependency (registry or git checkout) shown
+/// as [`display_location`] shows it; for a failure report's lines (`thread 'main' at
+/// .../parking_lot-0.12.5/src/raw_mutex.rs:262:17`, a backtrace's frames).
+pub fn display_locations_in(text: &str) -> String {
+    let stop = |c: char| c.is_whitespace() || matches!(c, '(' | ')' | '\'' | '"' | '`' | ',');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let hit = ["/registry/src/", "/git/checkouts/"]
+            .iter()
+            .filter_map(|m| rest.find(m))
+            .min();
+        let Some(m) = hit else {
+            out.push_str(rest);
+            return out;
+        };
+        let start = rest[..m]
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| stop(c))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let end = rest[m..].find(stop).map_or(rest.len(), |e| m + e);
+        out.push_str(&rest[..start]);
+        out.push_str(&display_location(&rest[start..end]));
+        rest = &rest[end..];
+    }
+}
+
 /// Where a dependency's sources live in a path: after cargo's registry index directory
 /// (`~/.cargo/registry/src/<index>/parking_lot-0.13.0/src/raw_mutex.rs`), its git
 /// checkouts (`~/.cargo/git/checkouts/<repo>-<hash>/<rev>/src/lib.rs`) or cargo-pulse's
@@ -1028,6 +1056,21 @@ mod tests {
         assert!(!is_user_location(
             "/rustc/abc/library/std/src/sync/mpsc.rs:1:1"
         ));
+        // Where the traced replay sees it: cargo-pulse's instrumented copy.
+        let copy = "/w/app/target/pulse/deps/parking_lot-0.13.0/src/raw_mutex.rs:62:14";
+        assert_eq!(dependency_of(copy).as_deref(), Some("parking_lot-0.13.0"));
+        assert_eq!(
+            display_location(copy),
+            "parking_lot-0.13.0/src/raw_mutex.rs:62:14"
+        );
+        // A report's text: each dependency path shortened, anything else left alone.
+        assert_eq!(
+            display_locations_in(&format!(
+                "thread 'main' at {reg}:\n  at {git} (x)\n  src/lib.rs:1:1 /registry/"
+            )),
+            "thread 'main' at parking_lot-0.13.0/src/raw_mutex.rs:62:14:\n  \
+             at loom@a1b2c3d/src/rt/mod.rs:9:1 (x)\n  src/lib.rs:1:1 /registry/"
+        );
     }
 
     /// r2d2's `test::events`, cut down: the event log is a parking_lot mutex, so every
