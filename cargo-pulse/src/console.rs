@@ -436,18 +436,15 @@ impl Console {
                 self.dim("failure file:"),
                 file.display()
             ));
-            let timeline = file.with_extension("html");
-            if timeline.is_file() {
-                out.push_str(&format!(
-                    "  {} {}\n",
-                    self.dim("timeline:"),
-                    timeline.display()
-                ));
+            // The viewer to open, and the trace file for the other views.
+            let viewer = file.with_extension("html");
+            if viewer.is_file() {
+                out.push_str(&format!("  {} {}\n", self.dim("viewer:"), viewer.display()));
             }
             let trace = file.with_extension("trace.json");
             if trace.is_file() {
                 out.push_str(&format!(
-                    "  {} cargo pulse trace {} --format text|dot|svg|html\n",
+                    "  {} {} (cargo pulse trace FILE --format text|dot|svg)\n",
                     self.dim("trace:"),
                     trace.display()
                 ));

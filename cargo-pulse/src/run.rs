@@ -784,7 +784,10 @@ impl Judging<'_> {
         ev: &Evidence,
     ) -> Result<TestResult> {
         let plan = self.plan;
-        record.report = plan.paths.map_text(&record.report);
+        // Back to the user's paths, a dependency's shown from its crate directory on (the
+        // record's `location` and the trace file keep the full path).
+        record.report =
+            pulse_protocol::trace::display_locations_in(&plan.paths.map_text(&record.report));
         record.message = plan.paths.map_text(&record.message);
         if let Some(loc) = &record.location {
             record.location = Some(plan.paths.map_text(loc));

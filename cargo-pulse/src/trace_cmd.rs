@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 
-use pulse_protocol::trace::{EventKind, Trace, OLDEST_TRACE_VERSION, TRACE_VERSION};
+use pulse_protocol::trace::{
+    display_location, EventKind, Trace, OLDEST_TRACE_VERSION, TRACE_VERSION,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TraceFormat {
@@ -190,6 +192,13 @@ pub fn text(trace: &Trace) -> String {
     let racing: std::collections::BTreeSet<usize> =
         races.iter().flat_map(|e| [e.from, e.to]).collect();
     out.push_str("\nsteps (> the failing window, * the failing event, ! a racing access):\n");
+    // Columns as wide as their widest entry (`r2d2-worker-1` is no 10-character name).
+    let widest = |f: &dyn Fn(&pulse_protocol::trace::Event) -> usize| {
+        trace.events.iter().map(f).max().unwrap_or(0)
+    };
+    let tw = widest(&|e| trace.thread_name(e.thread).chars().count());
+    let dw = widest(&|e| describe(e).chars().count());
+    let ow = widest(&|e| e.object.as_deref().map_or(1, |o| o.chars().count()));
     for (i, e) in trace.events.iter().enumerate() {
         let mark = match fail {
             Some(f) if f == i => '*',
@@ -197,14 +206,15 @@ pub fn text(trace: &Trace) -> String {
             _ => ' ',
         };
         let race = if racing.contains(&i) { '!' } else { ' ' };
-        let _ = writeln!(
-            out,
-            "{mark}{race}{i:>6}  {:<10} {:<34} {:<14} {}",
+        let line = format!(
+            "{mark}{race}{i:>6}  {:<tw$} {:<dw$} {:<ow$} {}",
             trace.thread_name(e.thread),
             describe(e),
             e.object.as_deref().unwrap_or("-"),
             shown_location(e)
         );
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     // pulse::statem's operations: each command's interval and the events it spans.
     let intervals = trace.intervals();
@@ -235,7 +245,7 @@ pub fn text(trace: &Trace) -> String {
             });
             let _ = writeln!(
                 out,
-                "  {:<10} {:<4} {:<30} -> {:<20} {span} ({own} of its own)",
+                "  {:<tw$} {:<4} {:<30} -> {:<20} {span} ({own} of its own)",
                 trace.thread_name(iv.thread),
                 call.object.as_deref().unwrap_or("-"),
                 call.op,
@@ -245,7 +255,11 @@ pub fn text(trace: &Trace) -> String {
     }
     // Lincheck's view: one column per thread, a row per event.
     let n = trace.threads.len().max(1);
-    let width = 30;
+    let width = (0..n)
+        .map(|t| trace.thread_name(t as u32).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(30);
     out.push_str("\nper thread:\n");
     let mut header = String::from("        ");
     for t in 0..n {
@@ -277,8 +291,8 @@ pub fn text(trace: &Trace) -> String {
 /// own (a drop, a call from inside std) and this is its thread's last one before it.
 fn shown_location(e: &pulse_protocol::trace::Event) -> String {
     match (&e.location, e.location_inferred) {
-        (Some(l), true) => format!("after {l}"),
-        (Some(l), false) => l.clone(),
+        (Some(l), true) => format!("after {}", display_location(l)),
+        (Some(l), false) => display_location(l),
         (None, _) => "-".to_string(),
     }
 }
@@ -333,7 +347,7 @@ pub fn dot(trace: &Trace) -> String {
             dot_escape(&th.name),
             th.spawn_site
                 .as_deref()
-                .map(|s| format!("\\nspawned at {}", dot_escape(s)))
+                .map(|s| format!("\\nspawned at {}", dot_escape(&display_location(s))))
                 .unwrap_or_default()
         );
         let _ = writeln!(
@@ -625,7 +639,7 @@ mod tests {
         assert!(shown.contains("operations (pulse::statem"), "{shown}");
         let row = shown
             .lines()
-            .find(|l| l.trim_start().starts_with("thread-1   v2"))
+            .find(|l| l.split_whitespace().take(2).eq(["thread-1", "v2"]))
             .unwrap_or_else(|| panic!("{shown}"));
         assert!(
             row.contains("Push(1)") && row.contains("-> Ok(())") && row.contains("events 1..3"),

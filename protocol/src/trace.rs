@@ -496,21 +496,84 @@ impl Trace {
             .find_map(|e| e.object.as_deref().filter(|o| raced.contains(o)))
     }
 
+    /// For each event, the user's location it stands for: its own when that is a line of
+    /// the user's code ([`is_user_location`]), else its thread's last such location before
+    /// it (a dependency's lock taken on the user's behalf), else, for a thread that has run
+    /// no line of the user's yet (a dependency's worker), what its spawn stood for (the
+    /// user's line that made the pool), else `None`.
+    pub fn on_behalf_of(&self) -> Vec<Option<&str>> {
+        let mut last: BTreeMap<u32, &str> = BTreeMap::new();
+        let mut out: Vec<Option<&str>> = Vec::with_capacity(self.events.len());
+        for (i, e) in self.events.iter().enumerate() {
+            let here = match e.location.as_deref() {
+                Some(l) if is_user_location(l) => {
+                    last.insert(e.thread, l);
+                    Some(l)
+                }
+                _ => last.get(&e.thread).copied().or_else(|| {
+                    let spawn = self
+                        .threads
+                        .iter()
+                        .find(|th| th.id == e.thread)?
+                        .spawned_by? as usize;
+                    out.get(spawn).copied().flatten().filter(|_| spawn < i)
+                }),
+            };
+            out.push(here);
+        }
+        out
+    }
+
     /// The racing pair in words, when the trace shows one. Only races before the failing
-    /// event count, and of those only the ones on [`failure_object`](Self::failure_object)
-    /// when there is one (a channel whose messages arrived out of order rather than the
-    /// counter that numbered them). Of those: a thread's accesses landing between two of
-    /// another thread's ("thread-1 wrote `AtomicU64#0` at src/lib.rs:12 between main's
-    /// read at :10 and write at :14"), the last such; else the last race.
+    /// event count; of those the ones at the user's own lines first: races whose two
+    /// accesses are both at user locations ([`is_user_location`]), else those with one, and
+    /// only when there are none the races inside dependencies, said as such ("inside
+    /// parking_lot-0.13.0: ...", each dependency access followed by the user's line it ran
+    /// on behalf of, its thread's last, and only its first line inside the dependency). Within that tier only the races on
+    /// [`failure_object`](Self::failure_object) when there is one (a channel whose messages
+    /// arrived out of order rather than the counter that numbered them). Of those: a
+    /// thread's accesses landing between two of another thread's ("thread-1 wrote
+    /// `AtomicU64#0` at src/lib.rs:12 between main's read at :10 and write at :14"), the
+    /// last such; else the last race.
     pub fn race_summary(&self) -> Option<String> {
         let races = self.races();
         let end = self.failing_event.map_or(usize::MAX, |f| f as usize);
+        let user = |i: usize| {
+            self.events[i]
+                .location
+                .as_deref()
+                .is_some_and(is_user_location) as u8
+        };
+        let score = |e: &Edge| user(e.from) + user(e.to);
+        let best = races.iter().filter(|e| e.to <= end).map(score).max()?;
+        let races: Vec<Edge> = races.into_iter().filter(|e| score(e) == best).collect();
         let focus = self.failure_object(&races);
         let before: Vec<&Edge> = races
             .iter()
             .filter(|e| e.to <= end)
             .filter(|e| focus.is_none() || self.events[e.to].object.as_deref() == focus)
             .collect();
+        let behalf = self.on_behalf_of();
+        // ` (after src/lib.rs:199:29)` for an access inside a dependency.
+        let after = |i: usize| match behalf[i] {
+            Some(l) if user(i) == 0 => format!(" (after {})", display_location(l)),
+            _ => String::new(),
+        };
+        let inside = |idx: &[usize]| {
+            let mut deps: Vec<String> = Vec::new();
+            for &i in idx {
+                if let Some(d) = self.events[i].location.as_deref().and_then(dependency_of) {
+                    if !deps.contains(&d) {
+                        deps.push(d);
+                    }
+                }
+            }
+            if best == 0 && !deps.is_empty() {
+                format!("inside {}: ", deps.join(" and "))
+            } else {
+                String::new()
+            }
+        };
         let name = |t: u32| self.thread_name(t);
         let ev = |i: usize| &self.events[i];
         // The last pair of races on one object where another thread's accesses (one or
@@ -531,15 +594,18 @@ impl Trace {
             {
                 continue;
             }
-            // Each line once: the first in full, the others as `:line` of the same file.
+            // Each line once: the first in full, the others as `:line` of the same file;
+            // inside a dependency only the first (its lock word's lines say nothing).
             let mut lines: Vec<String> = Vec::new();
             let mut sites: Vec<String> = Vec::new();
             for e in &self.events[x.to..=y.from] {
                 if e.thread == b_first.thread && e.object == c.object && access_of(e).is_some() {
                     let short = short_location(e.location.as_deref(), b_first.location.as_deref());
-                    if !lines.contains(&short) {
+                    if !lines.contains(&short) && (best > 0 || lines.is_empty()) {
                         sites.push(if lines.is_empty() {
-                            e.location.clone().unwrap_or_else(|| "?".into())
+                            e.location
+                                .as_deref()
+                                .map_or_else(|| "?".into(), display_location)
                         } else {
                             short.clone()
                         });
@@ -548,29 +614,38 @@ impl Trace {
                 }
             }
             return Some(format!(
-                "{} {} `{}` at {} between {}'s {} at {} and {} at {}",
+                "{}{} {} `{}` at {}{} between {}'s {} at {}{} and {} at {}{}",
+                inside(&[x.from, x.to, y.from, y.to]),
                 name(b_first.thread),
                 verb(b_first),
                 b_first.object.as_deref().unwrap_or("-"),
                 sites.join(" and "),
+                after(x.to),
                 name(a.thread),
                 noun(a),
                 short_location(a.location.as_deref(), b_first.location.as_deref()),
+                after(x.from),
                 noun(c),
                 short_location(c.location.as_deref(), b_first.location.as_deref()),
+                after(y.to),
             ));
         }
         let last = before.last()?;
         let (a, b) = (ev(last.from), ev(last.to));
         Some(format!(
-            "{} {} `{}` at {} and {} {} it at {}, unordered by any synchronisation",
+            "{}{} {} `{}` at {}{} and {} {} it at {}{}, unordered by any synchronisation",
+            inside(&[last.from, last.to]),
             name(a.thread),
             verb(a),
             a.object.as_deref().unwrap_or("-"),
-            a.location.as_deref().unwrap_or("?"),
+            a.location
+                .as_deref()
+                .map_or_else(|| "?".into(), display_location),
+            after(last.from),
             name(b.thread),
             verb(b),
             short_location(b.location.as_deref(), a.location.as_deref()),
+            after(last.to),
         ))
     }
 
@@ -688,7 +763,8 @@ fn noun(e: &Event) -> &'static str {
     }
 }
 
-/// `file:line:col` shortened to `:line` when it is in the same file as `near`.
+/// `file:line:col` shortened to `:line` when it is in the same file as `near`, else as
+/// [`display_location`] shows it.
 fn short_location(loc: Option<&str>, near: Option<&str>) -> String {
     let Some(loc) = loc else {
         return "?".into();
@@ -702,7 +778,93 @@ fn short_location(loc: Option<&str>, near: Option<&str>) -> String {
     let (f, line) = file(loc);
     match near.map(file) {
         Some((g, _)) if g == f && !f.is_empty() => format!(":{line}"),
-        _ => loc.to_string(),
+        _ => display_location(loc),
+    }
+}
+
+/// `text` with every path into a downloaded dependency (registry or git checkout) shown
+/// as [`display_location`] shows it; for a failure report's lines (`thread 'main' at
+/// .../parking_lot-0.12.5/src/raw_mutex.rs:262:17`, a backtrace's frames).
+pub fn display_locations_in(text: &str) -> String {
+    let stop = |c: char| c.is_whitespace() || matches!(c, '(' | ')' | '\'' | '"' | '`' | ',');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let hit = ["/registry/src/", "/git/checkouts/"]
+            .iter()
+            .filter_map(|m| rest.find(m))
+            .min();
+        let Some(m) = hit else {
+            out.push_str(rest);
+            return out;
+        };
+        let start = rest[..m]
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| stop(c))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let end = rest[m..].find(stop).map_or(rest.len(), |e| m + e);
+        out.push_str(&rest[..start]);
+        out.push_str(&display_location(&rest[start..end]));
+        rest = &rest[end..];
+    }
+}
+
+/// Where a dependency's sources live in a path: after cargo's registry index directory
+/// (`~/.cargo/registry/src/<index>/parking_lot-0.13.0/src/raw_mutex.rs`), its git
+/// checkouts (`~/.cargo/git/checkouts/<repo>-<hash>/<rev>/src/lib.rs`) or cargo-pulse's
+/// instrumented copies (`<target>/pulse/deps/parking_lot-0.13.0/src/raw_mutex.rs`). Returns the
+/// dependency's name as shown (`parking_lot-0.13.0`, `repo@rev`) and the rest of the path.
+fn split_dependency(loc: &str) -> Option<(String, &str)> {
+    if let Some(i) = loc.find("/registry/src/") {
+        let rest = &loc[i + "/registry/src/".len()..];
+        let (_index, rest) = rest.split_once('/')?;
+        let (krate, rest) = rest.split_once('/')?;
+        return Some((krate.to_string(), rest));
+    }
+    // cargo-pulse's instrumented copy of a dependency (`<target>/pulse/deps/<crate>/`),
+    // where the traced replay runs it: the console's race line and table are made there,
+    // before cargo-pulse maps the paths back to the registry's.
+    if let Some(i) = loc.find("/pulse/deps/") {
+        let rest = &loc[i + "/pulse/deps/".len()..];
+        let (krate, rest) = rest.split_once('/')?;
+        return Some((krate.to_string(), rest));
+    }
+    if let Some(i) = loc.find("/git/checkouts/") {
+        let rest = &loc[i + "/git/checkouts/".len()..];
+        let (repo, rest) = rest.split_once('/')?;
+        let (rev, rest) = rest.split_once('/')?;
+        let repo = match repo.rsplit_once('-') {
+            Some((name, hash)) if hash.chars().all(|c| c.is_ascii_hexdigit()) => name,
+            _ => repo,
+        };
+        return Some((format!("{repo}@{rev}"), rest));
+    }
+    None
+}
+
+/// The dependency a location is inside (`parking_lot-0.13.0`, `repo@rev` for a git
+/// dependency), `None` for any other path.
+pub fn dependency_of(loc: &str) -> Option<String> {
+    split_dependency(loc).map(|(d, _)| d)
+}
+
+/// Whether a location is a line of the user's own code: not inside a dependency cargo
+/// downloaded (registry or git checkout) nor std (pulse's own paths never reach a trace:
+/// the runtime replaces them with the thread's last user location).
+pub fn is_user_location(loc: &str) -> bool {
+    split_dependency(loc).is_none()
+        && !loc.starts_with("/rustc/")
+        && !loc.contains("/lib/rustlib/src/rust/library/")
+}
+
+/// A location as the tables and the race line show it: a dependency's path from its
+/// crate directory on (`parking_lot-0.13.0/src/raw_mutex.rs:62:14`), any other unchanged.
+/// The trace file and the HTML viewer's hover keep the full path.
+pub fn display_location(loc: &str) -> String {
+    match split_dependency(loc) {
+        Some((dep, rest)) => format!("{dep}/{rest}"),
+        None => loc.to_string(),
     }
 }
 
@@ -856,6 +1018,134 @@ mod tests {
         // Nothing failing: no focus, every race counts.
         t.failing_event = None;
         assert_eq!(t.failure_object(&t.races()), None);
+    }
+
+    const REG: &str =
+        "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/parking_lot-0.13.0/src/raw_mutex.rs";
+
+    /// An access inside parking_lot (a dependency's lock word) at `line`.
+    fn dep(thread: u32, kind: EventKind, object: &str, line: u32) -> Event {
+        Event {
+            location: Some(format!("{REG}:{line}:14")),
+            ..ev(thread, kind, object, 0)
+        }
+    }
+
+    #[test]
+    fn locations_inside_dependencies_are_shown_from_the_crate_on() {
+        let reg = format!("{REG}:62:14");
+        assert_eq!(dependency_of(&reg).as_deref(), Some("parking_lot-0.13.0"));
+        assert_eq!(
+            display_location(&reg),
+            "parking_lot-0.13.0/src/raw_mutex.rs:62:14"
+        );
+        assert!(!is_user_location(&reg));
+        let git = "/home/u/.cargo/git/checkouts/loom-2b9f0a3c1d4e5f67/a1b2c3d/src/rt/mod.rs:9:1";
+        assert_eq!(dependency_of(git).as_deref(), Some("loom@a1b2c3d"));
+        assert_eq!(display_location(git), "loom@a1b2c3d/src/rt/mod.rs:9:1");
+        assert!(!is_user_location(git));
+        for user in [
+            "src/lib.rs:3:1",
+            "/work/app/src/main.rs:1:1",
+            "tests/t.rs:2:2",
+        ] {
+            assert!(is_user_location(user), "{user}");
+            assert_eq!(dependency_of(user), None);
+            assert_eq!(display_location(user), user);
+        }
+        assert!(!is_user_location(
+            "/rustc/abc/library/std/src/sync/mpsc.rs:1:1"
+        ));
+        // Where the traced replay sees it: cargo-pulse's instrumented copy.
+        let copy = "/w/app/target/pulse/deps/parking_lot-0.13.0/src/raw_mutex.rs:62:14";
+        assert_eq!(dependency_of(copy).as_deref(), Some("parking_lot-0.13.0"));
+        assert_eq!(
+            display_location(copy),
+            "parking_lot-0.13.0/src/raw_mutex.rs:62:14"
+        );
+        // A report's text: each dependency path shortened, anything else left alone.
+        assert_eq!(
+            display_locations_in(&format!(
+                "thread 'main' at {reg}:\n  at {git} (x)\n  src/lib.rs:1:1 /registry/"
+            )),
+            "thread 'main' at parking_lot-0.13.0/src/raw_mutex.rs:62:14:\n  \
+             at loom@a1b2c3d/src/rt/mod.rs:9:1 (x)\n  src/lib.rs:1:1 /registry/"
+        );
+    }
+
+    /// r2d2's `test::events`, cut down: the event log is a parking_lot mutex, so every
+    /// access to it is at a line of parking_lot; main records a checkin (src/lib.rs:492)
+    /// and a release (src/lib.rs:199) and a worker an acquire (src/lib.rs:257) between them.
+    fn r2d2_like(with_user_race: bool) -> Trace {
+        let mut events = vec![
+            ev(0, Spawn, "Thread#1", 1),
+            ev(0, Other, "", 492),
+            dep(0, Rmw, "AtomicU8#1", 62),
+            dep(0, Rmw, "AtomicU8#1", 161),
+            ev(1, Other, "", 257),
+            dep(1, Rmw, "AtomicU8#1", 62),
+            dep(1, Rmw, "AtomicU8#1", 192),
+            ev(0, Other, "", 199),
+            dep(0, Rmw, "AtomicU8#1", 62),
+        ];
+        if with_user_race {
+            events.splice(
+                7..7,
+                [
+                    ev(1, Store, "AtomicUsize#0", 250),
+                    ev(0, Store, "AtomicUsize#0", 251),
+                ],
+            );
+        }
+        let mut t = trace(events, 0);
+        t.threads[1].name = "r2d2-worker-0".into();
+        t.failing_event = Some(t.events.len() as u64 - 1);
+        t
+    }
+
+    #[test]
+    fn a_race_inside_a_dependency_is_said_so_with_the_user_lines_it_ran_for() {
+        let t = r2d2_like(false);
+        assert_eq!(t.races().len(), 2);
+        assert_eq!(
+            t.race_summary().unwrap(),
+            "inside parking_lot-0.13.0: r2d2-worker-0 updated `AtomicU8#1` at \
+             parking_lot-0.13.0/src/raw_mutex.rs:62:14 (after src/lib.rs:257:5) \
+             between main's update at :161 (after src/lib.rs:492:5) and update at :62 \
+             (after src/lib.rs:199:5)"
+        );
+        let behalf = t.on_behalf_of();
+        assert_eq!(behalf[0], Some("src/lib.rs:1:5"));
+        assert_eq!(
+            behalf[5],
+            Some("src/lib.rs:257:5"),
+            "the worker's own last line"
+        );
+        assert_eq!(behalf[8], Some("src/lib.rs:199:5"));
+        // A pool's worker that has run none of the user's lines yet stands for the line
+        // that spawned it.
+        let mut t = r2d2_like(false);
+        t.events.remove(4);
+        t.link();
+        let behalf = t.on_behalf_of();
+        assert_eq!(t.events[4].thread, 1);
+        assert_eq!(behalf[4], Some("src/lib.rs:1:5"), "its spawn's line");
+        let s = t.race_summary().unwrap();
+        assert!(s.contains("(after src/lib.rs:1:5) between main's"), "{s}");
+    }
+
+    #[test]
+    fn a_race_at_the_user_s_own_lines_wins_over_one_inside_a_dependency() {
+        let t = r2d2_like(true);
+        assert_eq!(t.races().len(), 3);
+        // Main fails right after its access to the lock word, the object it touched last
+        // (which the focus rule alone would pick), yet a race at the user's own lines exists.
+        assert_eq!(t.failure_object(&t.races()), Some("AtomicU8#1"));
+        assert_eq!(
+            t.race_summary().unwrap(),
+            "r2d2-worker-0 wrote `AtomicUsize#0` at src/lib.rs:250:5 and main wrote it at :251, \
+             unordered by any synchronisation"
+        );
     }
 
     #[test]

@@ -124,6 +124,27 @@ fn parking_lot_deadlock_and_lost_update_are_found_without_a_flag() {
         !run.stderr.contains("was not used in the crate graph"),
         "every patch is used"
     );
+    // The lost update's accesses are all inside parking_lot (its lock word): the race line
+    // says so and names the user's lines they ran after; dependency paths are shown from
+    // the crate on, never the registry's or pulse's copy's prefix.
+    let race = run
+        .stderr
+        .lines()
+        .map(str::trim_start)
+        .find(|l| l.starts_with("race: "))
+        .unwrap_or_else(|| panic!("a race line:\n{}", run.stderr));
+    assert!(
+        race.starts_with("race: inside parking_lot-0.12.")
+            && race.contains(" at parking_lot-0.12.")
+            && race.contains("(after src/lib.rs:"),
+        "{race}"
+    );
+    for line in run.stderr.lines().filter(|l| l.contains("raw_mutex.rs")) {
+        assert!(
+            !line.contains("/registry/") && !line.contains("/pulse/deps/"),
+            "{line}"
+        );
+    }
 }
 
 #[test]

@@ -35,10 +35,24 @@ fn failing_trace(example: &str, test: &str, slot: &str) -> (PathBuf, PathBuf) {
         ],
     );
     assert_eq!(run.code, 101, "{example}: the bug is found\n{}", run.stderr);
-    assert!(
-        run.stderr.contains("trace: cargo pulse trace "),
-        "the report points at the trace file"
-    );
+    // Two lines, one per file: the viewer to open and the trace file for the other views.
+    let line = |label: &str| {
+        let found: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix(label))
+            .collect();
+        assert_eq!(found.len(), 1, "one {label} line:\n{}", run.stderr);
+        found[0].to_string()
+    };
+    let viewer = line("viewer: ");
+    assert!(viewer.ends_with(".html"), "{viewer}");
+    assert!(dir.join(&viewer).is_file(), "{viewer}");
+    let trace = line("trace: ");
+    let (file, how) = trace.split_once(' ').unwrap();
+    assert!(file.ends_with(".trace.json"), "{trace}");
+    assert_eq!(how, "(cargo pulse trace FILE --format text|dot|svg)");
+    assert!(!run.stderr.contains("timeline:"), "{}", run.stderr);
     if example == "lost-update-counter" {
         // The console's failure summary names the racing pair in words.
         let race = run
@@ -756,4 +770,87 @@ fn svg_of_a_real_failure_has_a_lane_per_thread_and_the_dotted_races() {
         .count();
     assert_eq!(solid_sync, d.sync.len());
     std::fs::write(dir.join("lost-update.svg"), &svg).unwrap();
+}
+
+/// r2d2's `test::events` race, cut down: its event log is a parking_lot mutex, so every
+/// access to it is inside the registry's parking_lot. `cargo pulse trace --format text`
+/// says the race is inside parking_lot with the user's lines it ran on behalf of, shows
+/// dependency paths from the crate on, and sizes its columns to thread names longer than
+/// ten characters.
+#[test]
+fn a_race_inside_a_dependency_is_named_with_the_user_s_lines() {
+    let reg = "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/parking_lot-0.13.0/src/raw_mutex.rs";
+    let user = |t: u32, line: u32| serde_json::json!({"thread":t,"kind":"request","op":"Instant::now","location":format!("src/lib.rs:{line}:9")});
+    let dep = |t: u32, line: u32| serde_json::json!({"thread":t,"kind":"rmw","op":"AtomicU8::compare_exchange_weak","object":"AtomicU8#1","location":format!("{reg}:{line}:14")});
+    let mut events = vec![
+        serde_json::json!({"thread":0,"kind":"spawn","op":"thread::spawn","object":"Thread#1","location":"src/lib.rs:1:1"}),
+        user(0, 492),
+        dep(0, 62),
+        dep(0, 161),
+        user(1, 257),
+        dep(1, 62),
+        dep(1, 192),
+        user(0, 199),
+        dep(0, 62),
+    ];
+    for (i, e) in events.iter_mut().enumerate() {
+        e["step"] = i.into();
+    }
+    let trace = serde_json::json!({"version":2,"test":"test::events","outcome":"panic","threads":[
+        {"id":0,"name":"main"},{"id":1,"name":"r2d2-worker-0","spawned_by":0,"spawn_site":format!("{reg}:375:16")}],
+        "events":events,"failing_event":8});
+    let dir = support::work_dir().join("trace-dependency");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("events.trace.json");
+    std::fs::write(&file, trace.to_string()).unwrap();
+    let run = Command::new(support::installed_bin_dir().join("cargo-pulse"))
+        .args(["pulse", "trace"])
+        .arg(&file)
+        .args(["--format", "text"])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = String::from_utf8(run.stdout).unwrap();
+    let race = text.lines().find(|l| l.starts_with("race: ")).expect(&text);
+    assert_eq!(
+        race,
+        "race: inside parking_lot-0.13.0: r2d2-worker-0 updated `AtomicU8#1` at \
+         parking_lot-0.13.0/src/raw_mutex.rs:62:14 (after src/lib.rs:257:9) between \
+         main's update at :161 (after src/lib.rs:492:9) and update at :62 (after src/lib.rs:199:9)"
+    );
+    assert!(
+        !text.contains("/registry/"),
+        "no registry prefix in the tables:\n{text}"
+    );
+    // The steps table: every row's object column starts at the same place, the worker's
+    // long name included.
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("steps"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), 9, "{text}");
+    let at: BTreeSet<usize> = rows.iter().filter_map(|r| r.find("AtomicU8#1")).collect();
+    assert_eq!(
+        at.len(),
+        1,
+        "one column for the object:\n{}",
+        rows.join("\n")
+    );
+    let loc: BTreeSet<usize> = rows
+        .iter()
+        .filter_map(|r| r.find("parking_lot-0.13.0/src/raw_mutex.rs"))
+        .collect();
+    assert_eq!(
+        loc.len(),
+        1,
+        "one column for the location:\n{}",
+        rows.join("\n")
+    );
+    assert!(rows.iter().any(|r| r.contains("r2d2-worker-0 ")), "{text}");
 }

@@ -109,7 +109,9 @@ pub fn format_table(events: &[TraceEvent]) -> String {
             e.thread,
             e.op,
             e.object.as_deref().unwrap_or("-"),
-            e.location.as_deref().unwrap_or("-"),
+            e.location
+                .as_deref()
+                .map_or_else(|| "-".into(), pulse_protocol::trace::display_location),
         ));
     }
     out
