@@ -313,13 +313,12 @@ pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> 
         let (value, reads_from) = match e.kind {
             EventKind::ReadOld(r) => {
                 let name = object.map(|o| o.to_string());
-                let stores = out.iter().enumerate().rev().filter(|(_, x)| {
+                let mut stores = out.iter().enumerate().rev().filter(|(_, x)| {
                     matches!(x.kind, TraceKind::Store | TraceKind::Rmw) && x.object == name
                 });
-                let read = r
-                    .at
-                    .and_then(|_| stores.clone().nth(r.newer as usize))
-                    .map(|(i, _)| i as u64);
+                let read =
+                    r.at.and_then(|_| stores.nth(r.newer as usize))
+                        .map(|(i, _)| i as u64);
                 (Some(e.describe()), read)
             }
             _ => (e.value.map(str::to_string), None),
