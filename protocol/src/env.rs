@@ -17,7 +17,7 @@ pub const STACK_SIZE: &str = "PULSE_STACK_SIZE";
 pub const STRATEGY: &str = "PULSE_STRATEGY";
 /// Run exactly this schedule (`Schedule` text) once.
 pub const REPLAY: &str = "PULSE_REPLAY";
-/// Milliseconds spent minimizing a failing schedule (default 3000; 0: off).
+/// Milliseconds spent at most minimizing a failing schedule (default 10000; 0: off).
 pub const MINIMIZE_MS: &str = "PULSE_MINIMIZE_MS";
 /// When timed waits expire (`TimeMode`).
 pub const TIME: &str = "PULSE_TIME";

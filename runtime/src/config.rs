@@ -94,8 +94,9 @@ impl Default for Config {
             isolation: Isolation::Auto,
             progress: None,
             time_budget: None,
-            // Most failures minimize in well under a second; the budget bounds the rest.
-            minimize: Some(Duration::from_secs(3)),
+            // Most failures minimize in well under a second, within the minimizer's bound on
+            // tries (which keeps the result the same on any machine); this bounds slow ones.
+            minimize: Some(Duration::from_secs(10)),
             blocking_timeout: None,
             on_blocked: None,
             on_found: None,

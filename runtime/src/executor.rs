@@ -24,7 +24,7 @@ type Co = Coroutine<(), (), (), DefaultStack>;
 const TEARDOWN_RESUMES: usize = 1000;
 
 /// What one execution did (sent back from a child process when isolated).
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Outcome {
     pub failed: bool,
     /// The process running it died (isolated executions only): nothing to replay.

@@ -311,6 +311,9 @@ pub(crate) fn same_failure(target: &Explanation, e: &Explanation) -> bool {
         }
 }
 
+/// Replays one minimization may try: twostage_20, the corpus's longest, needs 1,985.
+const MAX_TRIES: u64 = 5_000;
+
 /// Minimizes the failing `schedule`. `run` runs one execution under the scheduler it is
 /// given (in this process, under the failing execution's time). Returns the best schedule
 /// and what it did, or `None` if the schedule no longer fails the same way when replayed.
@@ -321,10 +324,12 @@ pub(crate) fn minimize(
     run: &mut dyn FnMut(Box<dyn Scheduler>) -> Outcome,
 ) -> Option<(Vec<u32>, Minimized)> {
     let deadline = Instant::now() + budget;
-    let mut tries = 0u64;
-    let tries_ref = &mut tries;
+    let tries = std::cell::Cell::new(0u64);
+    // The tries bound ends almost every minimization, so the same failure minimizes to the
+    // same schedule on any machine; the time budget only bounds slow executions.
+    let spent = || tries.get() >= MAX_TRIES || Instant::now() >= deadline;
     let mut attempt = |scheduler: Box<dyn Scheduler>, log: &Rc<RefCell<Log>>| {
-        *tries_ref += 1;
+        tries.set(tries.get() + 1);
         let outcome = run(scheduler);
         let fails = outcome
             .explanation
@@ -345,39 +350,39 @@ pub(crate) fn minimize(
     };
     let mut best = guided(Plan::Exact(schedule.to_vec()))?;
     let (original_preemptions, original_steps) = (best.preemptions, best.steps);
-    let mut complete = greedy(&mut best, &mut guided, deadline);
+    let mut complete = greedy(&mut best, &mut guided, &spent);
     if complete && best.preemptions > 0 {
-        complete = breadth_first(&mut best, &mut attempt, deadline);
+        complete = breadth_first(&mut best, &mut attempt, &spent);
         let mut guided = |plan: Plan| {
             let log = Rc::new(RefCell::new(Log::default()));
             attempt(Box::new(GuidedScheduler::new(plan, log.clone())), &log)
         };
         // Fewer steps from whatever it found.
-        complete &= greedy(&mut best, &mut guided, deadline);
+        complete &= greedy(&mut best, &mut guided, &spent);
     }
     let stats = Minimized {
         original_preemptions,
         original_steps,
         preemptions: best.preemptions,
         steps: best.steps,
-        tries: *tries_ref,
+        tries: tries.get(),
         complete,
     };
     Some((best.schedule, stats))
 }
 
 /// Greedy descent from `best`: the first candidate plan that costs less replaces it, until
-/// none does. False if the deadline stopped it.
+/// none does. False if the budget stopped it.
 fn greedy(
     best: &mut Candidate,
     attempt: &mut dyn FnMut(Plan) -> Option<Candidate>,
-    deadline: Instant,
+    spent: &dyn Fn() -> bool,
 ) -> bool {
     loop {
         let mut improved = false;
         let entries = best.entries.clone();
         for plan in candidates(&entries) {
-            if Instant::now() >= deadline {
+            if spent() {
                 return false;
             }
             if let Some(c) = attempt(Plan::Guide(plan)) {
@@ -396,14 +401,18 @@ fn greedy(
 
 /// Breadth first over the canonical schedules (`DeviationScheduler`) with 0, 1, 2, ..
 /// deviations, up to the best schedule's preemption count: finds what one greedy step
-/// cannot (two switches that fail only together). False if the deadline stopped it.
-fn breadth_first(best: &mut Candidate, attempt: &mut Attempt<'_>, deadline: Instant) -> bool {
+/// cannot (two switches that fail only together). False if the budget stopped it.
+fn breadth_first(
+    best: &mut Candidate,
+    attempt: &mut Attempt<'_>,
+    spent: &dyn Fn() -> bool,
+) -> bool {
     let mut level: Vec<Vec<(usize, u32)>> = vec![Vec::new()];
     let mut deviations = 0;
     while deviations <= best.preemptions && !level.is_empty() {
         let mut next_level = Vec::new();
         for devs in level {
-            if Instant::now() >= deadline {
+            if spent() {
                 return false;
             }
             let log = Rc::new(RefCell::new(Log::default()));

@@ -100,6 +100,10 @@ struct Search {
     executor: Executor,
     /// Each execution runs in a fresh process started by `isolator` (`Isolation`).
     isolated: bool,
+    /// The failure was found again from a clean process: not state left by earlier
+    /// executions, so it may be minimized here (the minimized schedule's traced replay,
+    /// in a fresh process, must still reproduce it).
+    failure_confirmed_fresh: bool,
     isolator: Option<isolate::Isolator>,
 }
 
@@ -119,6 +123,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     let mut search = Search {
         executor: Executor::new(config.clone(), scheduler),
         isolated: false,
+        failure_confirmed_fresh: false,
         isolator: None,
     };
     let _watchdog = config.blocking_timeout.map(|timeout| {
@@ -204,6 +209,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                     continue; // this schedule again, in its own process
                 }
                 // A real failure: report it as a clean process sees it, and replay it there.
+                search.failure_confirmed_fresh = true;
                 outcome = fresh;
             }
         }
@@ -388,6 +394,26 @@ impl Search {
         index: u64,
         executions: u64,
     ) -> Failure {
+        let failure = self.explain_with(config, f, fast.clone(), seed, index, executions, true);
+        if failure.minimized.is_some() && !failure.reproduced {
+            // The minimized schedule did not fail again where it was replayed: report the
+            // search's own.
+            return self.explain_with(config, f, fast, seed, index, executions, false);
+        }
+        failure
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn explain_with(
+        &mut self,
+        config: &Config,
+        f: &dyn Fn(),
+        fast: Outcome,
+        seed: Option<u64>,
+        index: u64,
+        executions: u64,
+        minimize: bool,
+    ) -> Failure {
         let original = Schedule::new(fast.schedule.clone()).with_time(fast.time);
         let fast_expl = fast
             .explanation
@@ -425,8 +451,9 @@ impl Search {
         // Minimized in this process only: a test whose executions run in fresh processes
         // (statics) would pay a process start per candidate.
         // A replay reports the schedule it was given.
-        let minimized = match (fast.crashed, self.isolated, config.minimize) {
-            (false, false, Some(budget)) if !original.is_empty() && config.replay.is_none() => {
+        let here = !self.isolated || self.failure_confirmed_fresh;
+        let minimized = match (fast.crashed, here && minimize, config.minimize) {
+            (false, true, Some(budget)) if !original.is_empty() && config.replay.is_none() => {
                 let time = fast.time;
                 let executor = &mut self.executor;
                 minimize::minimize(&fast.schedule, &fast_expl, budget, &mut |scheduler| {
@@ -476,6 +503,14 @@ impl Search {
             None => e.kind == fast_expl.kind && e.message == fast_expl.message,
         };
         let same = |t: &Outcome| t.explanation.as_ref().is_some_and(alike);
+        // The failure in the search's own words: a replay that says anything else (the
+        // minimized schedule's assertion values, or a static's later value) is checked in a
+        // fresh process too.
+        let verbatim = |t: &Outcome| {
+            t.explanation
+                .as_ref()
+                .is_some_and(|e| e.kind == fast_expl.kind && e.message == fast_expl.message)
+        };
         let mut traced = again.clone().map(|job| self.execute(f, job));
         // Replayed in this process, the schedule starts from what the failing execution left
         // in statics (a counter it bumped), not from what that execution started from. In a
@@ -483,8 +518,11 @@ impl Search {
         // the first schedule in one, so here the first schedule or a test that keeps no state
         // failed).
         if let (Some(job), false, false) = (&again, self.isolated, fast.crashed) {
-            if !traced.as_ref().is_some_and(same) {
-                if let Some(fresh) = self.execute_isolated(job).filter(same) {
+            if !traced.as_ref().is_some_and(verbatim) {
+                let fresh = self.execute_isolated(job);
+                let better =
+                    |t: &Outcome| verbatim(t) || (same(t) && !traced.as_ref().is_some_and(same));
+                if let Some(fresh) = fresh.filter(better) {
                     self.executor.state().warn(REPLAYED_FRESH.to_string());
                     traced = Some(fresh);
                 }
