@@ -206,3 +206,28 @@ pub(crate) fn below(rng: &mut Rng, n: usize) -> usize {
 pub(crate) fn one_in(rng: &mut Rng, n: u32) -> bool {
     n != 0 && below(rng, n as usize) == 0
 }
+
+/// Test support: adds or removes up to two random threads (below `threads`) from the sorted
+/// `runnable` set, never leaving fewer than two, telling `ranked` each change.
+#[cfg(test)]
+pub(crate) fn churn_runnable(
+    rng: &mut Rng,
+    runnable: &mut Vec<u32>,
+    ranked: &mut dyn Scheduler,
+    threads: usize,
+) {
+    for _ in 0..below(rng, 3) {
+        let t = below(rng, threads) as u32;
+        match runnable.binary_search(&t) {
+            Ok(i) if runnable.len() > 2 => {
+                runnable.remove(i);
+                ranked.runnable_changed(t, false);
+            }
+            Err(i) => {
+                runnable.insert(i, t);
+                ranked.runnable_changed(t, true);
+            }
+            _ => {}
+        }
+    }
+}

@@ -200,6 +200,7 @@ impl Scheduler for PctScheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scheduler::churn_runnable;
 
     /// The ranked pick (`next_runnable`, told of every change to the runnable set) picks what
     /// the scan over the set picks, step for step, through spawns, blocks, yields and change
@@ -217,20 +218,7 @@ mod tests {
             let mut current = 0;
             for _ in 0..500 {
                 // Spawn, block or wake a few threads at random.
-                for _ in 0..below(&mut rng, 3) {
-                    let t = below(&mut rng, 40) as u32;
-                    match runnable.binary_search(&t) {
-                        Ok(i) if runnable.len() > 2 => {
-                            runnable.remove(i);
-                            ranked.runnable_changed(t, false);
-                        }
-                        Err(i) => {
-                            runnable.insert(i, t);
-                            ranked.runnable_changed(t, true);
-                        }
-                        _ => {}
-                    }
-                }
+                churn_runnable(&mut rng, &mut runnable, &mut ranked, 40);
                 if runnable.len() < 2 {
                     continue;
                 }

@@ -331,6 +331,7 @@ impl Scheduler for PosScheduler {
 mod tests {
     use super::*;
     use crate::scheduler::below;
+    use crate::scheduler::churn_runnable;
 
     /// Without yields and within the fairness patience, the ranked pick (`next_runnable`)
     /// is the scan's, step for step, racing re-draws included.
@@ -346,20 +347,8 @@ mod tests {
             ranked.runnable_changed(0, true);
             let mut current = 0;
             for _ in 0..60 {
-                for _ in 0..below(&mut rng, 3) {
-                    let t = below(&mut rng, 30) as u32;
-                    match runnable.binary_search(&t) {
-                        Ok(i) if runnable.len() > 2 => {
-                            runnable.remove(i);
-                            ranked.runnable_changed(t, false);
-                        }
-                        Err(i) => {
-                            runnable.insert(i, t);
-                            ranked.runnable_changed(t, true);
-                        }
-                        _ => {}
-                    }
-                }
+                // Spawn, block or wake a few threads at random.
+                churn_runnable(&mut rng, &mut runnable, &mut ranked, 30);
                 for &t in &runnable {
                     let object = below(&mut rng, 4) as u64;
                     ranked.pending(t, object);
