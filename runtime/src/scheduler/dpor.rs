@@ -126,6 +126,8 @@ impl Node {
 struct Step {
     thread: u32,
     footprint: Footprint,
+    /// The thread left the runnable set at its end (blocked or ended).
+    leaves: bool,
     /// The choice point that picked the thread for the run this step belongs to (`None`:
     /// the thread was the only one that could run).
     start: Option<usize>,
@@ -263,7 +265,13 @@ impl DporScheduler {
     /// tried before that step.
     fn race(&mut self, p: u32, footprint: &Footprint) {
         let clock = self.thread(p).clock.clone();
-        let found = self.steps.iter().rev().find(|s| {
+        self.race_before(p, &clock, footprint, self.steps.len());
+    }
+
+    /// `race` for an operation of `p` with happens-before `clock`, against the steps before
+    /// `limit`.
+    fn race_before(&mut self, p: u32, clock: &[u32], footprint: &Footprint, limit: usize) {
+        let found = self.steps[..limit].iter().rev().find(|s| {
             s.thread != p
                 && dependent(&s.footprint, footprint)
                 && clock.get(s.thread as usize).copied().unwrap_or(0) < s.local
@@ -293,7 +301,7 @@ impl DporScheduler {
     }
 
     /// Thread `t` finished a step (reached its next scheduling point, blocked or ended).
-    fn step(&mut self, t: u32, footprint: Footprint) {
+    fn step(&mut self, t: u32, footprint: Footprint, leaves: bool) {
         if self.exhausted {
             return;
         }
@@ -344,10 +352,32 @@ impl DporScheduler {
         self.steps.push(Step {
             thread: t,
             footprint,
+            leaves,
             start,
             local,
             clock,
         });
+    }
+
+    /// The end of the test's main thread ends the execution (detached threads are cut off):
+    /// it is dependent with every step. Its last step was recorded as a block or an end,
+    /// which look alike while the execution runs; if main never ran again, it was its end.
+    fn main_ended(&mut self) {
+        if !self.started || self.exhausted {
+            return;
+        }
+        let Some(i) = self.steps.iter().rposition(|s| s.thread == 0) else {
+            return;
+        };
+        if !self.steps[i].leaves {
+            return;
+        }
+        let clock = self.steps[..i]
+            .iter()
+            .rposition(|s| s.thread == 0)
+            .map(|j| self.steps[j].clock.clone())
+            .unwrap_or_default();
+        self.race_before(0, &clock, &UNKNOWN, i);
     }
 
     /// A choice point other than the pick of a runnable thread: every option is explored.
@@ -381,6 +411,7 @@ impl DporScheduler {
 
 impl Scheduler for DporScheduler {
     fn new_execution(&mut self, _seed: u64) -> bool {
+        self.main_ended();
         self.start();
         if !self.started {
             self.started = true;
@@ -413,7 +444,7 @@ impl Scheduler for DporScheduler {
     fn pending_op(&mut self, thread: u32, op: &'static str, resource: u64) {
         self.running = Some(thread);
         let previous = self.thread(thread).pending.take();
-        self.step(thread, previous);
+        self.step(thread, previous, false);
         if is_timed(op) {
             self.timed = true;
         }
@@ -440,7 +471,7 @@ impl Scheduler for DporScheduler {
             objects.push(EXITS);
             objects
         });
-        self.step(thread, footprint);
+        self.step(thread, footprint, true);
     }
 
     fn by_seed(&self) -> bool {
@@ -536,5 +567,101 @@ impl Scheduler for DporScheduler {
             1 => Some(true),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two threads of `steps` operations each, thread `t`'s on object `objects[t]`, driven
+    /// as the execution drives a scheduler; returns the orders explored.
+    fn explore(bound: usize, steps: u32, objects: [u64; 2]) -> Vec<Vec<u32>> {
+        let mut dpor = DporScheduler::new(bound);
+        let mut seen = Vec::new();
+        while dpor.new_execution(0) {
+            assert!(seen.len() < 10_000, "did not terminate");
+            let mut left = [steps, steps];
+            let mut runnable = vec![0, 1];
+            for t in 0..2 {
+                dpor.runnable_changed(t, true);
+            }
+            let mut current = None;
+            let mut order = Vec::new();
+            while !runnable.is_empty() {
+                let t = if runnable.len() == 1 {
+                    runnable[0]
+                } else {
+                    dpor.next_runnable(&runnable, current, false).unwrap()
+                };
+                // `t` performs its pending operation and runs to its next scheduling point.
+                order.push(t);
+                left[t as usize] -= 1;
+                if left[t as usize] == 0 {
+                    runnable.retain(|&r| r != t);
+                    dpor.runnable_changed(t, false);
+                    current = None;
+                } else {
+                    dpor.pending_op(t, "Mutex::lock", objects[t as usize]);
+                    current = Some(t);
+                }
+            }
+            assert!(!seen.contains(&order), "{order:?} ran twice");
+            seen.push(order);
+        }
+        seen
+    }
+
+    #[test]
+    fn independent_threads_are_not_interleaved() {
+        // Different objects: only the two threads' ends (dependent) are reordered, each glued
+        // to its thread's last operation, so the other thread's end moves before each of
+        // them: linear in the steps (no sleep sets), where dfs runs C(8, 4) = 70.
+        let seen = explore(usize::MAX, 4, [8, 9]);
+        assert_eq!(seen.len(), 5, "{seen:?}");
+        // The same object: every order of the dependent operations (each thread's first step
+        // runs its own code only; the other three act on the object: C(6, 3) = 20 orders),
+        // in fewer runs than dfs's 70.
+        let seen = explore(usize::MAX, 4, [8, 8]);
+        let orders: std::collections::BTreeSet<Vec<u32>> = seen
+            .iter()
+            .map(|order| {
+                let mut first = [true, true];
+                order
+                    .iter()
+                    .copied()
+                    .filter(|&t| !std::mem::replace(&mut first[t as usize], false))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(orders.len(), 20);
+        assert!(seen.len() < 70, "{}", seen.len());
+    }
+
+    #[test]
+    fn the_bound_prunes_and_is_reported() {
+        let mut dpor = DporScheduler::new(0);
+        let seen = explore(0, 3, [8, 8]);
+        // No thread runs yet at the first choice: starting either is free.
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert!(dpor.new_execution(0));
+        assert!(dpor.exhaustive().is_none());
+    }
+
+    #[test]
+    fn footprints_are_one_object_only_for_known_operations() {
+        assert_eq!(footprint("Mutex::lock", 5), Some(vec![5]));
+        assert_eq!(
+            footprint("AtomicUsize::load", 1 << 63 | 4),
+            Some(vec![1 << 63 | 4])
+        );
+        assert_eq!(footprint("JoinHandle::join", 7), Some(vec![EXITS]));
+        assert_eq!(footprint("Condvar::wait", 5), UNKNOWN);
+        assert_eq!(footprint("thread::spawn", 0), UNKNOWN);
+        assert_eq!(footprint("Condvar::wait_timeout", 5), UNKNOWN);
+        assert_eq!(footprint("thread::park", 5), UNKNOWN);
+        assert!(is_timed("Receiver::recv_timeout") && is_timed("Instant::now"));
+        assert!(dependent(&UNKNOWN, &Some(vec![])));
+        assert!(!dependent(&Some(vec![1]), &Some(vec![2])));
     }
 }
