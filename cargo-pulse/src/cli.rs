@@ -214,7 +214,8 @@ pub struct TestArgs {
     pub max_steps: Option<u64>,
     /// Scheduling strategy: `portfolio` (default: POS, PCT and random by turns), `random`,
     /// `pct:D` (probabilistic concurrency testing, depth D), `pos` (partial order sampling) or
-    /// `dfs:B` (every schedule with at most B preemptions; `dfs` = `dfs:2`).
+    /// `dfs:B` (every schedule with at most B preemptions; `dfs` = `dfs:2`) or `dpor:B` (the
+    /// same verdict from fewer executions, by partial-order reduction; `dpor` = `dpor:2`).
     #[arg(long, value_name = "STRATEGY", value_parser = clap::value_parser!(Strategy), help_heading = "Search")]
     pub strategy: Option<Strategy>,
     /// How virtual time passes (pulse_time's modes): `portfolio` (default: each schedule

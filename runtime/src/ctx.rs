@@ -184,7 +184,7 @@ impl Ctx {
             }
             st.record(op, object, location);
             let me = st.current;
-            st.scheduler.pending(me, resource);
+            st.scheduler.pending_op(me, op, resource);
             if st.threads[me as usize].atomic_depth > 0 {
                 return;
             }

@@ -1,5 +1,5 @@
-//! Litmus tests of the memory models: each test runs exhaustively (`dfs` with a bound that
-//! prunes nothing) and by sampling (`random`), under `Memory::Sc` and `Memory::Relaxed`,
+//! Litmus tests of the memory models: each test runs exhaustively (`dfs` and `dpor` with a
+//! bound that prunes nothing) and by sampling (`random`), under `Memory::Sc` and `Memory::Relaxed`,
 //! and asserts the set of outcomes equals the one the model claims (ARCHITECTURE decision
 //! 27). Where C++20 allows more than the relaxed model produces (load buffering, 2+2W),
 //! the missing outcome is named.
@@ -33,8 +33,10 @@ fn outcomes(
             s.lock().unwrap().insert(o);
         });
     assert!(report.failure.is_none(), "{:?}", report.failure);
-    if let Strategy::Dfs { bound } = strategy {
-        let ex = report.exhaustive.expect("dfs explored its whole space");
+    if let Strategy::Dfs { bound } | Strategy::Dpor { bound } = strategy {
+        let ex = report
+            .exhaustive
+            .expect("the search explored its whole space");
         // Bounds below 20 are for tests too large to explore unbounded (IRIW: 5 threads).
         assert!(
             !ex.pruned || bound < 20,
@@ -63,6 +65,9 @@ fn litmus_bounded(
     for (memory, want) in [(Memory::Sc, set(sc)), (Memory::Relaxed, set(relaxed))] {
         let dfs = outcomes(memory, Strategy::Dfs { bound }, 1_000_000, body);
         assert_eq!(dfs, want, "{memory:?} under dfs");
+        // DPOR explores reads-from choices in full, as dfs does: the same outcomes.
+        let dpor = outcomes(memory, Strategy::Dpor { bound }, 1_000_000, body);
+        assert_eq!(dpor, want, "{memory:?} under dpor");
         let sampled = outcomes(memory, Strategy::Random, samples, body);
         assert_eq!(sampled, want, "{memory:?} sampled");
     }

@@ -14,7 +14,11 @@ use support::{cargo_pulse, fixture, Run};
 fn bad_option_values_exit_2_at_once_with_the_valid_values() {
     let dir = fixture("failing", "bad-option-values");
     let cases: &[(&[&str], &[&str])] = &[
-        (&["--strategy", "nosuch"], &["random", "pct:DEPTH"]),
+        (
+            &["--strategy", "nosuch"],
+            &["random", "pct:DEPTH", "dpor:BOUND"],
+        ),
+        (&["--strategy", "dpor:x"], &["dfs:BOUND", "dpor:BOUND"]),
         (&["--strategy", "pct:0"], &["random", "pct:DEPTH"]),
         (
             &["--time", "sometimes"],

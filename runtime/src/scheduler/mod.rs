@@ -6,6 +6,7 @@
 //! load reads. Strategies never touch thread state (shuttle's split).
 
 mod dfs;
+mod dpor;
 mod pct;
 mod portfolio;
 mod pos;
@@ -13,6 +14,7 @@ mod random;
 mod replay;
 
 pub use dfs::DfsScheduler;
+pub use dpor::DporScheduler;
 pub use pct::PctScheduler;
 pub use portfolio::PortfolioScheduler;
 pub use pos::PosScheduler;
@@ -64,6 +66,13 @@ pub trait Scheduler {
     /// uses it to re-draw the priorities of racing operations.
     #[inline]
     fn pending(&mut self, _thread: u32, _resource: u64) {}
+
+    /// `pending` with the operation's name (`"Mutex::lock"`), for a strategy that needs to
+    /// know what the operation does to its object (DPOR's footprints).
+    #[inline]
+    fn pending_op(&mut self, thread: u32, _op: &'static str, resource: u64) {
+        self.pending(thread, resource)
+    }
 
     /// Told when a thread joins (`true`) or leaves (`false`) the execution's runnable set, so
     /// a strategy can keep its own ordered view of it instead of scanning the set at every
@@ -181,6 +190,7 @@ pub fn for_strategy(strategy: &Strategy, odds: ChoiceOdds) -> Box<dyn Scheduler>
         Strategy::Pct { depth } => Box::new(PctScheduler::new(*depth, odds)),
         Strategy::Pos => Box::new(PosScheduler::new(odds)),
         Strategy::Dfs { bound } => Box::new(DfsScheduler::new(*bound)),
+        Strategy::Dpor { bound } => Box::new(DporScheduler::new(*bound)),
         Strategy::Portfolio => Box::new(PortfolioScheduler::new(odds)),
     }
 }
