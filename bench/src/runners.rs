@@ -197,7 +197,10 @@ fn run_pulse(f: fn(), strategy: pulse::Strategy, time: pulse::TimeMode, lim: &Li
         .seed(lim.seed)
         .strategy(strategy);
     // `PULSE_MEMORY=sc|relaxed` measures either memory model (README, "Memory model").
-    if let Some(m) = std::env::var("PULSE_MEMORY").ok().and_then(|m| m.parse().ok()) {
+    if let Some(m) = std::env::var("PULSE_MEMORY")
+        .ok()
+        .and_then(|m| m.parse().ok())
+    {
         b = b.memory(m);
     }
     let start = Instant::now();
