@@ -27,7 +27,7 @@ pub const ISOLATION: &str = "PULSE_ISOLATION";
 pub const CLEANUP: &str = "PULSE_CLEANUP";
 /// What threads the test did not wait for may do (`Detached`).
 pub const DETACHED: &str = "PULSE_DETACHED";
-/// How atomics behave (`Memory`: `sc` or `relaxed`).
+/// How atomics behave (`Memory`: `sc`, `relaxed` or `portfolio`).
 pub const MEMORY: &str = "PULSE_MEMORY";
 /// The watchdog: a thread running this long (ms) without a pulse operation is reported.
 pub const BLOCKING_TIMEOUT_MS: &str = "PULSE_BLOCKING_TIMEOUT_MS";

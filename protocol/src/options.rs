@@ -215,15 +215,54 @@ word_option!(
 
 /// How atomics behave: `Sc` runs every ordering as `SeqCst` (each load reads the latest
 /// store); `Relaxed` follows Rust's (C++20's) orderings, so a load may read an older store
-/// happens-before and coherence allow (a recorded scheduler choice).
+/// happens-before and coherence allow (a recorded scheduler choice); `Portfolio` runs one
+/// execution in `PORTFOLIO_RELAXED_ONE_IN` under `Relaxed`, drawn from its seed, the rest
+/// under `Sc` (ARCHITECTURE decision 27).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Memory {
     #[default]
     Sc,
     Relaxed,
+    Portfolio,
 }
 
-word_option!(Memory, "memory model", Sc = "sc", Relaxed = "relaxed");
+word_option!(
+    Memory,
+    "memory model",
+    Sc = "sc",
+    Relaxed = "relaxed",
+    Portfolio = "portfolio"
+);
+
+/// Under `Memory::Portfolio`, one execution in this many runs the relaxed model.
+pub const PORTFOLIO_RELAXED_ONE_IN: u64 = 4;
+
+impl Memory {
+    /// Whether the execution run from `seed` uses the relaxed model.
+    pub fn relaxed_for(self, seed: u64) -> bool {
+        match self {
+            Memory::Sc => false,
+            Memory::Relaxed => true,
+            Memory::Portfolio => {
+                mix(seed ^ 0x6D65_6D6F_7279).is_multiple_of(PORTFOLIO_RELAXED_ONE_IN)
+            }
+        }
+    }
+
+    /// The one model a systematic search (whose executions replay each other's prefixes)
+    /// explores: relaxed under the portfolio, since its outcomes include sc's.
+    pub fn relaxed_for_systematic_search(self) -> bool {
+        self != Memory::Sc
+    }
+}
+
+/// splitmix64's finalizer: consecutive seeds draw without a pattern.
+fn mix(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
 
 #[cfg(test)]
 mod tests {
@@ -248,6 +287,11 @@ mod tests {
         round_trips::<Cleanup>(Cleanup::VALUES);
         round_trips::<Detached>(Detached::VALUES);
         round_trips::<Memory>(Memory::VALUES);
+        let relaxed = (0..4000)
+            .filter(|&s| Memory::Portfolio.relaxed_for(s))
+            .count();
+        assert!((800..1200).contains(&relaxed), "{relaxed} of 4000 relaxed");
+        assert!(Memory::Portfolio.relaxed_for_systematic_search());
         assert_eq!(
             "pct:5".parse::<Strategy>().unwrap(),
             Strategy::Pct { depth: 5 }

@@ -4,7 +4,9 @@
 //! so the same program replayed with the same choices takes the same path. The text form
 //! is versioned (`p1:`) and run-length encoded, so it survives a copy-paste into a shell.
 //! An execution whose time was not `infinitely-fast` names its time mode after `@`
-//! (`p1@quite-slow-random=50ms:0*2.1`): the choices only mean something under it.
+//! (`p1@quite-slow-random=50ms:0*2.1`): the choices only mean something under it. An
+//! execution under the relaxed memory model says so first (`p1@relaxed:0.1`,
+//! `p1@relaxed@quite-slow-random=50ms:0.1`): its choices include which store loads read.
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,6 +20,8 @@ pub struct Schedule {
     pub choices: Vec<u32>,
     /// The treatment of time the choices were made under; `None` is `infinitely-fast`.
     pub time: Option<TimeParams>,
+    /// Made under the relaxed memory model (`Memory::Relaxed`), where loads choose stores.
+    pub relaxed: bool,
 }
 
 impl Schedule {
@@ -25,7 +29,14 @@ impl Schedule {
         Schedule {
             choices,
             time: None,
+            relaxed: false,
         }
+    }
+
+    /// The same choices, made under the relaxed memory model if `relaxed`.
+    pub fn with_relaxed(mut self, relaxed: bool) -> Self {
+        self.relaxed = relaxed;
+        self
     }
 
     /// The same choices, made under `time` (stored only when it is not `infinitely-fast`).
@@ -53,9 +64,10 @@ const PREFIX: &str = "p1:";
 impl fmt::Display for Schedule {
     /// `p1:0*3.1.0*2` = choose 0 three times, then 1, then 0 twice.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let relaxed = if self.relaxed { "@relaxed" } else { "" };
         match &self.time {
-            Some(time) => write!(f, "{VERSION}@{time}:")?,
-            None => f.write_str(PREFIX)?,
+            Some(time) => write!(f, "{VERSION}{relaxed}@{time}:")?,
+            None => write!(f, "{VERSION}{relaxed}:")?,
         }
         let mut first = true;
         let mut i = 0;
@@ -97,6 +109,14 @@ impl FromStr for Schedule {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
+        let relaxed = s.starts_with("p1@relaxed:") || s.starts_with("p1@relaxed@");
+        let owned;
+        let s = if relaxed {
+            owned = format!("{VERSION}{}", &s["p1@relaxed".len()..]);
+            owned.as_str()
+        } else {
+            s
+        };
         let (time, body) = if let Some(rest) = s.strip_prefix(PREFIX) {
             (None, rest)
         } else if let Some((mode, rest)) = s
@@ -127,7 +147,9 @@ impl FromStr for Schedule {
                 .map_err(|_| ParseScheduleError(format!("`{token}` has a bad repeat count")))?;
             choices.extend(std::iter::repeat_n(value, run));
         }
-        Ok(Schedule::new(choices).with_time(time.unwrap_or(TimeParams::INFINITELY_FAST)))
+        Ok(Schedule::new(choices)
+            .with_time(time.unwrap_or(TimeParams::INFINITELY_FAST))
+            .with_relaxed(relaxed))
     }
 }
 
@@ -161,6 +183,20 @@ mod tests {
         let fast = Schedule::new(vec![2]).with_time(TimeParams::INFINITELY_FAST);
         assert_eq!(fast.to_string(), "p1:2");
         assert!("p1@slow:0".parse::<Schedule>().is_err());
+    }
+
+    #[test]
+    fn the_relaxed_model_travels_with_the_choices() {
+        let s = Schedule::new(vec![0, 1]).with_relaxed(true);
+        assert_eq!(s.to_string(), "p1@relaxed:0.1");
+        assert_eq!("p1@relaxed:0.1".parse::<Schedule>().unwrap(), s);
+        let slow = s.with_time(TimeParams::quite_slow_random(
+            std::time::Duration::from_millis(50),
+        ));
+        let text = slow.to_string();
+        assert_eq!(text, "p1@relaxed@quite-slow-random=50ms:0.1");
+        assert_eq!(text.parse::<Schedule>().unwrap(), slow);
+        assert!(!"p1:0.1".parse::<Schedule>().unwrap().relaxed);
     }
 
     #[test]

@@ -32,6 +32,7 @@ impl Ctx {
             return actual;
         }
         let me = st.current;
+        st.memory.now = st.clock_ns;
         let options = st.memory.load_options(me, addr, actual, order);
         let back = st.choose_read(options);
         let (value, old) = st.memory.load(me, addr, back, order);
@@ -61,6 +62,7 @@ impl Ctx {
         let mut st = self.state();
         if !st.teardown {
             let me = st.current;
+            st.memory.now = st.clock_ns;
             st.memory
                 .store(me, addr, actual, new, order, Location::caller());
         }
@@ -77,6 +79,7 @@ impl Ctx {
         let mut st = self.state();
         if !st.teardown {
             let me = st.current;
+            st.memory.now = st.clock_ns;
             st.memory
                 .rmw(me, addr, actual, new, order, Location::caller());
         }

@@ -264,8 +264,9 @@ impl ExecState {
         }
     }
 
-    /// Clears per-execution state, keeping allocations; `time` rules this execution.
-    pub fn reset(&mut self, tracing: bool, time: TimeParams) {
+    /// Clears per-execution state, keeping allocations; `time` rules this execution, and
+    /// `relaxed` says whether its atomics follow the relaxed memory model.
+    pub fn reset(&mut self, tracing: bool, time: TimeParams, relaxed: bool) {
         self.time = time;
         self.increment = time.increment.unwrap_or(self.config.step_nanos);
         self.last_timer_step = 0;
@@ -289,8 +290,7 @@ impl ExecState {
         self.teardown = false;
         self.pending_spawns.clear();
         self.addr_objects.clear();
-        self.memory
-            .reset(self.config.memory == crate::config::Memory::Relaxed);
+        self.memory.reset(relaxed);
         if self.blocked_on_count != 0 {
             self.blocked_on.values_mut().for_each(Vec::clear);
             self.blocked_on_count = 0;

@@ -32,6 +32,9 @@ pub(crate) struct Outcome {
     pub schedule: Vec<u32>,
     /// How time passed in it: its schedule means something only under this.
     pub time: TimeParams,
+    /// Whether it ran the relaxed memory model (its schedule then holds read choices).
+    #[serde(default)]
+    pub relaxed: bool,
     pub steps: u64,
     /// Filled in when the execution failed: read off the state before cleanup.
     pub explanation: Option<Explanation>,
@@ -50,6 +53,7 @@ impl Outcome {
             crashed: true,
             schedule: Vec::new(),
             time: TimeParams::INFINITELY_FAST,
+            relaxed: false,
             steps: 0,
             explanation: Some(Explanation {
                 kind,
@@ -106,9 +110,15 @@ impl Executor {
         self.cell.state.borrow_mut()
     }
 
-    /// Runs one execution of `f` to its end, with time passing as `time` says, cleans up,
-    /// and says how it went.
-    pub(crate) fn run(&mut self, f: &dyn Fn(), tracing: bool, time: TimeParams) -> Outcome {
+    /// Runs one execution of `f` to its end, with time passing as `time` says and atomics
+    /// under the relaxed memory model if `relaxed`, cleans up, and says how it went.
+    pub(crate) fn run(
+        &mut self,
+        f: &dyn Fn(),
+        tracing: bool,
+        time: TimeParams,
+        relaxed: bool,
+    ) -> Outcome {
         assert!(
             crate::ctx::current().is_none(),
             "pulse: `pulse::check` cannot run inside another pulse execution"
@@ -119,7 +129,7 @@ impl Executor {
         let main_name = self.main_name.clone();
         {
             let mut st = self.state();
-            st.reset(tracing, time);
+            st.reset(tracing, time, relaxed);
             // SAFETY: before this function returns, the main thread's coroutine has
             // finished, been unwound, or been leaked never to run again (`Cleanup`), so
             // borrowing `f` is fine.
@@ -160,6 +170,7 @@ impl Executor {
             } else {
                 TimeParams::INFINITELY_FAST
             },
+            relaxed,
             steps: st.steps,
             explanation,
             warnings: Vec::new(),

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::config::{Config, Isolation};
+use crate::config::{Config, Isolation, Memory};
 use crate::executor::{Executor, Outcome};
 use crate::minimize;
 use crate::process::{isolate, os_threads, overflow, panic_hook, watchdog};
@@ -186,7 +186,8 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 let mut st = search.executor.state();
                 let more = st.scheduler.new_execution(seed);
                 let time = st.config.time.for_systematic_search();
-                (more, st.scheduler.exhaustive(), time)
+                let relaxed = st.config.memory.relaxed_for_systematic_search();
+                (more, st.scheduler.exhaustive(), (time, relaxed))
             };
             if !more {
                 report.exhaustive = covered.map(|(bound, pruned)| Exhaustive {
@@ -196,7 +197,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 });
                 break;
             }
-            search.executor.run(f, false, time)
+            search.executor.run(f, false, time.0, time.1)
         };
         if outcome.failed && i > 0 && !search.isolated && !outcome.crashed {
             // The same seed from a clean process (its schedule would not fit: from clean
@@ -230,7 +231,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             note_unscheduled_threads(before, &mut report.os_threads);
         }
         if config.trace_passing && !outcome.failed {
-            last = Some(Schedule::new(outcome.schedule.clone()).with_time(outcome.time));
+            last = Some(
+                Schedule::new(outcome.schedule.clone())
+                    .with_time(outcome.time)
+                    .with_relaxed(outcome.relaxed),
+            );
         }
         if outcome.failed {
             let seed = (!replaying).then_some(seed);
@@ -320,22 +325,33 @@ impl Search {
     fn run_job(&mut self, f: &dyn Fn(), job: Job) -> Outcome {
         match job {
             Job::Seed(seed) => {
-                let time = {
+                let (time, relaxed) = {
                     let mut st = self.executor.state();
                     st.scheduler.new_execution(seed);
-                    // A replay run (`Config::replay`) replays under its schedule's time.
+                    // A replay run (`Config::replay`) replays under its schedule's time and
+                    // memory model.
                     match &st.config.replay {
-                        Some(schedule) => schedule.time_params(),
-                        None => st.config.time.params_for(seed),
+                        Some(schedule) => (
+                            schedule.time_params(),
+                            schedule.relaxed || st.config.memory == Memory::Relaxed,
+                        ),
+                        None => (
+                            st.config.time.params_for(seed),
+                            st.config.memory.relaxed_for(seed),
+                        ),
                     }
                 };
-                self.executor.run(f, false, time)
+                self.executor.run(f, false, time, relaxed)
             }
             Job::Replay { schedule, tracing } => {
                 let replay = Box::new(ReplayScheduler::new(&schedule));
                 let original = std::mem::replace(&mut self.executor.state().scheduler, replay);
                 self.executor.state().scheduler.new_execution(0);
-                let outcome = self.executor.run(f, tracing, schedule.time_params());
+                let relaxed =
+                    schedule.relaxed || self.executor.state().config.memory == Memory::Relaxed;
+                let outcome = self
+                    .executor
+                    .run(f, tracing, schedule.time_params(), relaxed);
                 self.executor.state().scheduler = original;
                 outcome
             }
@@ -414,7 +430,9 @@ impl Search {
         executions: u64,
         minimize: bool,
     ) -> Failure {
-        let original = Schedule::new(fast.schedule.clone()).with_time(fast.time);
+        let original = Schedule::new(fast.schedule.clone())
+            .with_time(fast.time)
+            .with_relaxed(fast.relaxed);
         let fast_expl = fast
             .explanation
             .clone()
@@ -454,12 +472,12 @@ impl Search {
         let here = !self.isolated || self.failure_confirmed_fresh;
         let minimized = match (fast.crashed, here && minimize, config.minimize) {
             (false, true, Some(budget)) if !original.is_empty() && config.replay.is_none() => {
-                let time = fast.time;
+                let (time, relaxed) = (fast.time, fast.relaxed);
                 let executor = &mut self.executor;
                 minimize::minimize(&fast.schedule, &fast_expl, budget, &mut |scheduler| {
                     let saved = std::mem::replace(&mut executor.state().scheduler, scheduler);
                     executor.state().scheduler.new_execution(0);
-                    let outcome = executor.run(f, false, time);
+                    let outcome = executor.run(f, false, time, relaxed);
                     executor.state().scheduler = saved;
                     outcome
                 })
@@ -471,7 +489,9 @@ impl Search {
         };
         let (schedule, original, minimized) = match minimized {
             Some((choices, m)) => (
-                Schedule::new(choices).with_time(fast.time),
+                Schedule::new(choices)
+                    .with_time(fast.time)
+                    .with_relaxed(fast.relaxed),
                 Some(original.clone()),
                 Some(m),
             ),

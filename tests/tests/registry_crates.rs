@@ -19,7 +19,9 @@
 //!   but they take turns through one lock: every crate's instrumented build shares the suite's
 //!   mirror target dir, which cargo locks anyway, and two builds side by side on a 2-core
 //!   machine are slower than one after the other (and would blur the per-crate deadlines).
-//! - Settings: `--seed 1 --schedules 100 --message-format json`.
+//! - Settings: `--seed 1 --schedules 100 --message-format json`, plus `--memory MODEL` when
+//!   `PULSE_REGISTRY_MEMORY=MODEL` is set (`relaxed`: the no-false-alarm check of a memory
+//!   model, ARCHITECTURE decision 27).
 
 #[allow(dead_code)] // (helpers e2e.rs uses and this file does not)
 mod support;
@@ -237,12 +239,16 @@ fn check(name: &str) {
     let bin = installed_bin_dir();
     let mut cmd = Command::new(cargo());
     cmd.arg("pulse").args(SETTINGS).current_dir(&dir);
+    let memory = std::env::var("PULSE_REGISTRY_MEMORY").ok();
+    if let Some(model) = &memory {
+        cmd.args(["--memory", model]);
+    }
     configure(&mut cmd, bin);
     let log = work_dir().join(format!("registry-{full}.pulse"));
     let run = run_with_deadline(cmd, c.deadline, &log);
     eprintln!(
         "$ cargo pulse {} (in {}) -> {} in {:.1}s\n{}",
-        SETTINGS.join(" "),
+        SETTINGS.join(" ") + &memory.map(|m| format!(" --memory {m}")).unwrap_or_default(),
         dir.display(),
         run.code
             .map_or("killed at the deadline".into(), |c| format!("exit {c}")),

@@ -40,6 +40,14 @@ use crate::obj_ref::ObjRef;
 /// the branching of a load; a value overwritten eight times is rarely the bug.
 pub(crate) const HISTORY: usize = 8;
 
+/// Virtual time after which a store is visible to every thread: a load never reads a store
+/// older than one made this long before it. C++20 allows a relaxed store to stay invisible
+/// for ever, but no machine's store buffer holds one for a millisecond, and tests that sleep
+/// and then read a counter (threadpool's `test_debug`) would otherwise fail under relaxed.
+/// At the default 1 µs per step it spans a thousand steps, far more than any example's
+/// stale-read window.
+pub(crate) const VISIBLE_AFTER_NS: u64 = 1_000_000;
+
 /// Threads whose reads are tracked per store (a bit each); threads past it always read the
 /// newest store.
 const TRACKED_THREADS: u32 = 64;
@@ -92,6 +100,8 @@ struct Store {
     seen: u64,
     /// Where it was made (`None`: the value the location had when first used).
     at: Option<&'static Location<'static>>,
+    /// Virtual time it was made at.
+    ns: u64,
 }
 
 #[derive(Default)]
@@ -151,6 +161,8 @@ pub(crate) struct Memory {
     objects: FastMap<ObjRef, VClock>,
     /// Everything released by `SeqCst` operations (the single total order, as a clock).
     sc: VClock,
+    /// The execution's virtual time, set before each operation (`VISIBLE_AFTER_NS`).
+    pub now: u64,
 }
 
 fn acquires(order: Ordering) -> bool {
@@ -182,6 +194,7 @@ impl Memory {
         self.locations.clear();
         self.objects.clear();
         self.sc = VClock::default();
+        self.now = 0;
     }
 
     fn thread(&mut self, t: u32) -> &mut ThreadMem {
@@ -225,6 +238,7 @@ impl Memory {
                 clock: VClock::default(),
                 seen: u64::MAX,
                 at: None,
+                ns: 0,
             });
         }
         loc
@@ -235,6 +249,7 @@ impl Memory {
     pub fn load_options(&mut self, t: u32, addr: usize, actual: u64, order: Ordering) -> u32 {
         self.thread(t);
         let view = std::mem::take(&mut self.threads[t as usize].view);
+        let now = self.now;
         let loc = self.loc(addr, actual);
         let n = if order == Ordering::SeqCst || t >= TRACKED_THREADS {
             1
@@ -244,7 +259,11 @@ impl Memory {
                 .stores
                 .iter()
                 .rev()
-                .take_while(|s| s.seen & me == 0 && view.get(s.thread) < s.tick)
+                .take_while(|s| {
+                    s.seen & me == 0
+                        && view.get(s.thread) < s.tick
+                        && now.saturating_sub(s.ns) <= VISIBLE_AFTER_NS
+                })
                 .count();
             (skippable + 1).min(loc.stores.len()) as u32
         };
@@ -357,6 +376,7 @@ impl Memory {
             clock,
             seen: bit(t),
             at: Some(at),
+            ns: self.now,
         });
         if loc.stores.len() > HISTORY {
             loc.stores.pop_front();
@@ -421,6 +441,19 @@ mod tests {
             assert_eq!(m.load(2, flag, 0, load).0, 1);
             assert_eq!(m.load_options(2, data, 42, Ordering::Relaxed), stale_data);
         }
+    }
+
+    #[test]
+    fn a_store_made_long_enough_ago_is_visible_to_every_thread() {
+        let mut m = mem();
+        let x = 0x10;
+        m.load_options(0, x, 0, Ordering::Relaxed);
+        m.spawned(0, 1);
+        m.store(0, x, 0, 1, Ordering::Relaxed, Location::caller());
+        m.now = VISIBLE_AFTER_NS;
+        assert_eq!(m.load_options(1, x, 1, Ordering::Relaxed), 2);
+        m.now = VISIBLE_AFTER_NS + 1;
+        assert_eq!(m.load_options(1, x, 1, Ordering::Relaxed), 1);
     }
 
     #[test]

@@ -39,10 +39,12 @@ pub(crate) fn replay_command(
     let package = std::env::var("CARGO_PKG_NAME")
         .map(|p| format!(" -p {p}"))
         .unwrap_or_default();
-    // Which store each load read is in the schedule only under the model that chose it.
-    let memory = match config.memory {
-        crate::config::Memory::Relaxed => format!("{}=relaxed ", env::MEMORY),
-        crate::config::Memory::Sc => String::new(),
+    // A schedule names the relaxed model when it ran under it; a seed draws its model from
+    // the run's setting, so a setting other than the default travels with the command.
+    let memory = if config.memory == crate::config::Memory::default() {
+        String::new()
+    } else {
+        format!("{}={} ", env::MEMORY, config.memory)
     };
     let template = match &config.replay_command {
         Some(t) => t.clone(),
@@ -69,11 +71,7 @@ pub(crate) fn replay_command(
             "{memory}{}='{{schedule}}' cargo test{package} -- {{test}} --exact",
             env::REPLAY
         ),
-        None if memory.is_empty() => {
-            "pulse::Builder::new().replay(\"{schedule}\").unwrap().check(..)".to_string()
-        }
-        None => "pulse::Builder::new().memory(Memory::Relaxed).replay(\"{schedule}\").unwrap().check(..)"
-            .to_string(),
+        None => "pulse::Builder::new().replay(\"{schedule}\").unwrap().check(..)".to_string(),
     };
     template
         .replace("{schedule}", &schedule.to_string())

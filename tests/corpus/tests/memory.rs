@@ -31,6 +31,14 @@ macro_rules! memory_case {
                 assert!(failure.reproduced, "replay did not reproduce\n{failure}");
             }
             #[test]
+            fn buggy_is_found_by_the_portfolio() {
+                let report = search(Memory::Portfolio, 1_000, corpus::$module::scenario_buggy);
+                let failure = report
+                    .failure
+                    .expect("bug not found within 1,000 schedules");
+                assert!(failure.reproduced, "replay did not reproduce\n{failure}");
+            }
+            #[test]
             fn fixed_passes_under_relaxed() {
                 let report = search(Memory::Relaxed, 10_000, corpus::$module::scenario_fixed);
                 if let Some(failure) = report.failure {
@@ -89,3 +97,26 @@ other_case!(late_reply);
 other_case!(fischer_mutex);
 other_case!(boot_race);
 other_case!(condvar_notify_one);
+
+/// The portfolio: some executions run relaxed, their schedules say so, and a relaxed
+/// schedule replays relaxed whatever the run's setting.
+#[test]
+fn portfolio_finds_the_bug_and_its_schedule_replays_relaxed() {
+    let report = search(
+        Memory::Portfolio,
+        1_000,
+        corpus::relaxed_flag_mp::scenario_buggy,
+    );
+    let failure = report
+        .failure
+        .expect("bug not found within 1,000 schedules");
+    assert!(failure.reproduced, "replay did not reproduce\n{failure}");
+    let text = failure.schedule.to_string();
+    assert!(text.starts_with("p1@relaxed"), "{text}");
+    let replayed = Builder::new()
+        .memory(Memory::Sc)
+        .replay(&text)
+        .unwrap()
+        .run(corpus::relaxed_flag_mp::scenario_buggy);
+    assert!(replayed.failure.is_some(), "{text} did not fail on replay");
+}
