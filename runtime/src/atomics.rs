@@ -9,7 +9,7 @@ use std::panic::Location;
 use std::sync::atomic::Ordering;
 
 use crate::ctx::Ctx;
-use crate::report::trace::EventKind;
+use crate::report::trace::{AtomicValue, EventKind};
 
 impl Ctx {
     /// Whether this execution runs the relaxed memory model.
@@ -25,8 +25,16 @@ impl Ctx {
     #[inline]
     pub fn atomic_load(self, kind: &'static str, addr: usize, actual: u64, order: Ordering) -> u64 {
         if !self.relaxed() {
+            self.note_atomic(Some(actual), None, false);
             return actual;
         }
+        let value = self.relaxed_load(kind, addr, actual, order);
+        self.note_atomic(Some(value), None, false);
+        value
+    }
+
+    #[track_caller]
+    fn relaxed_load(self, kind: &'static str, addr: usize, actual: u64, order: Ordering) -> u64 {
         let mut st = self.state();
         if st.teardown {
             return actual;
@@ -56,6 +64,7 @@ impl Ctx {
     #[track_caller]
     #[inline]
     pub fn atomic_store(self, addr: usize, actual: u64, new: u64, order: Ordering) {
+        self.note_atomic(None, Some(new), false);
         if !self.relaxed() {
             return;
         }
@@ -73,6 +82,7 @@ impl Ctx {
     #[track_caller]
     #[inline]
     pub fn atomic_rmw(self, addr: usize, actual: u64, new: Option<u64>, order: Ordering) {
+        self.note_atomic(Some(actual), new, new.is_none());
         if !self.relaxed() {
             return;
         }
@@ -82,6 +92,35 @@ impl Ctx {
             st.memory.now = st.clock_ns;
             st.memory
                 .rmw(me, addr, actual, new, order, Location::caller());
+        }
+    }
+
+    /// Puts what the running thread's atomic operation read and wrote on its trace row (its
+    /// last one, made at the operation's scheduling point). Untraced executions pay one flag
+    /// read.
+    #[inline]
+    fn note_atomic(self, read: Option<u64>, wrote: Option<u64>, failed: bool) {
+        if !self.tracing() {
+            return;
+        }
+        let mut st = self.state();
+        let me = st.current;
+        let row = st
+            .trace
+            .as_mut()
+            .and_then(|t| t.iter_mut().rev().find(|e| e.thread == me));
+        if let Some(e) = row {
+            let atomic = e.object.is_some_and(|o| o.kind.starts_with("Atomic"));
+            if atomic
+                && matches!(e.kind, EventKind::Op | EventKind::ReadOld(_))
+                && e.atomic.is_none()
+            {
+                e.atomic = Some(AtomicValue {
+                    read,
+                    wrote,
+                    failed,
+                });
+            }
         }
     }
 

@@ -96,6 +96,14 @@ impl Ctx {
         unsafe { self.cell.state.try_borrow_unguarded() }.is_ok_and(|st| st.memory.relaxed)
     }
 
+    /// Whether this execution keeps a trace (a failure's traced replay), read without a
+    /// borrow like `relaxed`.
+    #[inline]
+    pub(crate) fn tracing(self) -> bool {
+        // SAFETY: as in `relaxed`.
+        unsafe { self.cell.state.try_borrow_unguarded() }.is_ok_and(|st| st.trace.is_some())
+    }
+
     #[inline]
     pub(crate) fn state(self) -> std::cell::RefMut<'static, ExecState> {
         self.cell.state.borrow_mut()

@@ -432,6 +432,7 @@ impl ExecState {
                 location,
                 clock_ns: self.clock_ns,
                 value,
+                atomic: None,
             });
         }
     }

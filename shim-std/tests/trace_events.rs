@@ -140,3 +140,35 @@ fn a_pulse_atomic_call_is_one_event() {
     // block's stores are inside it, so nothing else of the worker shows.
     assert!(!t.events.iter().any(|e| e.kind == EventKind::Store));
 }
+
+/// Atomic rows carry what they read and wrote: a load's value, a store's, an RMW's old and
+/// new, and a compare-exchange's outcome (`failed, read V` when it lost).
+#[test]
+fn atomic_rows_say_what_they_read_and_wrote() {
+    let report = Builder::new().schedules(1).seed(1).run(|| {
+        let a = AtomicU32::new(5);
+        a.store(7, Ordering::SeqCst);
+        let _ = a.load(Ordering::SeqCst);
+        let _ = a.fetch_add(2, Ordering::SeqCst);
+        let _ = a.compare_exchange(9, 10, Ordering::SeqCst, Ordering::SeqCst);
+        let _ = a.compare_exchange(9, 11, Ordering::SeqCst, Ordering::SeqCst);
+        panic!("the end");
+    });
+    let t = report.failure.unwrap().full_trace.unwrap();
+    let values: Vec<Option<String>> = kinds_of(&t, 0, "AtomicU32#0")
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect();
+    let want = [
+        "wrote 7",
+        "read 7",
+        "read 7, wrote 9",
+        "read 9, wrote 10",
+        "failed, read 10",
+    ];
+    assert_eq!(
+        values,
+        want.iter().map(|v| Some(v.to_string())).collect::<Vec<_>>(),
+        "{t:#?}"
+    );
+}

@@ -319,7 +319,12 @@ pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> 
                         .map(|(i, _)| i as u64);
                 (Some(e.describe()), read)
             }
-            _ => (e.value.map(str::to_string), None),
+            _ => (
+                e.atomic
+                    .map(|a| a.describe())
+                    .or_else(|| e.value.map(str::to_string)),
+                None,
+            ),
         };
         out.push(trace::Event {
             step: e.step,

@@ -35,6 +35,30 @@ pub(crate) struct Event {
     pub clock_ns: u64,
     /// A note's value (`Ok`, `WouldBlock`, a wake's reason).
     pub value: Option<&'static str>,
+    /// What an atomic operation read and wrote (traced replays only).
+    pub atomic: Option<AtomicValue>,
+}
+
+/// What an atomic operation read and wrote, as bits (`u64`, like the memory model's values):
+/// a compare-exchange's outcome is here, and a load's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AtomicValue {
+    pub read: Option<u64>,
+    pub wrote: Option<u64>,
+    /// A compare-exchange that failed: it only read.
+    pub failed: bool,
+}
+
+impl AtomicValue {
+    pub fn describe(&self) -> String {
+        match (self.read, self.wrote, self.failed) {
+            (Some(r), _, true) => format!("failed, read {r}"),
+            (Some(r), Some(w), false) => format!("read {r}, wrote {w}"),
+            (Some(r), None, false) => format!("read {r}"),
+            (None, Some(w), _) => format!("wrote {w}"),
+            (None, None, _) => String::new(),
+        }
+    }
 }
 
 impl Event {

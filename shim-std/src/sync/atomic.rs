@@ -113,12 +113,12 @@ macro_rules! common_methods {
                 self.addr(),
             );
             match ctx {
-                Some(ctx) if ctx.relaxed_memory() => {
+                Some(ctx) => {
                     let old = self.0.load(Ordering::Relaxed);
                     self.0.store(val, order);
                     ctx.atomic_store(self.addr(), Self::to_bits(old), Self::to_bits(val), order);
                 }
-                _ => self.0.store(val, order),
+                None => self.0.store(val, order),
             }
         }
 
@@ -313,7 +313,9 @@ macro_rules! rmw {
         pub fn $method(&self, val: $v, order: Ordering) -> $v {
             let ctx = point(concat!(stringify!($name), "::", stringify!($method)), stringify!($name), self.addr());
             let old = self.0.$method(val, order);
-            if ctx.is_some_and(|c| c.relaxed_memory()) {
+            if ctx.is_some() {
+                // What it wrote, for the memory model and a traced row (one execution runs
+                // on one OS thread: nothing wrote in between).
                 let new = self.0.load(Ordering::Relaxed);
                 self.rmw_done(ctx, old, Ok(new), order);
             }
