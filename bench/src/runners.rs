@@ -26,6 +26,8 @@ pub enum Tool {
     PulsePos,
     /// pulse, exhaustive DFS under the given preemption bound
     PulseDfs(usize),
+    /// pulse, DPOR under the given preemption bound
+    PulseDpor(usize),
     /// pulse's default: the portfolio
     PulsePortfolio,
     /// loom's DFS+DPOR; `None` = no preemption bound (loom's default)
@@ -44,6 +46,7 @@ impl Tool {
             Tool::PulseRandomTime => "pulse random, time random".into(),
             Tool::PulsePos => "pulse pos".into(),
             Tool::PulseDfs(b) => format!("pulse dfs:{b}"),
+            Tool::PulseDpor(b) => format!("pulse dpor:{b}"),
             Tool::PulsePortfolio => "pulse portfolio (default)".into(),
             Tool::Loom(None) => "loom DFS (no bound)".into(),
             Tool::Loom(Some(b)) => format!("loom DFS, preemption bound {b}"),
@@ -58,6 +61,7 @@ impl Tool {
             Tool::PulseRandomTime => "pulse-random-time".into(),
             Tool::PulsePos => "pulse-pos".into(),
             Tool::PulseDfs(b) => format!("pulse-dfs{b}"),
+            Tool::PulseDpor(b) => format!("pulse-dpor{b}"),
             Tool::PulsePortfolio => "pulse-portfolio".into(),
             Tool::Loom(None) => "loom-dfs".into(),
             Tool::Loom(Some(b)) => format!("loom-pb{b}"),
@@ -78,6 +82,8 @@ impl Tool {
                     Tool::PulsePct(d.parse().ok()?)
                 } else if let Some(b) = s.strip_prefix("pulse-dfs") {
                     Tool::PulseDfs(b.parse().ok()?)
+                } else if let Some(b) = s.strip_prefix("pulse-dpor") {
+                    Tool::PulseDpor(b.parse().ok()?)
                 } else if let Some(b) = s.strip_prefix("loom-pb") {
                     Tool::Loom(Some(b.parse().ok()?))
                 } else if let Some(d) = s.strip_prefix("shuttle-pct") {
@@ -95,13 +101,14 @@ impl Tool {
             | Tool::PulseRandomTime
             | Tool::PulsePos
             | Tool::PulseDfs(_)
+            | Tool::PulseDpor(_)
             | Tool::PulsePortfolio => "pulse",
             Tool::Loom(_) => "loom",
             Tool::ShuttleRandom | Tool::ShuttlePct(_) => "shuttle",
         }
     }
     pub fn is_deterministic_search(self) -> bool {
-        matches!(self, Tool::Loom(_) | Tool::PulseDfs(_))
+        matches!(self, Tool::Loom(_) | Tool::PulseDfs(_) | Tool::PulseDpor(_))
     }
 }
 
@@ -169,6 +176,13 @@ pub fn run(tool: Tool, f: fn(), lim: &Limits) -> Run {
             lim,
         ),
         #[cfg(feature = "pulse")]
+        Tool::PulseDpor(bound) => run_pulse(
+            f,
+            pulse::Strategy::Dpor { bound },
+            pulse::TimeMode::Portfolio,
+            lim,
+        ),
+        #[cfg(feature = "pulse")]
         Tool::PulsePortfolio => run_pulse(
             f,
             pulse::Strategy::Portfolio,
@@ -181,6 +195,7 @@ pub fn run(tool: Tool, f: fn(), lim: &Limits) -> Run {
         | Tool::PulseRandomTime
         | Tool::PulsePos
         | Tool::PulseDfs(_)
+        | Tool::PulseDpor(_)
         | Tool::PulsePortfolio => {
             panic!("pulse-bench was built without the `pulse` feature")
         }

@@ -198,6 +198,7 @@ pub fn run(cfg: &Config, coroutine_switch_ns: Option<f64>) -> Results {
                 | Tool::PulseRandomTime
                 | Tool::PulsePos
                 | Tool::PulseDfs(_)
+                | Tool::PulseDpor(_)
                 | Tool::PulsePortfolio => String::new(),
                 Tool::ShuttlePct(_) => pulse_eps(true)
                     .map(|e| ratio(e / c.execs_per_sec()))
