@@ -1,0 +1,339 @@
+//! PULSE's dotted edges: conflicting side effects on one object that nothing but the
+//! object's own synchronisation orders, and the one race the console names.
+
+use std::collections::BTreeMap;
+
+use super::location::{dependency_of, display_location, is_user_location, short_location};
+use super::{hb, Edge, Event, EventKind, Trace};
+
+/// Races are looked for on at most this many objects (each costs one pass of clocks).
+const MAX_RACE_OBJECTS: usize = 64;
+
+/// All the per-object passes of `races` together stay under this many clock entries.
+const RACE_WORK: usize = 100_000_000;
+
+/// What an access to an object does, for conflicts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+    /// Channel operations conflict with their own kind only (two sends race for the queue
+    /// order, two receives for a message; a send and its receive are ordered).
+    Send,
+    Recv,
+}
+
+impl Access {
+    fn conflicts(self, other: Access) -> bool {
+        match (self, other) {
+            (Access::Read, Access::Read) => false,
+            (Access::Read | Access::Write, Access::Read | Access::Write) => true,
+            (a, b) => a == b,
+        }
+    }
+}
+
+impl Trace {
+    /// PULSE's dotted edges: for each object, each access and the access to the same
+    /// object just before it, when they are on different threads, conflict (one writes;
+    /// two sends; two receives) and nothing but the object itself orders them (the
+    /// happens-before relation computed without that object's own synchronisation: which
+    /// thread got the lock or the store first was the scheduler's choice, not the
+    /// program's). What remains are the races.
+    pub fn races(&self) -> Vec<Edge> {
+        if !self.clocks_affordable() {
+            return Vec::new();
+        }
+        let per_pass = self
+            .events
+            .len()
+            .saturating_mul(self.thread_count().max(1))
+            .max(1);
+        let max_objects = (RACE_WORK / per_pass).clamp(1, MAX_RACE_OBJECTS);
+        let mut per_object: BTreeMap<&str, Vec<(usize, Access)>> = BTreeMap::new();
+        let mut order: Vec<&str> = Vec::new();
+        for (i, e) in self.events.iter().enumerate() {
+            let (Some(obj), Some(access)) = (e.object.as_deref(), access_of(e)) else {
+                continue;
+            };
+            per_object
+                .entry(obj)
+                .or_insert_with(|| {
+                    order.push(obj);
+                    Vec::new()
+                })
+                .push((i, access));
+        }
+        let mut edges = Vec::new();
+        let mut examined = 0;
+        for obj in order {
+            let accesses = &per_object[obj];
+            let candidates: Vec<(usize, usize)> = accesses
+                .windows(2)
+                .filter(|w| {
+                    self.events[w[0].0].thread != self.events[w[1].0].thread
+                        && w[0].1.conflicts(w[1].1)
+                })
+                .map(|w| (w[0].0, w[1].0))
+                .collect();
+            if candidates.is_empty() {
+                continue;
+            }
+            if examined == max_objects {
+                break;
+            }
+            examined += 1;
+            let clocks = self.clocks_without(Some(obj));
+            for (a, b) in candidates {
+                if !hb(&self.events, &clocks[a], a, &clocks[b]) {
+                    edges.push(Edge { from: a, to: b });
+                }
+            }
+        }
+        edges.sort();
+        edges
+    }
+
+    /// Threads blocked for good on a lock another thread holds: an edge from the block to
+    /// the holder's acquire (a deadlock's cycle).
+    pub fn waits_for(&self) -> Vec<Edge> {
+        let mut edges = Vec::new();
+        for t in 0..self.thread_count() as u32 {
+            let Some(last) = self.events.iter().rposition(|e| e.thread == t) else {
+                continue;
+            };
+            let e = &self.events[last];
+            if e.kind != EventKind::Block {
+                continue;
+            }
+            let Some(obj) = e.object.as_deref() else {
+                continue;
+            };
+            let mut holder = None;
+            for (i, x) in self.events[..last].iter().enumerate() {
+                if x.object.as_deref() == Some(obj) {
+                    match x.kind {
+                        EventKind::Acquire => holder = Some(i),
+                        EventKind::Release => holder = None,
+                        _ => {}
+                    }
+                }
+            }
+            if let Some(h) = holder.filter(|&h| self.events[h].thread != t) {
+                edges.push(Edge { from: last, to: h });
+            }
+        }
+        edges
+    }
+
+    /// The object whose races explain the failure: of the objects with a race before the
+    /// failing event, the one the failing thread touched last before (or at) it, the value
+    /// the failure was judged on (a `recv`'s message, a load, the lock around a read);
+    /// `None` when the failing thread touched none of them (or no event is marked failing).
+    pub fn failure_object(&self, races: &[Edge]) -> Option<&str> {
+        let end = self.failing_event? as usize;
+        let raced: std::collections::BTreeSet<&str> = races
+            .iter()
+            .filter(|e| e.to <= end)
+            .filter_map(|e| self.events[e.to].object.as_deref())
+            .collect();
+        let thread = self.events.get(end)?.thread;
+        self.events[..=end]
+            .iter()
+            .rev()
+            .filter(|e| e.thread == thread)
+            .find_map(|e| e.object.as_deref().filter(|o| raced.contains(o)))
+    }
+
+    /// For each event, the user's location it stands for: its own when that is a line of
+    /// the user's code ([`is_user_location`]), else its thread's last such location before
+    /// it (a dependency's lock taken on the user's behalf), else, for a thread that has run
+    /// no line of the user's yet (a dependency's worker), what its spawn stood for (the
+    /// user's line that made the pool), else `None`.
+    pub fn on_behalf_of(&self) -> Vec<Option<&str>> {
+        let mut last: BTreeMap<u32, &str> = BTreeMap::new();
+        let mut out: Vec<Option<&str>> = Vec::with_capacity(self.events.len());
+        for (i, e) in self.events.iter().enumerate() {
+            let here = match e.location.as_deref() {
+                Some(l) if is_user_location(l) => {
+                    last.insert(e.thread, l);
+                    Some(l)
+                }
+                _ => last.get(&e.thread).copied().or_else(|| {
+                    let spawn = self
+                        .threads
+                        .iter()
+                        .find(|th| th.id == e.thread)?
+                        .spawned_by? as usize;
+                    out.get(spawn).copied().flatten().filter(|_| spawn < i)
+                }),
+            };
+            out.push(here);
+        }
+        out
+    }
+
+    /// The racing pair in words, when the trace shows one. Only races before the failing
+    /// event count; of those the ones at the user's own lines first: races whose two
+    /// accesses are both at user locations ([`is_user_location`]), else those with one, and
+    /// only when there are none the races inside dependencies, said as such ("inside
+    /// parking_lot-0.13.0: ...", each dependency access followed by the user's line it ran
+    /// on behalf of, its thread's last, and only its first line inside the dependency). Within that tier only the races on
+    /// [`failure_object`](Self::failure_object) when there is one (a channel whose messages
+    /// arrived out of order rather than the counter that numbered them). Of those: a
+    /// thread's accesses landing between two of another thread's ("thread-1 wrote
+    /// `AtomicU64#0` at src/lib.rs:12 between main's read at :10 and write at :14"), the
+    /// last such; else the last race.
+    pub fn race_summary(&self) -> Option<String> {
+        let races = self.races();
+        let end = self.failing_event.map_or(usize::MAX, |f| f as usize);
+        let user = |i: usize| {
+            self.events[i]
+                .location
+                .as_deref()
+                .is_some_and(is_user_location) as u8
+        };
+        let score = |e: &Edge| user(e.from) + user(e.to);
+        let best = races.iter().filter(|e| e.to <= end).map(score).max()?;
+        let races: Vec<Edge> = races.into_iter().filter(|e| score(e) == best).collect();
+        let focus = self.failure_object(&races);
+        let before: Vec<&Edge> = races
+            .iter()
+            .filter(|e| e.to <= end)
+            .filter(|e| focus.is_none() || self.events[e.to].object.as_deref() == focus)
+            .collect();
+        let behalf = self.on_behalf_of();
+        // ` (after src/lib.rs:199:29)` for an access inside a dependency.
+        let after = |i: usize| match behalf[i] {
+            Some(l) if user(i) == 0 => format!(" (after {})", display_location(l)),
+            _ => String::new(),
+        };
+        let inside = |idx: &[usize]| {
+            let mut deps: Vec<String> = Vec::new();
+            for &i in idx {
+                if let Some(d) = self.events[i].location.as_deref().and_then(dependency_of) {
+                    if !deps.contains(&d) {
+                        deps.push(d);
+                    }
+                }
+            }
+            if best == 0 && !deps.is_empty() {
+                format!("inside {}: ", deps.join(" and "))
+            } else {
+                String::new()
+            }
+        };
+        let name = |t: u32| self.thread_name(t);
+        let ev = |i: usize| &self.events[i];
+        // The last pair of races on one object where another thread's accesses (one or
+        // more, no race between them) land between two of a thread's.
+        for (k, y) in before.iter().enumerate().rev() {
+            let (b_last, c) = (ev(y.from), ev(y.to));
+            let Some(x) = before[..k]
+                .iter()
+                .rev()
+                .find(|x| ev(x.to).object == c.object)
+            else {
+                continue;
+            };
+            let (a, b_first) = (ev(x.from), ev(x.to));
+            if !(a.thread == c.thread
+                && b_first.thread == b_last.thread
+                && a.thread != b_first.thread)
+            {
+                continue;
+            }
+            // Each line once: the first in full, the others as `:line` of the same file;
+            // inside a dependency only the first (its lock word's lines say nothing).
+            let mut lines: Vec<String> = Vec::new();
+            let mut sites: Vec<String> = Vec::new();
+            for e in &self.events[x.to..=y.from] {
+                if e.thread == b_first.thread && e.object == c.object && access_of(e).is_some() {
+                    let short = short_location(e.location.as_deref(), b_first.location.as_deref());
+                    if !lines.contains(&short) && (best > 0 || lines.is_empty()) {
+                        sites.push(if lines.is_empty() {
+                            e.location
+                                .as_deref()
+                                .map_or_else(|| "?".into(), display_location)
+                        } else {
+                            short.clone()
+                        });
+                        lines.push(short);
+                    }
+                }
+            }
+            return Some(format!(
+                "{}{} {} `{}` at {}{} between {}'s {} at {}{} and {} at {}{}",
+                inside(&[x.from, x.to, y.from, y.to]),
+                name(b_first.thread),
+                verb(b_first),
+                b_first.object.as_deref().unwrap_or("-"),
+                sites.join(" and "),
+                after(x.to),
+                name(a.thread),
+                noun(a),
+                short_location(a.location.as_deref(), b_first.location.as_deref()),
+                after(x.from),
+                noun(c),
+                short_location(c.location.as_deref(), b_first.location.as_deref()),
+                after(y.to),
+            ));
+        }
+        let last = before.last()?;
+        let (a, b) = (ev(last.from), ev(last.to));
+        Some(format!(
+            "{}{} {} `{}` at {}{} and {} {} it at {}{}, unordered by any synchronisation",
+            inside(&[last.from, last.to]),
+            name(a.thread),
+            verb(a),
+            a.object.as_deref().unwrap_or("-"),
+            a.location
+                .as_deref()
+                .map_or_else(|| "?".into(), display_location),
+            after(last.from),
+            name(b.thread),
+            verb(b),
+            short_location(b.location.as_deref(), a.location.as_deref()),
+            after(last.to),
+        ))
+    }
+}
+
+/// What an event does to its object, if it is a side effect.
+fn access_of(e: &Event) -> Option<Access> {
+    match e.kind {
+        EventKind::Acquire if e.op.contains("read") => Some(Access::Read),
+        EventKind::Acquire => Some(Access::Write),
+        EventKind::Load => Some(Access::Read),
+        EventKind::Store | EventKind::Rmw => Some(Access::Write),
+        EventKind::Send => Some(Access::Send),
+        EventKind::Recv if e.value.as_deref().is_none_or(|v| v.starts_with("Ok")) => {
+            Some(Access::Recv)
+        }
+        _ => None,
+    }
+}
+
+fn verb(e: &Event) -> &'static str {
+    match e.kind {
+        EventKind::Acquire => "locked",
+        EventKind::Load => "read",
+        EventKind::Store => "wrote",
+        EventKind::Rmw => "updated",
+        EventKind::Send => "sent on",
+        EventKind::Recv => "received from",
+        _ => "used",
+    }
+}
+
+fn noun(e: &Event) -> &'static str {
+    match e.kind {
+        EventKind::Acquire => "lock",
+        EventKind::Load => "read",
+        EventKind::Store => "write",
+        EventKind::Rmw => "update",
+        EventKind::Send => "send",
+        EventKind::Recv => "receive",
+        _ => "use",
+    }
+}
