@@ -105,6 +105,41 @@ impl DfsScheduler {
     }
 }
 
+/// A thread pick under fair preemption bounding (`dfs`, `dpor`): the threads to try, and the
+/// one taken without a preemption.
+pub(super) struct FairChoice {
+    /// The running thread, when it may go on without a preemption.
+    pub stay: Option<u32>,
+    pub options: Vec<u32>,
+    pub default: u32,
+}
+
+/// The pick at a scheduling point: a thread that gives way (it yields, or ran `FAIR_RUN`
+/// steps in a row) is not among the options and hands over for free, round-robin after
+/// itself so spinners take turns; otherwise it goes on by default.
+pub(super) fn fair_choice(runnable: &[u32], current: Option<u32>, gives_way: bool) -> FairChoice {
+    let gives_way = gives_way && current.is_some();
+    let stay = current.filter(|_| !gives_way);
+    let options: Vec<u32> = match (gives_way, current) {
+        (true, Some(c)) => runnable.iter().copied().filter(|&t| t != c).collect(),
+        _ => runnable.to_vec(),
+    };
+    let default = match (stay, current) {
+        (Some(c), _) => c,
+        (None, Some(c)) => options
+            .iter()
+            .copied()
+            .find(|&t| t > c)
+            .unwrap_or(options[0]),
+        (None, None) => options[0],
+    };
+    FairChoice {
+        stay,
+        options,
+        default,
+    }
+}
+
 impl Scheduler for DfsScheduler {
     fn new_execution(&mut self, _seed: u64) -> bool {
         self.start();
@@ -169,24 +204,12 @@ impl Scheduler for DfsScheduler {
             self.ran(c);
             return runnable.contains(&c).then_some(c);
         }
-        let gives_way = current.is_some()
-            && (yielding || (self.last == current && self.run_length >= FAIR_RUN));
-        // The thread that may go on without a preemption, if any.
-        let stay = current.filter(|_| !gives_way);
-        let options: Vec<u32> = match (gives_way, current) {
-            (true, Some(c)) => runnable.iter().copied().filter(|&t| t != c).collect(),
-            _ => runnable.to_vec(),
-        };
-        let default = match (stay, current) {
-            (Some(c), _) => c,
-            // Round-robin after the thread that gave way, so spinners take turns.
-            (None, Some(c)) => options
-                .iter()
-                .copied()
-                .find(|&t| t > c)
-                .unwrap_or(options[0]),
-            (None, None) => options[0],
-        };
+        let overstayed = self.last == current && self.run_length >= FAIR_RUN;
+        let FairChoice {
+            stay,
+            options,
+            default,
+        } = fair_choice(runnable, current, yielding || overstayed);
         let mut untried = Vec::new();
         for &o in options.iter().rev() {
             if o == default {

@@ -37,6 +37,7 @@
 
 use std::collections::HashMap;
 
+use super::dfs::{fair_choice, FairChoice};
 use super::{ChoiceKind, Scheduler, FAIR_RUN};
 
 /// What a step touches: some objects, or (`None`) possibly anything.
@@ -497,22 +498,12 @@ impl Scheduler for DporScheduler {
             self.ran(c);
             return runnable.contains(&c).then_some(c);
         }
-        let gives_way = current.is_some()
-            && (yielding || (self.last == current && self.run_length >= FAIR_RUN));
-        let stay = current.filter(|_| !gives_way);
-        let options: Vec<u32> = match (gives_way, current) {
-            (true, Some(c)) => runnable.iter().copied().filter(|&t| t != c).collect(),
-            _ => runnable.to_vec(),
-        };
-        let default = match (stay, current) {
-            (Some(c), _) => c,
-            (None, Some(c)) => options
-                .iter()
-                .copied()
-                .find(|&t| t > c)
-                .unwrap_or(options[0]),
-            (None, None) => options[0],
-        };
+        let overstayed = self.last == current && self.run_length >= FAIR_RUN;
+        let FairChoice {
+            stay,
+            options,
+            default,
+        } = fair_choice(runnable, current, yielding || overstayed);
         self.path.push(Node {
             choice: default,
             kind: Kind::Sched {
