@@ -12,24 +12,21 @@ use crate::ctx::Ctx;
 use crate::report::trace::{AtomicValue, EventKind};
 
 impl Ctx {
-    /// Whether this execution runs the relaxed memory model.
-    #[inline]
-    pub fn relaxed_memory(self) -> bool {
-        self.relaxed()
-    }
-
     /// A load of the atomic at `addr`, which holds `actual`, right after its scheduling
     /// point: returns the value it reads (under the relaxed model possibly an older store's,
     /// which one a recorded scheduler choice).
     #[track_caller]
     #[inline]
     pub fn atomic_load(self, kind: &'static str, addr: usize, actual: u64, order: Ordering) -> u64 {
-        if !self.relaxed() {
-            self.note_atomic(Some(actual), None, false);
-            return actual;
+        let (relaxed, tracing) = self.atomic_duties();
+        let value = if relaxed {
+            self.relaxed_load(kind, addr, actual, order)
+        } else {
+            actual
+        };
+        if tracing {
+            self.note_atomic(Some(value), None, false);
         }
-        let value = self.relaxed_load(kind, addr, actual, order);
-        self.note_atomic(Some(value), None, false);
         value
     }
 
@@ -64,16 +61,13 @@ impl Ctx {
     #[track_caller]
     #[inline]
     pub fn atomic_store(self, addr: usize, actual: u64, new: u64, order: Ordering) {
-        self.note_atomic(None, Some(new), false);
-        if !self.relaxed() {
-            return;
+        let (relaxed, tracing) = self.atomic_duties();
+        if tracing {
+            self.note_atomic(None, Some(new), false);
         }
-        let mut st = self.state();
-        if !st.teardown {
-            let me = st.current;
-            st.memory.now = st.clock_ns;
-            st.memory
-                .store(me, addr, actual, new, order, Location::caller());
+        if relaxed {
+            let at = Location::caller();
+            self.with_memory(|m, me| m.store(me, addr, actual, new, order, at));
         }
     }
 
@@ -82,27 +76,31 @@ impl Ctx {
     #[track_caller]
     #[inline]
     pub fn atomic_rmw(self, addr: usize, actual: u64, new: Option<u64>, order: Ordering) {
-        self.note_atomic(Some(actual), new, new.is_none());
-        if !self.relaxed() {
-            return;
+        let (relaxed, tracing) = self.atomic_duties();
+        if tracing {
+            self.note_atomic(Some(actual), new, new.is_none());
         }
+        if relaxed {
+            let at = Location::caller();
+            self.with_memory(|m, me| m.rmw(me, addr, actual, new, order, at));
+        }
+    }
+
+    /// Runs `f` on the memory model as the running thread, at the current virtual time (not
+    /// during teardown, when leaked threads' writes no longer belong to the execution).
+    fn with_memory(self, f: impl FnOnce(&mut crate::memory::Memory, u32)) {
         let mut st = self.state();
         if !st.teardown {
             let me = st.current;
             st.memory.now = st.clock_ns;
-            st.memory
-                .rmw(me, addr, actual, new, order, Location::caller());
+            f(&mut st.memory, me);
         }
     }
 
     /// Puts what the running thread's atomic operation read and wrote on its trace row (its
     /// last one, made at the operation's scheduling point). Untraced executions pay one flag
-    /// read.
-    #[inline]
+    /// read (`atomic_duties`).
     fn note_atomic(self, read: Option<u64>, wrote: Option<u64>, failed: bool) {
-        if !self.tracing() {
-            return;
-        }
         let mut st = self.state();
         let me = st.current;
         let row = st

@@ -96,12 +96,14 @@ impl Ctx {
         unsafe { self.cell.state.try_borrow_unguarded() }.is_ok_and(|st| st.memory.relaxed)
     }
 
-    /// Whether this execution keeps a trace (a failure's traced replay), read without a
-    /// borrow like `relaxed`.
+    /// What an atomic operation owes beyond itself, in one borrow-free read: `(relaxed,
+    /// tracing)`, the memory model's step and its value on a traced row. Both false (`sc`,
+    /// untraced) is every search execution's case.
     #[inline]
-    pub(crate) fn tracing(self) -> bool {
+    pub(crate) fn atomic_duties(self) -> (bool, bool) {
         // SAFETY: as in `relaxed`.
-        unsafe { self.cell.state.try_borrow_unguarded() }.is_ok_and(|st| st.trace.is_some())
+        unsafe { self.cell.state.try_borrow_unguarded() }
+            .map_or((false, false), |st| (st.memory.relaxed, st.trace.is_some()))
     }
 
     #[inline]
