@@ -11,29 +11,44 @@
 //! earlier step (all the point's options if it was not one of them). Only backtrack sets are
 //! explored.
 //!
+//! Sleep sets (Godefroid): once an option's subtree is explored, that thread sleeps in the
+//! later options' subtrees, with its pending operation's footprint, until a step dependent
+//! with it runs; a sleeping thread is not added to a backtrack set, nor picked unless
+//! every way on sleeps. With a bound, an equivalent reordering can cost more preemptions than
+//! the schedule it stands for, so the explored subtree might not contain it: an option sleeps
+//! only if nothing was left out of its subtree (no option beyond the bound, no step touching
+//! time, counted by `dirty`). Without a bound every explored option sleeps.
+//!
 //! Soundness first: the dependency relation is deliberately coarse.
 //! - A footprint is the object the operation acts on (`Scheduler::pending_op`'s resource),
 //!   and only for operations known to act on that one object alone: mutex, rwlock, channel,
 //!   once, barrier and join-handle operations, condvar notifications and atomics (objects
 //!   named by address). Everything else (spawn, condvar waits, which release a mutex, park
 //!   and unpark, time, anything without an object) is `UNKNOWN`: dependent with every step.
+//! - Two reads of one object commute: atomic loads (which store a load reads is a choice of
+//!   its own, explored in full; what it may read changes only with stores to that address)
+//!   and taking a `RwLock` to read. Everything else on an object is a write, including
+//!   reference-count operations (clones and drops have no scheduling point).
 //! - A step in which its thread leaves the runnable set (it blocks, or ends: an end wakes
-//!   its joiners) is `UNKNOWN`, and so is the next step of a thread that joins the set (a
-//!   new thread, a woken one: it resumes inside an operation, e.g. a condvar wait
-//!   re-acquiring its mutex).
+//!   its joiners) also writes `EXITS`, and a blocking read counts as a write; a sleeping
+//!   thread is given that footprint, since its next step may be one. A new thread's first
+//!   step runs its own code only, after its parent's spawning step; a woken thread resumes
+//!   its blocked operation with that operation's footprint.
 //! - Once an execution touches time (a sleep, a timeout, a clock read, a competing timer),
 //!   the virtual clock depends on how many steps ran, so every later choice point tries all
-//!   its options.
+//!   its options and nothing sleeps.
 //! - Other choices (which waiter a notify wakes, which timer fires, spurious wakeups and
-//!   weak-CAS failures) are explored in full, as `dfs` does.
+//!   weak-CAS failures, which store a relaxed load reads) are explored in full, as `dfs`
+//!   does.
 //!
-//! Two steps are dependent when they act on the same object or either is `UNKNOWN`.
-//! Spurious failures and preemptions cost what they cost in `dfs`; an option that would
-//! exceed the bound is left out (`pruned`). Unlike `dfs`, there are no rounds of growing bounds:
-//! the order is depth-first, not fewest preemptions first (restarting a round per bound ran
-//! more executions than `dfs` on the corpus's fixed twins), so `dpor` is for verifying, and
-//! `dfs` or the default for finding a failure fast. There are no sleep sets yet: some equivalent
-//! interleavings still run more than once.
+//! Two steps are dependent when they act on the same object, one of them as a write, or
+//! either is `UNKNOWN`. Spurious failures and preemptions cost what they cost in `dfs`; an
+//! option that would exceed the bound is left out (`pruned`). Unlike `dfs`, there are no
+//! rounds of growing bounds: the order is depth-first, not fewest preemptions first
+//! (restarting a round per bound ran more executions than `dfs` on the corpus's fixed twins),
+//! so `dpor` is for verifying, and `dfs` or the default for finding a failure fast. Not
+//! optimal: an execution whose every way on sleeps still runs to its end (it repeats an
+//! explored one), and backtrack sets are persistent sets, not source sets.
 
 use std::collections::HashMap;
 
