@@ -72,6 +72,13 @@ const UNKNOWN: Footprint = None;
 /// the execution when it is the last): join-handle operations act on it.
 const EXITS: u64 = 0;
 
+/// The relaxed memory model's one `SeqCst` clock (decision 27): `SeqCst` stores and RMWs
+/// release into it and RMWs acquire from it, so under that model atomic writes to different
+/// addresses do not commute. Every atomic store and RMW writes it then (the operation's name
+/// does not say its ordering); object ids are small counters and atomics have bit 63 set,
+/// so this id is nobody's.
+const SEQCST_CLOCK: u64 = (1 << 63) - 1;
+
 /// Operations that act on their object alone (by name prefix), and that, if they block,
 /// resume acting on it alone.
 const SINGLE_OBJECT: &[&str] = &[
@@ -222,6 +229,8 @@ struct LastOn {
 }
 
 pub struct DporScheduler {
+    /// The search runs the relaxed memory model (see `SEQCST_CLOCK`).
+    relaxed_memory: bool,
     bound: usize,
     path: Vec<Node>,
     pos: usize,
@@ -259,8 +268,16 @@ fn join(into: &mut Vec<u32>, other: &[u32]) {
 }
 
 impl DporScheduler {
+    /// Under the relaxed memory model, atomic writes to different addresses are dependent
+    /// (they meet in the `SeqCst` clock).
+    pub fn relaxed_memory(mut self, on: bool) -> Self {
+        self.relaxed_memory = on;
+        self
+    }
+
     pub fn new(bound: usize) -> Self {
         DporScheduler {
+            relaxed_memory: false,
             bound,
             path: Vec::new(),
             pos: 0,
@@ -591,7 +608,13 @@ impl Scheduler for DporScheduler {
         if is_timed(op) {
             self.touch_time();
         }
-        self.thread(thread).pending = footprint(op, resource);
+        let mut pending = footprint(op, resource);
+        if self.relaxed_memory && resource >> 63 == 1 && op.starts_with("Atomic") {
+            if let Some(accesses) = pending.as_mut().filter(|a| a.iter().any(|a| a.write)) {
+                accesses.push(write(SEQCST_CLOCK));
+            }
+        }
+        self.thread(thread).pending = pending;
     }
 
     fn runnable_changed(&mut self, thread: u32, runnable: bool) {
@@ -737,7 +760,16 @@ mod tests {
     /// Two threads of `steps` operations each, thread `t`'s on object `objects[t]`, driven
     /// as the execution drives a scheduler; returns the orders explored.
     fn explore(bound: usize, steps: u32, objects: [u64; 2]) -> Vec<Vec<u32>> {
-        let mut dpor = DporScheduler::new(bound);
+        explore_op(DporScheduler::new(bound), steps, objects, "Mutex::lock")
+    }
+
+    /// `explore`, each operation being `op`, under `dpor`.
+    fn explore_op(
+        mut dpor: DporScheduler,
+        steps: u32,
+        objects: [u64; 2],
+        op: &'static str,
+    ) -> Vec<Vec<u32>> {
         let mut seen = Vec::new();
         while dpor.new_execution(0) {
             assert!(seen.len() < 10_000, "did not terminate");
@@ -762,7 +794,7 @@ mod tests {
                     dpor.runnable_changed(t, false);
                     current = None;
                 } else {
-                    dpor.pending_op(t, "Mutex::lock", objects[t as usize]);
+                    dpor.pending_op(t, op, objects[t as usize]);
                     current = Some(t);
                 }
             }
@@ -770,6 +802,26 @@ mod tests {
             seen.push(order);
         }
         seen
+    }
+
+    #[test]
+    fn under_relaxed_memory_atomic_writes_to_different_addresses_are_dependent() {
+        let (x, y) = (1 << 63 | 8, 1 << 63 | 16);
+        let sc = explore_op(
+            DporScheduler::new(usize::MAX),
+            4,
+            [x, y],
+            "AtomicUsize::store",
+        );
+        assert_eq!(sc.len(), 2, "{sc:?}");
+        // They meet in the SeqCst clock: as many orders as on one object (C(6, 3) = 20).
+        let relaxed = DporScheduler::new(usize::MAX).relaxed_memory(true);
+        let relaxed = explore_op(relaxed, 4, [x, y], "AtomicUsize::store");
+        assert_eq!(relaxed.len(), 20, "{relaxed:?}");
+        // Loads still commute.
+        let relaxed = DporScheduler::new(usize::MAX).relaxed_memory(true);
+        let loads = explore_op(relaxed, 4, [x, y], "AtomicUsize::load");
+        assert_eq!(loads.len(), 2, "{loads:?}");
     }
 
     #[test]
