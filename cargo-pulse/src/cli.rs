@@ -242,9 +242,14 @@ pub struct TestArgs {
     /// four relaxed, drawn from its seed, the rest `sc`; `dfs` searches under `relaxed`).
     #[arg(long, value_name = "MODEL", value_parser = clap::value_parser!(Memory), help_heading = "Search")]
     pub memory: Option<Memory>,
-    /// Replay one schedule (as printed in a failure report), or a failure file (.json).
+    /// Replay one schedule (as printed in a failure report), or a failure file (.json): its
+    /// schedule, or when that no longer fits the program (the code changed), its seed.
     #[arg(long, value_name = "SCHEDULE|FILE", help_heading = "Search")]
     pub replay: Option<String>,
+    /// Set from a `--replay FILE`: the recorded failure, and its strategy and seed to fall
+    /// back to.
+    #[arg(skip)]
+    pub replay_record: Option<pulse_protocol::FailureRecord>,
     /// Write every test's trace file to DIR (`<test>.trace.json`, for `cargo pulse trace`):
     /// the failing execution, or for a test that passed its last execution, replayed with
     /// tracing.
