@@ -247,7 +247,16 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             }
         }
         if let Some(schedule) = config.replay.as_ref().filter(|_| replaying) {
-            if let Some(diverged) = diverged(&outcome, schedule) {
+            // A recorded failure's schedule that passes leads elsewhere now: with a seed to
+            // fall back to, that counts too.
+            let passed = (!outcome.failed && config.replay_fallback.is_some()).then(|| {
+                format!(
+                    "all {} of its choices were taken and the program passed: it no longer leads \
+                     to the recorded failure",
+                    outcome.schedule.len()
+                )
+            });
+            if let Some(diverged) = diverged(&outcome, schedule).or(passed) {
                 let mut warning = format!("the schedule no longer fits the program ({diverged})");
                 match config.replay_fallback {
                     Some(fallback) => {
