@@ -622,7 +622,7 @@ pub fn run(cfg: &Config) -> String {
          - loom: `model::Builder` with `max_branches = 10,000` (tokio CI's value), `checkpoint_interval = 1`, `max_permutations`/`max_duration` = the budget; the count is loom's iteration number of the first failing execution. A loom deadlock aborts the process (double panic); the child reports from its panic hook first.\n\
          - pulse's seconds include its failure report: a traced replay of the failing schedule, which captures a backtrace at the panic (`Backtrace::force_capture`, symbolized); \
          deadlocks have no panic and so no backtrace. \"search\" is the median time until the failing execution ended, without pulse's failure report (`Report::search_time`).\n\
-         - pulse: `Builder::new().schedules(budget).seed(seed).strategy(Random | Pct { depth: 3 } | Pos | Dfs { bound: 2 } | Dpor { bound: 2 } | Portfolio).run_for(budget time, f)`, everything else default \
+         - pulse: `Builder::new().schedules(budget).seed(seed).strategy(Random | Pct { depth: 3, k: None } | Pos | Dfs { bound: 2 } | Dpor { bound: 2 } | Portfolio).run_for(budget time, f)`, everything else default \
          (`max_steps` 100,000; spurious wakeups and weak-CAS failures each offered with odds 1 in 8 where they can happen; \
          the default time portfolio: each execution `infinitely-fast` (the clock jumps to the next deadline only when no thread can run) or `quite-slow-random=50ms` (a timer due within 50 ms may fire before a runnable step, on a 1-in-4 coin), by its seed). \
          \"time random\" adds `.time(TimeMode::TIME_RANDOM)`: a timed wait may expire at any scheduling point. \

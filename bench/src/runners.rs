@@ -155,7 +155,7 @@ pub fn run(tool: Tool, f: fn(), lim: &Limits) -> Run {
         #[cfg(feature = "pulse")]
         Tool::PulsePct(depth) => run_pulse(
             f,
-            pulse::Strategy::Pct { depth },
+            pulse::Strategy::Pct { depth, k: None },
             pulse::TimeMode::Portfolio,
             lim,
         ),

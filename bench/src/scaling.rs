@@ -70,7 +70,7 @@ pub fn run(quick: bool, reps: usize) -> String {
     let strategies = [
         pulse::Strategy::Random,
         pulse::Strategy::Pos,
-        pulse::Strategy::Pct { depth: 3 },
+        pulse::Strategy::Pct { depth: 3, k: None },
         pulse::Strategy::Portfolio,
     ];
     let mut out = String::from("| strategy | decisions / run | ");

@@ -213,7 +213,8 @@ pub struct TestArgs {
     #[arg(long, value_name = "N", help_heading = "Search")]
     pub max_steps: Option<u64>,
     /// Scheduling strategy: `portfolio` (default: POS, PCT and random by turns), `random`,
-    /// `pct:D` (probabilistic concurrency testing, depth D), `pos` (partial order sampling) or
+    /// `pct:D` (probabilistic concurrency testing, depth D; `pct:D:K` draws its change points
+    /// below a fixed K instead of the longest execution seen), `pos` (partial order sampling) or
     /// `dfs:B` (every schedule with at most B preemptions; `dfs` = `dfs:2`) or `dpor:B` (the
     /// same verdict from fewer executions, by partial-order reduction; `dpor` = `dpor:2`).
     #[arg(long, value_name = "STRATEGY", value_parser = clap::value_parser!(Strategy), help_heading = "Search")]
@@ -242,9 +243,14 @@ pub struct TestArgs {
     /// four relaxed, drawn from its seed, the rest `sc`; `dfs` searches under `relaxed`).
     #[arg(long, value_name = "MODEL", value_parser = clap::value_parser!(Memory), help_heading = "Search")]
     pub memory: Option<Memory>,
-    /// Replay one schedule (as printed in a failure report), or a failure file (.json).
+    /// Replay one schedule (as printed in a failure report), or a failure file (.json): its
+    /// schedule, or when that no longer fits the program (the code changed), its seed.
     #[arg(long, value_name = "SCHEDULE|FILE", help_heading = "Search")]
     pub replay: Option<String>,
+    /// Set from a `--replay FILE`: the recorded failure, and its strategy and seed to fall
+    /// back to.
+    #[arg(skip)]
+    pub replay_record: Option<pulse_protocol::FailureRecord>,
     /// Write every test's trace file to DIR (`<test>.trace.json`, for `cargo pulse trace`):
     /// the failing execution, or for a test that passed its last execution, replayed with
     /// tracing.

@@ -29,6 +29,10 @@ pub struct HarnessEnv<'a> {
     pub progress: &'a Path,
     pub warnings: &'a Path,
     pub replay_command: &'a str,
+    /// The seed replay line's template (`env::SEED_COMMAND`).
+    pub seed_command: &'a str,
+    /// `STRATEGY@SEED` to replay when the schedule no longer fits (`env::REPLAY_FALLBACK`).
+    pub replay_fallback: Option<&'a str>,
     /// `--trace-out DIR`.
     pub trace_out: Option<&'a Path>,
 }
@@ -41,6 +45,7 @@ impl HarnessEnv<'_> {
             .env(env::PROGRESS, self.progress)
             .env(env::WARNINGS, self.warnings)
             .env(env::REPLAY_COMMAND, self.replay_command)
+            .env(env::SEED_COMMAND, self.seed_command)
             .env(
                 env::BLOCKING_TIMEOUT_MS,
                 self.blocking_timeout.as_millis().to_string(),
@@ -54,6 +59,10 @@ impl HarnessEnv<'_> {
             (env::DETACHED, self.detached.map(|d| d.to_string())),
             (env::MEMORY, self.memory.map(|m| m.to_string())),
             (env::REPLAY, self.replay.map(str::to_string)),
+            (
+                env::REPLAY_FALLBACK,
+                self.replay_fallback.map(str::to_string),
+            ),
             (
                 env::TRACE_OUT,
                 self.trace_out.map(|d| d.display().to_string()),

@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use pulse_protocol::{
-    Cleanup, Detached, FailureKind, FailureRecord, Isolation, Memory, Strategy, TimeMode,
+    Cleanup, Detached, FailureKind, FailureRecord, Isolation, Memory, SeedReplay, Strategy,
+    TimeMode,
 };
 
 use crate::events::{Reporter, TestEvent, TestId};
@@ -40,6 +41,11 @@ pub struct RunPlan {
     /// `--seeds FROM..TO` was given: replay lines repeat the range, not a first seed.
     pub shard: bool,
     pub replay: Option<String>,
+    /// With `replay` from a failure file: its strategy and seed, which the harness runs when
+    /// the schedule no longer fits the program.
+    pub replay_fallback: Option<SeedReplay>,
+    /// The failure file `replay` came from, to say whether a fallback reproduced it.
+    pub replay_recorded: Option<FailureRecord>,
     pub max_steps: Option<u64>,
     pub strategy: Option<Strategy>,
     pub time: Option<TimeMode>,
@@ -94,6 +100,30 @@ impl RunPlan {
         format!("{} --replay '{{schedule}}'", self.base_line(case))
     }
 
+    /// The seed replay line for `case`, with the harness's `{seed}`, `{strategy}`, `{time}`
+    /// and `{memory}` left in: the failing execution's own strategy, time mode and memory
+    /// model, stated (they replace this run's `--time` and `--memory`).
+    pub fn seed_template(&self, case: &TestCase) -> String {
+        let mut line = format!(
+            "cargo pulse test {} --exact {}",
+            shell_word(&case.name),
+            case.binary.selector()
+        );
+        let mut flags = self.replay_flags.iter();
+        while let Some(f) = flags.next() {
+            if f == "--time" || f == "--memory" {
+                flags.next();
+                continue;
+            }
+            line.push(' ');
+            line.push_str(&shell_word(f));
+        }
+        line.push_str(
+            " --seed {seed} --schedules 1 --strategy {strategy} --time {time} --memory {memory}",
+        );
+        line
+    }
+
     /// Runs one seed again; a crash's line runs it in a fresh process, where it is caught.
     fn seed_line(&self, case: &TestCase, seed: u64, crash: bool) -> String {
         let mut line = format!("{} --seed {seed} --schedules 1", self.base_line(case));
@@ -126,6 +156,22 @@ impl RunPlan {
         }
         line
     }
+}
+
+/// The strategy and seed a failure record replays from, when it has both and the strategy
+/// replays by seed (records before this field have none: their replay has no fallback).
+pub fn seed_replay_of(record: &FailureRecord) -> Option<SeedReplay> {
+    let strategy: Strategy = record.strategy.as_deref()?.parse().ok()?;
+    let seed = record.seed?;
+    strategy
+        .replays_by_seed()
+        .then_some(SeedReplay { strategy, seed })
+}
+
+/// Whether a replay's failure is the recorded one: the same kind and message (the location's
+/// line moves with an edit above it).
+fn same_failure(recorded: &FailureRecord, now: &FailureRecord) -> bool {
+    recorded.kind == now.kind && recorded.message == now.message
 }
 
 /// Suffix of a replay's failure file stem, so it never overwrites the search's.
@@ -189,6 +235,8 @@ pub fn configure(
     isolation: Option<Isolation>,
 ) {
     let replay_command = plan.replay_template(case);
+    let seed_command = plan.seed_template(case);
+    let replay_fallback = plan.replay_fallback.map(|r| r.to_string());
     cmd.current_dir(&case.binary.mirror_dir)
         .env("CARGO_MANIFEST_DIR", &case.binary.mirror_dir)
         .env("CARGO_PKG_NAME", &case.binary.package);
@@ -207,6 +255,8 @@ pub fn configure(
         progress: &dir.progress(),
         warnings: &dir.warnings(),
         replay_command: &replay_command,
+        seed_command: &seed_command,
+        replay_fallback: replay_fallback.as_deref(),
         trace_out: plan.trace_out.as_deref(),
     }
     .apply(cmd);
@@ -832,6 +882,30 @@ impl Judging<'_> {
             plan.rerun_line(self.case)
         };
         let mut report = record.report.clone();
+        let fell_back = record
+            .warnings
+            .iter()
+            .any(|w| w.contains(pulse_protocol::FELL_BACK_TO_SEED));
+        let note = match (&plan.replay_recorded, fell_back) {
+            (Some(recorded), true) => {
+                let verdict = if same_failure(recorded, &record) {
+                    "note: replayed from its seed, the recorded failure reproduced (same kind and message)"
+                        .to_string()
+                } else {
+                    format!(
+                        "note: replayed from its seed, it failed differently from the recorded failure \
+                         ({}: {})",
+                        recorded.kind.title(),
+                        first_line(&recorded.message)
+                    )
+                };
+                Some(match note {
+                    Some(n) => format!("{n}\n{verdict}"),
+                    None => verdict,
+                })
+            }
+            _ => note,
+        };
         if let Some(note) = note {
             report = format!("{}\n{note}\n", report.trim_end());
         }
@@ -1062,6 +1136,8 @@ mod tests {
             seeds: SeedRange { from: 5, to: 15 },
             shard: false,
             replay: None,
+            replay_fallback: None,
+            replay_recorded: None,
             max_steps: None,
             strategy: None,
             time: None,

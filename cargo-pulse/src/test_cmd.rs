@@ -98,6 +98,8 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         seeds,
         shard: args.seeds.is_some(),
         replay: args.replay.clone(),
+        replay_fallback: args.replay_record.as_ref().and_then(run::seed_replay_of),
+        replay_recorded: args.replay_record.clone(),
         max_steps: args.max_steps,
         strategy: args.strategy,
         time: args.time,
@@ -267,7 +269,8 @@ fn resolve_replay_file(args: &mut TestArgs) -> Result<()> {
         args.filters.push(from_name.unwrap_or(record.test.clone()));
         args.exact = true;
     }
-    args.replay = Some(record.schedule);
+    args.replay = Some(record.schedule.clone());
+    args.replay_record = Some(record);
     Ok(())
 }
 

@@ -33,6 +33,13 @@ pub const MEMORY: &str = "PULSE_MEMORY";
 pub const BLOCKING_TIMEOUT_MS: &str = "PULSE_BLOCKING_TIMEOUT_MS";
 /// The replay line's template: `{test}`, `{schedule}` and `{seed}` are substituted.
 pub const REPLAY_COMMAND: &str = "PULSE_REPLAY_COMMAND";
+/// The seed replay line's template: `{test}`, `{seed}`, `{strategy}` (the failing
+/// execution's own, which replays from its seed alone), `{time}` and `{memory}` (the time
+/// mode and memory model it ran under) are substituted.
+pub const SEED_COMMAND: &str = "PULSE_SEED_COMMAND";
+/// With `REPLAY`: the recorded execution as `STRATEGY@SEED` (`SeedReplay`), run instead when
+/// the schedule no longer fits the program (the code changed since it was recorded).
+pub const REPLAY_FALLBACK: &str = "PULSE_REPLAY_FALLBACK";
 /// Where the harness writes `<test>.json` (`FailureRecord`) for a failing test.
 pub const FAILURE_DIR: &str = "PULSE_FAILURE_DIR";
 /// A file rewritten about ten times a second with `done total`.
@@ -63,6 +70,8 @@ pub const ALL: &[&str] = &[
     MEMORY,
     BLOCKING_TIMEOUT_MS,
     REPLAY_COMMAND,
+    SEED_COMMAND,
+    REPLAY_FALLBACK,
     FAILURE_DIR,
     PROGRESS,
     WARNINGS,

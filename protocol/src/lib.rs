@@ -13,7 +13,7 @@ mod schedule;
 pub mod time;
 pub mod trace;
 
-pub use options::{Cleanup, Detached, Isolation, Memory, ParseOptionError, Strategy};
-pub use record::{FailureKind, FailureRecord, TraceEvent, FORMAT_VERSION};
+pub use options::{Cleanup, Detached, Isolation, Memory, ParseOptionError, SeedReplay, Strategy};
+pub use record::{FailureKind, FailureRecord, TraceEvent, FELL_BACK_TO_SEED, FORMAT_VERSION};
 pub use schedule::{ParseScheduleError, Schedule};
 pub use time::{TimeMode, TimeParams};

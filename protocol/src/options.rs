@@ -34,7 +34,11 @@ pub enum Strategy {
     /// PULSE's: at every point, pick uniformly among runnable threads.
     Random,
     /// Probabilistic concurrency testing (Burckhardt et al., ASPLOS'10) with bug depth `depth`.
-    Pct { depth: usize },
+    /// Its `depth - 1` change points are drawn below `k`, the execution length: given
+    /// (`pct:D:K`), every execution uses it, so each depends on its seed alone; not given
+    /// (`pct:D`), `k` is the longest execution seen so far in the search, and a failing
+    /// execution is reported as the `pct:D:K` that replays it from its seed.
+    Pct { depth: usize, k: Option<u64> },
     /// Partial order sampling (Yuan, Yang and Gu, CAV 2018): random priorities per thread,
     /// re-drawn for the thread that ran and for every thread whose next operation touches the
     /// same object.
@@ -61,6 +65,7 @@ impl Strategy {
         "random",
         "pct",
         "pct:DEPTH",
+        "pct:DEPTH:K",
         "pos",
         "dfs",
         "dfs:BOUND",
@@ -82,7 +87,7 @@ impl FromStr for Strategy {
         };
         match s.trim() {
             "random" => Ok(Strategy::Random),
-            "pct" => Ok(Strategy::Pct { depth: 3 }),
+            "pct" => Ok(Strategy::Pct { depth: 3, k: None }),
             "pos" => Ok(Strategy::Pos),
             "dfs" => Ok(Strategy::Dfs {
                 bound: Self::DFS_BOUND,
@@ -92,9 +97,18 @@ impl FromStr for Strategy {
             }),
             "portfolio" => Ok(Strategy::Portfolio),
             other => {
-                if let Some(depth) = other.strip_prefix("pct:") {
+                if let Some(spec) = other.strip_prefix("pct:") {
+                    let (depth, k) = match spec.split_once(':') {
+                        Some((depth, k)) => (depth, Some(k)),
+                        None => (spec, None),
+                    };
+                    let k = match k.map(str::parse::<u64>) {
+                        None => None,
+                        Some(Ok(k)) if k >= 1 => Some(k),
+                        Some(_) => return Err(refuse(other)),
+                    };
                     match depth.parse::<usize>() {
-                        Ok(depth) if depth >= 1 => Ok(Strategy::Pct { depth }),
+                        Ok(depth) if depth >= 1 => Ok(Strategy::Pct { depth, k }),
                         _ => Err(refuse(other)),
                     }
                 } else if let Some(bound) = other.strip_prefix("dfs:") {
@@ -119,12 +133,63 @@ impl fmt::Display for Strategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Strategy::Random => f.write_str("random"),
-            Strategy::Pct { depth } => write!(f, "pct:{depth}"),
+            Strategy::Pct { depth, k: None } => write!(f, "pct:{depth}"),
+            Strategy::Pct { depth, k: Some(k) } => write!(f, "pct:{depth}:{k}"),
             Strategy::Pos => f.write_str("pos"),
             Strategy::Dfs { bound } => write!(f, "dfs:{bound}"),
             Strategy::Dpor { bound } => write!(f, "dpor:{bound}"),
             Strategy::Portfolio => f.write_str("portfolio"),
         }
+    }
+}
+
+impl Strategy {
+    /// Whether one execution of this strategy depends on its seed alone, so the seed (with
+    /// this spelling of the strategy) replays it in a fresh run: `random`, `pos` and PCT
+    /// with a fixed `k` (`pct:D:K`). Adaptive PCT and the portfolio report each failing
+    /// execution as one of those (the runtime's `Scheduler::strategy_for`).
+    pub fn replays_by_seed(&self) -> bool {
+        matches!(
+            self,
+            Strategy::Random | Strategy::Pos | Strategy::Pct { k: Some(_), .. }
+        )
+    }
+}
+
+/// One seeded execution: the per-execution strategy and its seed, `STRATEGY@SEED`
+/// (`pct:5:137@42`). What a failure file keeps besides its exact schedule, so `--replay
+/// FILE` can replay from the seed when the schedule no longer fits an edited program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeedReplay {
+    pub strategy: Strategy,
+    pub seed: u64,
+}
+
+impl SeedReplay {
+    pub const VALUES: &'static [&'static str] = &["STRATEGY@SEED"];
+}
+
+impl FromStr for SeedReplay {
+    type Err = ParseOptionError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let refuse = || ParseOptionError {
+            option: "seed replay",
+            value: s.to_string(),
+            expected: Self::VALUES,
+        };
+        let (strategy, seed) = s.trim().rsplit_once('@').ok_or_else(refuse)?;
+        let strategy: Strategy = strategy.parse().map_err(|_| refuse())?;
+        let seed: u64 = seed.parse().map_err(|_| refuse())?;
+        if !strategy.replays_by_seed() {
+            return Err(refuse());
+        }
+        Ok(SeedReplay { strategy, seed })
+    }
+}
+
+impl fmt::Display for SeedReplay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.strategy, self.seed)
     }
 }
 
@@ -294,8 +359,17 @@ mod tests {
         assert!(Memory::Portfolio.relaxed_for_systematic_search());
         assert_eq!(
             "pct:5".parse::<Strategy>().unwrap(),
-            Strategy::Pct { depth: 5 }
+            Strategy::Pct { depth: 5, k: None }
         );
+        let fixed = "pct:5:137".parse::<Strategy>().unwrap();
+        assert_eq!(
+            fixed,
+            Strategy::Pct {
+                depth: 5,
+                k: Some(137)
+            }
+        );
+        assert_eq!(fixed.to_string(), "pct:5:137");
         assert_eq!(
             "dfs".parse::<Strategy>().unwrap(),
             Strategy::Dfs { bound: 2 }
@@ -312,14 +386,51 @@ mod tests {
     }
 
     #[test]
+    fn a_seed_replay_names_a_strategy_that_replays_by_seed() {
+        let r: SeedReplay = "pct:5:137@42".parse().unwrap();
+        assert_eq!(
+            r,
+            SeedReplay {
+                strategy: Strategy::Pct {
+                    depth: 5,
+                    k: Some(137)
+                },
+                seed: 42
+            }
+        );
+        assert_eq!(r.to_string(), "pct:5:137@42");
+        assert_eq!("pos@7".parse::<SeedReplay>().unwrap().seed, 7);
+        for bad in [
+            "pct:5@1",
+            "portfolio@1",
+            "dfs@1",
+            "random@",
+            "random",
+            "random@x",
+        ] {
+            assert!(bad.parse::<SeedReplay>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn a_bad_value_is_refused_with_the_valid_ones() {
         let e = "nosuch".parse::<Strategy>().unwrap_err();
         assert_eq!(
             e.to_string(),
             "unknown strategy `nosuch` (expected one of `portfolio`, `random`, `pct`, \
-             `pct:DEPTH`, `pos`, `dfs`, `dfs:BOUND`, `dpor`, `dpor:BOUND`)"
+             `pct:DEPTH`, `pct:DEPTH:K`, `pos`, `dfs`, `dfs:BOUND`, `dpor`, `dpor:BOUND`)"
         );
         assert!("pct:0".parse::<Strategy>().is_err());
+        for bad in [
+            "pct:3:0",
+            "pct:3:",
+            "pct:3:x",
+            "pct:0:10",
+            "pct:3:10:1",
+            "pct::5",
+        ] {
+            assert!(bad.parse::<Strategy>().is_err(), "{bad}");
+        }
         assert!("dfs:x".parse::<Strategy>().is_err());
         assert!("dpor:x".parse::<Strategy>().is_err());
         assert!("pos:2".parse::<Strategy>().is_err());

@@ -58,6 +58,11 @@ impl FailureKind {
     }
 }
 
+/// The words of the runtime's warning when a replayed schedule no longer fit the program
+/// and the recorded seed ran instead (`env::REPLAY_FALLBACK`); cargo-pulse looks for them to
+/// say whether that reproduced the recorded failure.
+pub const FELL_BACK_TO_SEED: &str = "replayed from its recorded seed";
+
 /// One step of a trace, resolved for people and JSON.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -90,6 +95,10 @@ pub struct FailureRecord {
     pub details: Vec<String>,
     /// The failing execution's seed (`None` when the run was a replay).
     pub seed: Option<u64>,
+    /// The strategy the failing execution ran under, spelled so that it replays from `seed`
+    /// alone (`pct:5:137`, `pos`, `random`; a portfolio's arm, adaptive PCT's `k` of that
+    /// execution). `None` for a strategy whose executions depend on earlier ones (`dfs`).
+    pub strategy: Option<String>,
     /// The failing schedule (`Schedule` text; empty when the process crashed).
     pub schedule: String,
     /// The schedule the search found, when `schedule` is its minimization (fewer
@@ -106,6 +115,8 @@ pub struct FailureRecord {
     pub warnings: Vec<String>,
     /// The line that replays this failure.
     pub replay_command: String,
+    /// The line that replays it from its seed (strategy, seed, time mode and memory model).
+    pub seed_command: Option<String>,
     /// The human report, as the test process printed it.
     pub report: String,
     /// The failing execution's trace file (`pulse_protocol::trace::Trace`, JSON), when one

@@ -27,7 +27,7 @@
 pub use pulse_macros::atomic;
 pub use pulse_runtime::{
     check, replay, Builder, Exhaustive, Failure, FailureKind, Isolation, Memory, Minimized,
-    ParseScheduleError, Report, Schedule, Strategy, TimeMode, TimeParams, TraceEvent,
+    ParseScheduleError, Report, Schedule, SeedReplay, Strategy, TimeMode, TimeParams, TraceEvent,
 };
 /// std's `sync`, `thread`, `time` and `hint` APIs, routed to pulse's scheduler.
 pub use pulse_shim_std as std;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use std::str::FromStr;
 
-use pulse_protocol::env;
+use pulse_protocol::{env, SeedReplay};
 
 use crate::config::{duration_nanos, Cleanup, Config, Detached, Isolation, Memory, TimeMode};
 use crate::report::failure::{Failure, Report};
@@ -68,6 +68,7 @@ impl Builder {
         c.stack_size = parsed(env::STACK_SIZE)?.unwrap_or(c.stack_size);
         c.strategy = parsed(env::STRATEGY)?.unwrap_or(c.strategy);
         c.replay = parsed(env::REPLAY)?.or(c.replay.take());
+        c.replay_fallback = parsed(env::REPLAY_FALLBACK)?.or(c.replay_fallback);
         c.cleanup = parsed(env::CLEANUP)?.unwrap_or(c.cleanup);
         c.detached = parsed(env::DETACHED)?.unwrap_or(c.detached);
         c.memory = parsed(env::MEMORY)?.unwrap_or(c.memory);
@@ -80,6 +81,7 @@ impl Builder {
             .map(Duration::from_millis)
             .or(c.blocking_timeout);
         c.replay_command = var(env::REPLAY_COMMAND).or(c.replay_command.take());
+        c.seed_command = var(env::SEED_COMMAND).or(c.seed_command.take());
         Ok(b)
     }
 
@@ -133,6 +135,15 @@ impl Builder {
         Ok(self)
     }
 
+    /// With `replay`: when the schedule no longer fits the program (it names a thread that
+    /// cannot run at that point, or ends before the program does, after an edit), run this
+    /// execution instead: its strategy from its seed (`pct:5:137@42`, as a failure's
+    /// `strategy` and `seed` say).
+    pub fn replay_fallback(mut self, seed_replay: SeedReplay) -> Self {
+        self.config.replay_fallback = Some(seed_replay);
+        self
+    }
+
     /// Virtual time that passes at each scheduling point.
     pub fn step_time(mut self, d: Duration) -> Self {
         self.config.step_nanos = duration_nanos(d);
@@ -154,6 +165,13 @@ impl Builder {
 
     pub fn replay_command(mut self, template: impl Into<String>) -> Self {
         self.config.replay_command = Some(template.into());
+        self
+    }
+
+    /// The seed replay line's template (`{test}`, `{seed}`, `{strategy}`, `{time}`,
+    /// `{memory}`).
+    pub fn seed_command(mut self, template: impl Into<String>) -> Self {
+        self.config.seed_command = Some(template.into());
         self
     }
 

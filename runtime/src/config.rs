@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::scheduler::{ChoiceOdds, Strategy};
-use pulse_protocol::Schedule;
+use pulse_protocol::{Schedule, SeedReplay};
 
 pub use pulse_protocol::{Cleanup, Detached, Isolation, Memory, TimeMode};
 
@@ -28,6 +28,9 @@ pub struct Config {
     pub odds: ChoiceOdds,
     pub stack_size: usize,
     pub replay: Option<Schedule>,
+    /// With `replay`: the recorded execution's strategy and seed, run instead when the
+    /// schedule no longer fits the program (`PULSE_REPLAY_FALLBACK`).
+    pub replay_fallback: Option<SeedReplay>,
     /// Virtual time that passes at every scheduling point.
     pub step_nanos: u64,
     pub time: TimeMode,
@@ -37,6 +40,9 @@ pub struct Config {
     pub trace_passing: bool,
     /// Template of the replay line: `{schedule}`, `{seed}` and `{test}` are substituted.
     pub replay_command: Option<String>,
+    /// Template of the seed replay line: `{test}`, `{seed}`, `{strategy}`, `{time}` and
+    /// `{memory}` are substituted (`PULSE_SEED_COMMAND`).
+    pub seed_command: Option<String>,
     pub available_parallelism: usize,
     /// Whether threads the test never joined may panic, stay blocked or keep running after
     /// it returns (a warning, as under std) or fail it.
@@ -82,11 +88,13 @@ impl Default for Config {
             // cost nothing, so generous is cheap.
             stack_size: 2 << 20,
             replay: None,
+            replay_fallback: None,
             step_nanos: 1_000,
             time: TimeMode::Portfolio,
             trace_tail: 30,
             trace_passing: false,
             replay_command: None,
+            seed_command: None,
             available_parallelism: 4,
             detached: Detached::Warn,
             memory: Memory::Sc,

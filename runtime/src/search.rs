@@ -10,17 +10,27 @@ use crate::executor::{Executor, Outcome};
 use crate::minimize;
 use crate::process::{isolate, os_threads, overflow, panic_hook, watchdog};
 use crate::report::backtrace::backtrace_wanted;
-use crate::report::explain::{replay_command, Explanation};
+use crate::report::explain::{replay_command, seed_command, Explanation};
 use crate::report::failure::{Exhaustive, Failure, FailureKind, Report};
-use crate::scheduler::{for_strategy, ReplayScheduler, Scheduler};
-use pulse_protocol::Schedule;
+use crate::scheduler::{for_strategy, ReplayScheduler, Scheduler, Strategy};
+use pulse_protocol::{Schedule, SeedReplay};
 
 /// One execution to run: a fresh one from a seed, or a replay of a schedule.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 #[serde(into = "JobMessage", from = "JobMessage")]
 enum Job {
-    Seed(u64),
-    Replay { schedule: Schedule, tracing: bool },
+    /// A fresh execution from `seed`; `strategy` (when known) is the one that, run alone from
+    /// that seed, makes its choices (`Scheduler::strategy_for`): an isolated worker runs
+    /// under it, so its execution is the one this process would have run (adaptive PCT's
+    /// `k` is this search's, not a fresh process's).
+    Seed {
+        seed: u64,
+        strategy: Option<Strategy>,
+    },
+    Replay {
+        schedule: Schedule,
+        tracing: bool,
+    },
 }
 
 /// A `Job` as an isolated run's order carries it (the JSON pulse writes has no enums
@@ -28,6 +38,9 @@ enum Job {
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 struct JobMessage {
     seed: u64,
+    /// The seed's strategy (`Strategy` text).
+    #[serde(default)]
+    strategy: Option<String>,
     /// A schedule's text (choices and time mode).
     replay: Option<String>,
     tracing: bool,
@@ -36,13 +49,15 @@ struct JobMessage {
 impl From<Job> for JobMessage {
     fn from(job: Job) -> Self {
         match job {
-            Job::Seed(seed) => JobMessage {
+            Job::Seed { seed, strategy } => JobMessage {
                 seed,
+                strategy: strategy.map(|s| s.to_string()),
                 replay: None,
                 tracing: false,
             },
             Job::Replay { schedule, tracing } => JobMessage {
                 seed: 0,
+                strategy: None,
                 replay: Some(schedule.to_string()),
                 tracing,
             },
@@ -54,7 +69,10 @@ impl From<JobMessage> for Job {
     fn from(m: JobMessage) -> Self {
         // The parent wrote this text from a `Schedule`: it parses.
         match m.replay.and_then(|s| s.parse().ok()) {
-            None => Job::Seed(m.seed),
+            None => Job::Seed {
+                seed: m.seed,
+                strategy: m.strategy.and_then(|s| s.parse().ok()),
+            },
             Some(schedule) => Job::Replay {
                 schedule,
                 tracing: m.tracing,
@@ -66,7 +84,7 @@ impl From<JobMessage> for Job {
 impl std::fmt::Display for Job {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Job::Seed(seed) => write!(f, "seed {seed}"),
+            Job::Seed { seed, .. } => write!(f, "seed {seed}"),
             Job::Replay { schedule, .. } => write!(f, "the replay of {schedule}"),
         }
     }
@@ -160,7 +178,19 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     let by_seed = search.executor.state().scheduler.by_seed();
     match role {
         isolate::Role::Serve { job, reply } => {
-            // This process was started to run one job of this run: run it and answer.
+            // This process was started to run one job of this run: run it and answer, under
+            // the strategy the search would have run that seed with.
+            if let Job::Seed {
+                strategy: Some(strategy),
+                ..
+            } = &job
+            {
+                search.executor.state().scheduler = for_strategy(
+                    strategy,
+                    config.odds,
+                    config.memory.relaxed_for_systematic_search(),
+                );
+            }
             let mut outcome = search.run_job(f, job);
             outcome.warnings = std::mem::take(&mut search.executor.state().warnings);
             reply.send(&outcome)
@@ -183,8 +213,14 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     while i < planned {
         // `run_job` prepares the scheduler for the seed, here or in an isolated worker.
         let seed = base_seed.wrapping_add(i);
+        // The strategy this seed's execution runs under, as one that replays from the seed.
+        let mut strategy = match replaying {
+            false => search.executor.state().scheduler.strategy_for(seed),
+            true => None,
+        };
+        let mut fallback_seed = None;
         let mut outcome = if by_seed || replaying {
-            search.execute(f, Job::Seed(seed))
+            search.execute(f, Job::Seed { seed, strategy })
         } else {
             let (more, covered, time) = {
                 let mut st = search.executor.state();
@@ -207,7 +243,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             // The same seed from a clean process (its schedule would not fit: from clean
             // state the program takes another path). If that passes, the failure came from
             // state earlier executions left behind.
-            if let Some(fresh) = search.execute_isolated(&Job::Seed(seed)) {
+            if let Some(fresh) = search.execute_isolated(&Job::Seed { seed, strategy }) {
                 search.isolated = true;
                 if !fresh.failed {
                     search.executor.state().warn(STATE_CARRIED.to_string());
@@ -216,6 +252,42 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 // A real failure: report it as a clean process sees it, and replay it there.
                 search.failure_confirmed_fresh = true;
                 outcome = fresh;
+            }
+        }
+        if let Some(schedule) = config.replay.as_ref().filter(|_| replaying) {
+            // A recorded failure's schedule that passes leads elsewhere now: with a seed to
+            // fall back to, that counts too.
+            let passed = (!outcome.failed && config.replay_fallback.is_some()).then(|| {
+                format!(
+                    "all {} of its choices were taken and the program passed: it no longer leads \
+                     to the recorded failure",
+                    outcome.schedule.len()
+                )
+            });
+            if let Some(diverged) = diverged(&outcome, schedule).or(passed) {
+                let mut warning = format!("the schedule no longer fits the program ({diverged})");
+                match config.replay_fallback {
+                    Some(fallback) => {
+                        outcome = search.run_fallback(f, fallback, schedule);
+                        strategy = Some(fallback.strategy);
+                        fallback_seed = Some(fallback.seed);
+                        warning.push_str(&format!(
+                            "; {} {} under {} instead: {}",
+                            pulse_protocol::FELL_BACK_TO_SEED,
+                            fallback.seed,
+                            fallback.strategy,
+                            if outcome.failed {
+                                "it failed (below)"
+                            } else {
+                                "it passed, so the failure did not reproduce"
+                            }
+                        ));
+                    }
+                    None => warning.push_str(
+                        "; a failure file also keeps the seed, and `--replay FILE` replays from it then",
+                    ),
+                }
+                search.executor.state().warn(warning);
             }
         }
         report.search_time = started.elapsed();
@@ -242,8 +314,14 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             );
         }
         if outcome.failed {
-            let seed = (!replaying).then_some(seed);
-            report.failure = Some(search.explain(config, f, outcome, seed, i, report.executions));
+            let seed = (!replaying).then_some(seed).or(fallback_seed);
+            let found = Found {
+                seed,
+                strategy: seed.and(strategy),
+                index: i,
+                executions: report.executions,
+            };
+            report.failure = Some(search.explain(config, f, outcome, found));
             break;
         }
         if i % 64 == 63 && config.time_budget.is_some_and(|b| started.elapsed() >= b) {
@@ -328,7 +406,7 @@ impl Search {
     /// caller) or a replay.
     fn run_job(&mut self, f: &dyn Fn(), job: Job) -> Outcome {
         match job {
-            Job::Seed(seed) => {
+            Job::Seed { seed, .. } => {
                 let (time, relaxed) = {
                     let mut st = self.executor.state();
                     st.scheduler.new_execution(seed);
@@ -360,6 +438,26 @@ impl Search {
                 outcome
             }
         }
+    }
+
+    /// Runs the recorded execution a replay falls back to: `fallback`'s strategy from its
+    /// seed, under the time mode and memory model the schedule names (the seed drew them).
+    fn run_fallback(&mut self, f: &dyn Fn(), fallback: SeedReplay, schedule: &Schedule) -> Outcome {
+        let (odds, memory) = {
+            let st = self.executor.state();
+            (st.config.odds, st.config.memory)
+        };
+        let seeded = for_strategy(
+            &fallback.strategy,
+            odds,
+            memory.relaxed_for_systematic_search(),
+        );
+        let replay = std::mem::replace(&mut self.executor.state().scheduler, seeded);
+        self.executor.state().scheduler.new_execution(fallback.seed);
+        let relaxed = schedule.relaxed || self.executor.state().config.memory == Memory::Relaxed;
+        let outcome = self.executor.run(f, false, schedule.time_params(), relaxed);
+        self.executor.state().scheduler = replay;
+        outcome
     }
 
     /// Runs `job` in a fresh process; `None` if this run cannot be isolated (then it never
@@ -405,35 +503,30 @@ impl Search {
 
     /// Builds the failure report: replays the failing schedule with tracing on to get the
     /// trace, and checks that the replay fails the same way.
-    fn explain(
-        &mut self,
-        config: &Config,
-        f: &dyn Fn(),
-        fast: Outcome,
-        seed: Option<u64>,
-        index: u64,
-        executions: u64,
-    ) -> Failure {
-        let failure = self.explain_with(config, f, fast.clone(), seed, index, executions, true);
+    fn explain(&mut self, config: &Config, f: &dyn Fn(), fast: Outcome, found: Found) -> Failure {
+        let failure = self.explain_with(config, f, fast.clone(), &found, true);
         if failure.minimized.is_some() && !failure.reproduced {
             // The minimized schedule did not fail again where it was replayed: report the
             // search's own.
-            return self.explain_with(config, f, fast, seed, index, executions, false);
+            return self.explain_with(config, f, fast, &found, false);
         }
         failure
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn explain_with(
         &mut self,
         config: &Config,
         f: &dyn Fn(),
         fast: Outcome,
-        seed: Option<u64>,
-        index: u64,
-        executions: u64,
+        found: &Found,
         minimize: bool,
     ) -> Failure {
+        let Found {
+            seed,
+            strategy,
+            index,
+            executions,
+        } = *found;
         let original = Schedule::new(fast.schedule.clone())
             .with_time(fast.time)
             .with_relaxed(fast.relaxed);
@@ -449,6 +542,10 @@ impl Search {
             thread: expl.thread,
             details: expl.details,
             seed,
+            strategy,
+            seed_command: seed.zip(strategy).map(|(seed, strategy)| {
+                seed_command(config, seed, &strategy, fast.time, fast.relaxed, &test)
+            }),
             replay_command: replay_command(config, &original, seed, &test),
             schedule: original.clone(),
             original_schedule: None,
@@ -517,7 +614,9 @@ impl Search {
                 schedule: schedule.clone(),
                 tracing: true,
             }),
-            (true, Some(seed)) if fast_expl.kind == FailureKind::Crash => Some(Job::Seed(seed)),
+            (true, Some(seed)) if fast_expl.kind == FailureKind::Crash => {
+                Some(Job::Seed { seed, strategy })
+            }
             (true, _) => None,
         };
         // A minimized schedule fails at the same place, not always with the same words (an
@@ -563,6 +662,45 @@ impl Search {
         let heartbeat = self.executor.state().heartbeat.clone();
         let _quiet = heartbeat.map(watchdog::Pause::new);
         failure.with_trace_named(&test)
+    }
+}
+
+/// Where a failing execution came from, for its report.
+#[derive(Clone, Copy)]
+struct Found {
+    /// Its seed (`None`: a replay of a schedule).
+    seed: Option<u64>,
+    /// The strategy that replays it from `seed` alone (`Scheduler::strategy_for`).
+    strategy: Option<Strategy>,
+    /// Its index in the run, and how many executions ran.
+    index: u64,
+    executions: u64,
+}
+
+/// How a replay of `schedule` shows it no longer fits the program, if it does: it named a
+/// thread that could not run (or a choice the program did not offer) or ran out, or the
+/// program ended before the schedule did. `None` for a crash (nothing to compare).
+fn diverged(outcome: &Outcome, schedule: &Schedule) -> Option<String> {
+    let made = outcome.schedule.len();
+    let recorded = schedule.len();
+    let kind = outcome.explanation.as_ref().map(|e| e.kind);
+    if outcome.crashed {
+        None
+    } else if kind == Some(FailureKind::ReplayDiverged) && made >= recorded {
+        Some(format!(
+            "its {recorded} choices ran out before the program ended"
+        ))
+    } else if kind == Some(FailureKind::ReplayDiverged) {
+        Some(format!(
+            "at choice {} of {recorded} it names a thread or answer the program did not offer",
+            made + 1
+        ))
+    } else if made < recorded && !outcome.failed {
+        Some(format!(
+            "the program ended after {made} of its {recorded} choices"
+        ))
+    } else {
+        None
     }
 }
 

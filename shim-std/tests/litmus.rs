@@ -382,7 +382,7 @@ fn every_strategy_samples_old_reads() {
     let all: BTreeSet<Outcome> = ALL2.iter().map(|o| o.to_vec()).collect();
     let sc: BTreeSet<Outcome> = SC_SB.iter().map(|o| o.to_vec()).collect();
     for strategy in [
-        Strategy::Pct { depth: 3 },
+        Strategy::Pct { depth: 3, k: None },
         Strategy::Pos,
         Strategy::Portfolio,
     ] {

@@ -761,3 +761,128 @@ fn a_rerun_without_edits_rebuilds_nothing_and_an_edit_rebuilds_one_crate() {
     assert_eq!(compiled.len(), 1, "{compiled:?}");
     assert!(compiled[0].contains("integration-bug"));
 }
+
+/// A failure file keeps the exact schedule and the failing execution's strategy and seed.
+/// After an edit that adds steps before the racy code (here: the main thread locks and
+/// unlocks a mutex three times between spawning and hitting), the schedule no longer fits;
+/// `--replay FILE` says so and replays from the seed instead, which still finds the lost hit.
+#[test]
+fn a_failure_file_replays_from_its_seed_after_an_edit() {
+    let dir = fixture("failing", "replay-after-edit");
+    let run = cargo_pulse(
+        &dir,
+        &args(&[
+            "test",
+            "tests::racy_hits_are_all_counted",
+            "--exact",
+            "--message-format",
+            "json",
+        ]),
+    );
+    assert_eq!(run.code, 101);
+    let file = std::fs::read_dir(dir.join("target/pulse/failures"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.extension().is_some_and(|x| x == "json")
+                && !p.to_string_lossy().ends_with(".trace.json")
+        })
+        .expect("a failure file");
+    let record: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let (seed, strategy) = (
+        record["seed"].as_u64().unwrap(),
+        record["strategy"].as_str().unwrap().to_string(),
+    );
+    assert_ne!(
+        strategy, "portfolio",
+        "the execution's own strategy is recorded"
+    );
+    // The seed line, as printed, reproduces the search's schedule.
+    let seed_line = run
+        .stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("replay by seed:"))
+        .expect("a seed replay line")
+        .trim()
+        .to_string();
+    assert!(
+        seed_line.contains(&format!("--strategy {strategy}"))
+            && seed_line.contains(&format!("--seed {seed}")),
+        "{seed_line}"
+    );
+    let again = shell(
+        &dir,
+        &format!("{seed_line} --color never --message-format json"),
+    );
+    assert_eq!(again.code, 101, "the seed line fails again");
+    let rec = again
+        .json()
+        .into_iter()
+        .find(|v| v["type"] == "test")
+        .unwrap();
+    let searched = record["original_schedule"]
+        .as_str()
+        .or(record["schedule"].as_str())
+        .unwrap();
+    let replayed = rec["record"]["original_schedule"]
+        .as_str()
+        .or(rec["record"]["schedule"].as_str())
+        .unwrap();
+    assert_eq!(
+        replayed, searched,
+        "the seed line replays the search's schedule"
+    );
+
+    // The edit: steps in the spawned thread before its hit (a mutex locked and unlocked
+    // three times), so the recorded choices run out while both threads can still run.
+    let lib = dir.join("src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    let edited = text.replace(
+        "    let t = thread::spawn(move || f(&h2));\n",
+        "    let t = thread::spawn(move || {\n        let extra = std::sync::Mutex::new(0);\n        for _ in 0..3 {\n            *extra.lock().unwrap() += 1;\n        }\n        f(&h2)\n    });\n",
+    );
+    assert_ne!(edited, text);
+    std::fs::write(&lib, edited).unwrap();
+
+    let r = cargo_pulse(
+        &dir,
+        &[
+            "test",
+            "--replay",
+            file.to_str().unwrap(),
+            "--color",
+            "never",
+            "--message-format",
+            "json",
+        ],
+    );
+    assert!(
+        r.stderr
+            .contains("the schedule no longer fits the program (its ")
+            && r.stderr
+                .contains("choices ran out before the program ended"),
+        "the exact schedule diverged after the edit"
+    );
+    assert!(
+        r.stderr.contains(&format!(
+            "replayed from its recorded seed {seed} under {strategy} instead"
+        )),
+        "it says it fell back to the seed"
+    );
+    assert_eq!(r.code, 101, "the failure is still reported");
+    let rec = r.json().into_iter().find(|v| v["type"] == "test").unwrap();
+    assert_eq!(rec["event"], "failed");
+    assert!(
+        rec["record"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("lost a hit"),
+        "{rec}"
+    );
+    assert_eq!(rec["record"]["seed"].as_u64(), Some(seed));
+    assert!(
+        r.stderr.contains("the recorded failure reproduced"),
+        "and that it reproduced the recorded failure"
+    );
+}

@@ -82,6 +82,43 @@ pub(crate) fn replay_command(
         .replace("{test}", test)
 }
 
+/// The line that replays a failing execution from its seed alone: its own strategy
+/// (`Scheduler::strategy_for`: `pct:5:137`, `pos`, `random`), and the time mode and memory
+/// model it ran under, which the run's setting drew for the seed (`--time portfolio`,
+/// `--memory portfolio`) and are stated, so the line reproduces it whatever the settings.
+pub(crate) fn seed_command(
+    config: &Config,
+    seed: u64,
+    strategy: &crate::scheduler::Strategy,
+    time: pulse_protocol::TimeParams,
+    relaxed: bool,
+    test: &str,
+) -> String {
+    let memory = if relaxed { "relaxed" } else { "sc" };
+    let in_test = !test.is_empty() && test != "main";
+    let package = std::env::var("CARGO_PKG_NAME")
+        .map(|p| format!(" -p {p}"))
+        .unwrap_or_default();
+    let template = match &config.seed_command {
+        Some(t) => t.clone(),
+        None if in_test => format!(
+            "{}={{strategy}} {}={{seed}} {}=1 {}='{{time}}' {}={{memory}} cargo test{package} -- {{test}} --exact",
+            env::STRATEGY,
+            env::SEED,
+            env::SCHEDULES,
+            env::TIME,
+            env::MEMORY,
+        ),
+        None => "pulse::Builder::new().strategy(\"{strategy}\".parse().unwrap()).seed({seed}).schedules(1).time(\"{time}\".parse().unwrap()).memory(\"{memory}\".parse().unwrap()).check(..)".to_string(),
+    };
+    template
+        .replace("{strategy}", &strategy.to_string())
+        .replace("{seed}", &seed.to_string())
+        .replace("{time}", &time.to_string())
+        .replace("{memory}", memory)
+        .replace("{test}", test)
+}
+
 /// Reads what went wrong off the state, before cleanup changes it.
 pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
     let trace = resolve_trace(st);

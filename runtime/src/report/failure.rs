@@ -27,6 +27,12 @@ pub struct Failure {
     pub details: Vec<String>,
     /// The seed of the failing execution (`None` when it was a replay).
     pub seed: Option<u64>,
+    /// The strategy that replays the failing execution from `seed` alone (`pct:5:137`, a
+    /// portfolio's arm); `None` for `dfs`/`dpor` or a replay.
+    #[serde(serialize_with = "serialize_display_opt")]
+    pub strategy: Option<crate::scheduler::Strategy>,
+    /// The line that replays it from its seed (`None` without a seed and strategy).
+    pub seed_command: Option<String>,
     /// The schedule reported: the minimized one when minimization found a cheaper one.
     #[serde(serialize_with = "serialize_display")]
     pub schedule: Schedule,
@@ -87,6 +93,8 @@ impl Failure {
             thread: self.thread.clone(),
             details: self.details.clone(),
             seed: self.seed,
+            strategy: self.strategy.map(|s| s.to_string()),
+            seed_command: self.seed_command.clone(),
             schedule: self.schedule.to_string(),
             original_schedule: self.original_schedule.as_ref().map(|s| s.to_string()),
             preemptions: self.minimized.as_ref().map(|m| m.preemptions as u64),
@@ -135,7 +143,14 @@ impl fmt::Display for Failure {
             writeln!(f, "  race: {race}")?;
         }
         match self.seed {
-            Some(seed) => writeln!(f, "  seed:     {seed} (execution {})", self.execution)?,
+            Some(seed) => match &self.strategy {
+                Some(s) => writeln!(
+                    f,
+                    "  seed:     {seed} (execution {}, strategy {s})",
+                    self.execution
+                )?,
+                None => writeln!(f, "  seed:     {seed} (execution {})", self.execution)?,
+            },
             None => writeln!(f, "  replayed schedule")?,
         }
         let schedule = self.schedule.to_string();
@@ -216,6 +231,9 @@ impl fmt::Display for Failure {
         }
         for w in &self.warnings {
             writeln!(f, "  warning: {w}")?;
+        }
+        if let Some(line) = &self.seed_command {
+            writeln!(f, "replay by seed: {line}")?;
         }
         write!(f, "replay: {}", self.replay_command)
     }
@@ -323,6 +341,8 @@ mod tests {
             thread: "-".into(),
             details: Vec::new(),
             seed: Some(7),
+            strategy: None,
+            seed_command: None,
             schedule: Schedule::new(choices),
             original_schedule: None,
             minimized: None,

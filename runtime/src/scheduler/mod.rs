@@ -93,6 +93,15 @@ pub trait Scheduler {
         self.next_thread(runnable, current, yielding)
     }
 
+    /// The strategy that, run alone from `seed`, makes exactly the choices the next execution
+    /// from `seed` makes here: `random`, `pos`, PCT with this execution's `k` (`pct:5:137`),
+    /// a portfolio's arm for that seed. `None` for a strategy that has no such spelling
+    /// (`dfs`, `dpor`, a replay). Asked before or after `new_execution(seed)`; it is what a
+    /// failure records with its seed and what an isolated execution runs under.
+    fn strategy_for(&self, _seed: u64) -> Option<Strategy> {
+        None
+    }
+
     /// Whether an execution's seed alone determines it, so it can run again in a fresh
     /// process. False for a search that carries its position from one execution to the next
     /// (DFS): its executions always run in this process.
@@ -192,7 +201,7 @@ pub fn for_strategy(
 ) -> Box<dyn Scheduler> {
     match strategy {
         Strategy::Random => Box::new(RandomScheduler::new(odds)),
-        Strategy::Pct { depth } => Box::new(PctScheduler::new(*depth, odds)),
+        Strategy::Pct { depth, k } => Box::new(PctScheduler::new(*depth, *k, odds)),
         Strategy::Pos => Box::new(PosScheduler::new(odds)),
         Strategy::Dfs { bound } => Box::new(DfsScheduler::new(*bound)),
         Strategy::Dpor { bound } => {

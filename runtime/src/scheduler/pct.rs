@@ -2,13 +2,22 @@
 //! ASPLOS 2010): threads get random distinct priorities, the highest-priority runnable
 //! thread runs, and at `depth - 1` random steps the running thread drops to the lowest
 //! priority. A bug of depth d is found with probability at least 1/(n k^(d-1)).
+//!
+//! `k`, the range the change points are drawn from, is the longest execution seen so far
+//! in the search (adaptive, `pct:D`) or given (`pct:D:K`). Either way one execution is a
+//! function of its seed and that `k`, so a failing execution is reported as the `pct:D:K`
+//! that replays it from its seed alone (`strategy_for`).
 
 use std::collections::BTreeSet;
 
-use super::{below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, Scheduler};
+use super::{
+    below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, Scheduler, Strategy,
+};
 
 pub struct PctScheduler {
     depth: usize,
+    /// A fixed `k` (`pct:D:K`): change points are drawn below it, whatever ran before.
+    fixed_k: Option<u64>,
     odds: ChoiceOdds,
     rng: Rng,
     /// Priority per thread index; higher runs first. Assigned when a thread first appears.
@@ -35,9 +44,10 @@ pub struct PctScheduler {
 }
 
 impl PctScheduler {
-    pub fn new(depth: usize, odds: ChoiceOdds) -> Self {
+    pub fn new(depth: usize, fixed_k: Option<u64>, odds: ChoiceOdds) -> Self {
         PctScheduler {
             depth: depth.max(1),
+            fixed_k: fixed_k.map(|k| k.max(1)),
             odds,
             rng: rng_from_seed(0),
             priorities: Vec::new(),
@@ -51,6 +61,13 @@ impl PctScheduler {
             in_ranked: Vec::new(),
             joined: Vec::new(),
         }
+    }
+
+    /// The `k` the next execution draws its change points below.
+    fn next_k(&self) -> u64 {
+        self.fixed_k
+            .unwrap_or_else(|| self.max_steps_seen.max(self.step))
+            .max(1)
     }
 
     /// Ranks the threads that joined since the last decision.
@@ -138,7 +155,7 @@ impl Scheduler for PctScheduler {
         self.runnable.clear();
         self.in_ranked.clear();
         self.joined.clear();
-        let k = self.max_steps_seen.max(1) as usize;
+        let k = self.next_k() as usize;
         self.change_points = (1..self.depth)
             .map(|_| below(&mut self.rng, k) as u64)
             .collect();
@@ -192,6 +209,13 @@ impl Scheduler for PctScheduler {
         Some(super::below(&mut self.rng, stores as usize) as u32)
     }
 
+    fn strategy_for(&self, _seed: u64) -> Option<Strategy> {
+        Some(Strategy::Pct {
+            depth: self.depth,
+            k: Some(self.next_k()),
+        })
+    }
+
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
         Some(one_in(&mut self.rng, self.odds.one_in(kind)))
     }
@@ -208,8 +232,8 @@ mod tests {
     #[test]
     fn the_ranked_pick_is_the_scans_pick() {
         for seed in 0..100 {
-            let mut ranked = PctScheduler::new(3, ChoiceOdds::default());
-            let mut scanned = PctScheduler::new(3, ChoiceOdds::default());
+            let mut ranked = PctScheduler::new(3, None, ChoiceOdds::default());
+            let mut scanned = PctScheduler::new(3, None, ChoiceOdds::default());
             ranked.new_execution(seed);
             scanned.new_execution(seed);
             let mut rng = rng_from_seed(seed + 1000);
@@ -236,7 +260,7 @@ mod tests {
     /// in a row, so the thread it waits for runs.
     #[test]
     fn a_busy_waiter_without_yields_gives_way() {
-        let mut pct = PctScheduler::new(3, ChoiceOdds::default());
+        let mut pct = PctScheduler::new(3, None, ChoiceOdds::default());
         for seed in 0..200 {
             pct.new_execution(seed);
             let mut current = 0;
@@ -260,7 +284,7 @@ mod tests {
     /// made them tie, and the tie went to the spinner forever).
     #[test]
     fn a_yielding_spinner_never_starves_the_holder() {
-        let mut pct = PctScheduler::new(3, ChoiceOdds::default());
+        let mut pct = PctScheduler::new(3, None, ChoiceOdds::default());
         for seed in 0..200 {
             pct.new_execution(seed);
             let mut current = 0;

@@ -15,9 +15,13 @@
 //! each program (ARCHITECTURE.md has the table).
 //!
 //! Each arm's choices depend only on the seed (PCT also on the longest execution its arm has
-//! seen, as PCT alone does), so a failing execution replays from its seed.
+//! seen, as PCT alone does), and an arm is given the execution's seed as it is: the arm's
+//! `strategy_for` (`pos`, `pct:5:137`, `random`) run alone from that seed makes the same
+//! choices, which is how a portfolio failure replays from its seed.
 
-use super::{ChoiceKind, ChoiceOdds, PctScheduler, PosScheduler, RandomScheduler, Scheduler};
+use super::{
+    ChoiceKind, ChoiceOdds, PctScheduler, PosScheduler, RandomScheduler, Scheduler, Strategy,
+};
 
 pub struct PortfolioScheduler {
     arms: Vec<Box<dyn Scheduler>>,
@@ -30,9 +34,9 @@ impl PortfolioScheduler {
     pub fn new(odds: ChoiceOdds) -> Self {
         let arms: Vec<Box<dyn Scheduler>> = vec![
             Box::new(PosScheduler::new(odds)),
-            Box::new(PctScheduler::new(3, odds)),
-            Box::new(PctScheduler::new(5, odds)),
-            Box::new(PctScheduler::new(8, odds)),
+            Box::new(PctScheduler::new(3, None, odds)),
+            Box::new(PctScheduler::new(5, None, odds)),
+            Box::new(PctScheduler::new(8, None, odds)),
             Box::new(RandomScheduler::new(odds)),
         ];
         PortfolioScheduler {
@@ -56,6 +60,10 @@ impl Scheduler for PortfolioScheduler {
     fn new_execution(&mut self, seed: u64) -> bool {
         self.active = self.arm_of(seed);
         self.arms[self.active].new_execution(seed)
+    }
+
+    fn strategy_for(&self, seed: u64) -> Option<Strategy> {
+        self.arms[self.arm_of(seed)].strategy_for(seed)
     }
 
     fn pending(&mut self, thread: u32, resource: u64) {

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::{one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, Scheduler};
+use super::{one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, Scheduler, Strategy};
 
 pub struct PosScheduler {
     rng: Rng,
@@ -164,6 +164,10 @@ impl PosScheduler {
 }
 
 impl Scheduler for PosScheduler {
+    fn strategy_for(&self, _seed: u64) -> Option<Strategy> {
+        Some(Strategy::Pos)
+    }
+
     fn new_execution(&mut self, seed: u64) -> bool {
         self.rng = rng_from_seed(seed);
         self.priorities.clear();

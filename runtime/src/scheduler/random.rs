@@ -1,6 +1,6 @@
 //! PULSE's scheduler: at every scheduling point, pick uniformly among runnable threads.
 
-use super::{below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, Scheduler};
+use super::{below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, Scheduler, Strategy};
 
 pub struct RandomScheduler {
     rng: Rng,
@@ -35,6 +35,10 @@ impl Scheduler for RandomScheduler {
     /// Uniform: an old store is as likely as the newest.
     fn next_read(&mut self, stores: u32) -> Option<u32> {
         Some(below(&mut self.rng, stores as usize) as u32)
+    }
+
+    fn strategy_for(&self, _seed: u64) -> Option<Strategy> {
+        Some(Strategy::Random)
     }
 
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {

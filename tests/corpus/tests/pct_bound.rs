@@ -98,12 +98,17 @@ fn depth3() {
 /// `executions` consecutive seeds: each search stops at its failure, the next starts at the
 /// seed after it.
 fn measure(depth: usize, executions: u64, f: fn()) -> (u64, u64, f64) {
+    measure_k(depth, None, executions, f)
+}
+
+/// `measure` under `pct:depth:k` (`None`: adaptive, the longest execution seen so far).
+fn measure_k(depth: usize, k: Option<u64>, executions: u64, f: fn()) -> (u64, u64, f64) {
     let (mut hits, mut ran, mut choices) = (0, 0, 0);
     while ran < executions {
         let report = Builder::new()
             .isolation(Isolation::Off)
             .minimize(std::time::Duration::ZERO)
-            .strategy(Strategy::Pct { depth })
+            .strategy(Strategy::Pct { depth, k })
             .seed(ran)
             .schedules(executions - ran)
             .run(f);
@@ -132,5 +137,35 @@ fn pct_finds_bugs_of_depth_1_2_3_at_least_as_often_as_its_bound() {
             1.0 / (threads * k.powi(depth as i32 - 1))
         );
         assert!(hits > 0 && rate >= bound, "depth {depth}: {rate} < {bound}");
+    }
+}
+
+/// A failing PCT execution is reported as `pct:D:K`, its `k` fixed, so its seed replays it;
+/// a search may also run with `k` fixed from the start. Either way the hit rate must not
+/// drop: each depth under adaptive `k` (here 32, the floor, since these programs are
+/// shorter), under `k` fixed at the program's own choice points, and at 4x them, all at or
+/// above the bound.
+#[test]
+fn a_fixed_k_keeps_pct_s_hit_rate() {
+    for (depth, threads, f, executions) in [
+        (1usize, 3.0f64, depth1 as fn(), 2_000u64),
+        (2, 3.0, depth2, 5_000),
+        (3, 4.0, depth3, 20_000),
+    ] {
+        let (hits, ran, choices) = measure_k(depth, None, executions, f);
+        let adaptive = hits as f64 / ran as f64;
+        let bound = 1.0 / (threads * choices.powi(depth as i32 - 1));
+        let own = choices.round().max(1.0) as u64;
+        for k in [own, own * 4] {
+            let (hits, ran, _) = measure_k(depth, Some(k), executions, f);
+            let rate = hits as f64 / ran as f64;
+            println!(
+                "depth {depth}: adaptive k {adaptive:.5}, pct:{depth}:{k} {rate:.5} ({hits} of {ran}); bound {bound:.5}"
+            );
+            assert!(
+                hits > 0 && rate >= bound,
+                "depth {depth} k {k}: {rate} < {bound}"
+            );
+        }
     }
 }
