@@ -122,6 +122,15 @@ impl Ctx {
         }
     }
 
+    /// The atomic at `addr` is being dropped or mutably borrowed: under the relaxed model its
+    /// store history ends (`Memory::forget`). Under `sc` one borrow-free flag read.
+    #[inline]
+    pub fn atomic_forget(self, addr: usize) {
+        if self.relaxed() {
+            self.with_memory(|m, _| m.forget(addr));
+        }
+    }
+
     /// `atomic::fence(order)`.
     #[inline]
     pub fn atomic_fence(self, order: Ordering) {

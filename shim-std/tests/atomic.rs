@@ -325,3 +325,34 @@ fn auto_traits_match_std() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<pa::AtomicPtr<std::rc::Rc<u8>>>();
 }
+
+/// What the atomics' `Drop` (std's have none) must not break: `const` construction and
+/// `into_inner`, statics of arrays of them, and an `AtomicPtr<T>` whose `T` borrows something
+/// dropped before it (its `Drop` is not generic, so dropck asks nothing of `T`).
+#[test]
+fn drop_keeps_what_compiles_against_std() {
+    const THREE: usize = pa::AtomicUsize::new(3).into_inner();
+    const YES: bool = pa::AtomicBool::new(true).into_inner();
+    const NULL: *mut u8 = pa::AtomicPtr::new(std::ptr::null_mut()).into_inner();
+    static ARRAY: [pa::AtomicU8; 3] = [const { pa::AtomicU8::new(1) }; 3];
+    assert_eq!((THREE, YES, NULL.is_null()), (3, true, true));
+    assert_eq!(ARRAY[2].fetch_add(1, Relaxed), 1);
+
+    struct Node<'a>(&'a u8);
+    #[allow(clippy::needless_late_init)] // declared before what it borrows: the point
+    let slot: pa::AtomicPtr<Node<'_>>;
+    let x = 5u8;
+    let node = Box::into_raw(Box::new(Node(&x)));
+    slot = pa::AtomicPtr::new(node);
+    // SAFETY: `node` came from `Box::into_raw` and is freed once.
+    assert_eq!(*unsafe { Box::from_raw(slot.load(Relaxed)) }.0, 5);
+
+    // Dropped and `into_inner`'d outside an execution: std's behaviour.
+    let v: Vec<pa::AtomicUsize> = (0..3).map(pa::AtomicUsize::new).collect();
+    assert_eq!(
+        v.into_iter()
+            .map(pa::AtomicUsize::into_inner)
+            .sum::<usize>(),
+        3
+    );
+}

@@ -224,9 +224,18 @@ impl Memory {
         self.thread(t).view = view;
     }
 
-    /// The location's history, restarted at `actual` when memory no longer holds its newest
-    /// store (first use, a non-atomic write through `get_mut`, or a new atomic at a freed
-    /// one's address).
+    /// The atomic at `addr` was dropped or mutably borrowed (`get_mut`): either way every
+    /// store made to it happens-before whatever touches the address next (the allocator
+    /// orders a free before the allocation that reuses it; `&mut` excludes every other
+    /// thread), so its history ends here and the next operation starts a new one from what
+    /// memory then holds, visible to every thread.
+    pub fn forget(&mut self, addr: usize) {
+        self.locations.remove(&addr);
+    }
+
+    /// The location's history, restarted at `actual` when there is none (first use, or the
+    /// first after `forget`) or memory no longer holds its newest store (a write the model
+    /// did not see: an atomic moved, or written over with `ptr::write`, at this address).
     fn loc(&mut self, addr: usize, actual: u64) -> &mut Loc {
         let loc = self.locations.entry(addr).or_default();
         if loc.stores.back().is_none_or(|s| s.value != actual) {
@@ -469,5 +478,20 @@ mod tests {
         assert_eq!(m.load_options(1, x, 2, Ordering::Relaxed), 2);
         // Its own store is the oldest it may read after writing.
         assert_eq!(m.load_options(0, x, 2, Ordering::Relaxed), 1);
+    }
+
+    /// A forgotten address starts over from the value memory holds, even the same one.
+    #[test]
+    fn a_forgotten_address_starts_a_new_history() {
+        let mut m = mem();
+        let x = 0x10;
+        m.load_options(0, x, 0, Ordering::Relaxed);
+        m.spawned(0, 1);
+        m.store(0, x, 0, 7, Ordering::Relaxed, Location::caller());
+        m.store(0, x, 7, 0, Ordering::Relaxed, Location::caller());
+        assert_eq!(m.load_options(1, x, 0, Ordering::Relaxed), 3);
+        m.forget(x);
+        assert_eq!(m.load_options(1, x, 0, Ordering::Relaxed), 1);
+        assert_eq!(m.load(1, x, 0, Ordering::Relaxed), (0, None));
     }
 }

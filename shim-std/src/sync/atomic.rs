@@ -3,7 +3,9 @@
 //!
 //! Each type is `#[repr(transparent)]` over std's, so size, alignment, `from_ptr` and
 //! `as_ptr` agree with std and an atomic needs no per-execution state: the value itself is
-//! the state, and the object is named by its address in traces.
+//! the state, and the object is named by its address in traces. Unlike std's, each has a
+//! `Drop` (and `get_mut` does the same): under the relaxed model it ends the address's store
+//! history, so a new atomic allocated there does not inherit a dead one's stores.
 //!
 //! Nondeterministic here: which thread's operation reaches the atomic first (the scheduler
 //! picks at each point) and whether a `compare_exchange_weak` that would succeed fails
@@ -15,6 +17,8 @@
 //! Outside an execution every method is std's.
 
 use std::fmt;
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::sync::atomic as sa;
 
 use pulse_runtime::ChoiceKind;
@@ -46,6 +50,15 @@ fn point(op: &'static str, kind: &'static str, addr: usize) -> Option<rt::Ctx> {
     Some(ctx)
 }
 
+/// The atomic at `addr` is dropped or mutably borrowed: tells the relaxed model, if it runs,
+/// to end the address's store history (`Ctx::atomic_forget`).
+#[inline]
+fn forget(addr: usize) {
+    if let Some(ctx) = rt::current() {
+        ctx.atomic_forget(addr);
+    }
+}
+
 /// The failure ordering std's `compare_and_swap` derives from its one ordering.
 fn strongest_failure_ordering(order: Ordering) -> Ordering {
     match order {
@@ -55,26 +68,41 @@ fn strongest_failure_ordering(order: Ordering) -> Ordering {
     }
 }
 
-/// The methods every atomic type shares, for a value type `$v` that is `Copy + PartialEq`.
+/// The methods every atomic type shares, for a value type `$v` that is `Copy + PartialEq`
+/// and `$std`, the std atomic the type is layout-identical to.
 macro_rules! common_methods {
-    ($name:ident, $v:ty) => {
-        /// Gets a mutable reference to the underlying value (exclusive access: no
-        /// scheduling point).
+    ($name:ident, $v:ty, $std:ty) => {
+        /// The std atomic this one is.
         #[inline]
-        pub fn get_mut(&mut self) -> &mut $v {
-            self.0.get_mut()
+        const fn inner(&self) -> &$std {
+            // SAFETY: `Self` is `repr(transparent)` over `$std` (or, for `AtomicPtr`, over
+            // std's `AtomicPtr<()>`, which has the same layout for every sized `T`).
+            unsafe { &*(self as *const Self).cast::<$std>() }
         }
 
-        /// Consumes the atomic and returns the contained value.
+        /// Gets a mutable reference to the underlying value (exclusive access: no
+        /// scheduling point). Everything done to the atomic happens-before it, so under the
+        /// relaxed model the store history restarts from the value left here.
+        #[inline]
+        pub fn get_mut(&mut self) -> &mut $v {
+            forget(self.addr());
+            // SAFETY: as in `inner`, and `self` is borrowed exclusively.
+            unsafe { &mut *(self as *mut Self).cast::<$std>() }.get_mut()
+        }
+
+        /// Consumes the atomic and returns the contained value (moved out without `Drop`,
+        /// so still usable in `const`).
         #[inline]
         pub const fn into_inner(self) -> $v {
-            self.0.into_inner()
+            let this = ManuallyDrop::new(self);
+            // SAFETY: as in `inner`; `this` is never used or dropped again.
+            unsafe { (&raw const this).cast::<$std>().read() }.into_inner()
         }
 
         /// Returns a mutable pointer to the underlying value.
         #[inline]
         pub const fn as_ptr(&self) -> *mut $v {
-            self.0.as_ptr()
+            self.inner().as_ptr()
         }
 
         #[inline]
@@ -91,7 +119,7 @@ macro_rules! common_methods {
                 stringify!($name),
                 self.addr(),
             );
-            let v = self.0.load(order);
+            let v = self.inner().load(order);
             match ctx {
                 Some(ctx) => Self::from_bits(ctx.atomic_load(
                     stringify!($name),
@@ -114,11 +142,11 @@ macro_rules! common_methods {
             );
             match ctx {
                 Some(ctx) => {
-                    let old = self.0.load(Ordering::Relaxed);
-                    self.0.store(val, order);
+                    let old = self.inner().load(Ordering::Relaxed);
+                    self.inner().store(val, order);
                     ctx.atomic_store(self.addr(), Self::to_bits(old), Self::to_bits(val), order);
                 }
-                None => self.0.store(val, order),
+                None => self.inner().store(val, order),
             }
         }
 
@@ -131,7 +159,7 @@ macro_rules! common_methods {
                 stringify!($name),
                 self.addr(),
             );
-            let old = self.0.swap(val, order);
+            let old = self.inner().swap(val, order);
             self.rmw_done(ctx, old, Ok(val), order);
             old
         }
@@ -192,7 +220,7 @@ macro_rules! common_methods {
                 self.addr(),
             );
             let failure = strongest_failure_ordering(order);
-            let r = self.0.compare_exchange(current, new, order, failure);
+            let r = self.inner().compare_exchange(current, new, order, failure);
             match self.cas_done(ctx, r, new, order, failure) {
                 Ok(x) | Err(x) => x,
             }
@@ -213,7 +241,9 @@ macro_rules! common_methods {
                 stringify!($name),
                 self.addr(),
             );
-            let r = self.0.compare_exchange(current, new, success, failure);
+            let r = self
+                .inner()
+                .compare_exchange(current, new, success, failure);
             self.cas_done(ctx, r, new, success, failure)
         }
 
@@ -237,13 +267,19 @@ macro_rules! common_methods {
                     // The execution owns the OS thread, so this load and the exchange below
                     // are one indivisible step. Loading with `failure` also rejects the
                     // orderings std rejects for it.
-                    if self.0.load(failure) == current && ctx.choose(ChoiceKind::WeakCasFailure) {
+                    if self.inner().load(failure) == current
+                        && ctx.choose(ChoiceKind::WeakCasFailure)
+                    {
                         return self.cas_done(Some(ctx), Err(current), new, success, failure);
                     }
-                    let r = self.0.compare_exchange(current, new, success, failure);
+                    let r = self
+                        .inner()
+                        .compare_exchange(current, new, success, failure);
                     self.cas_done(Some(ctx), r, new, success, failure)
                 }
-                None => self.0.compare_exchange_weak(current, new, success, failure),
+                None => self
+                    .inner()
+                    .compare_exchange_weak(current, new, success, failure),
             }
         }
 
@@ -312,11 +348,11 @@ macro_rules! rmw {
         #[inline]
         pub fn $method(&self, val: $v, order: Ordering) -> $v {
             let ctx = point(concat!(stringify!($name), "::", stringify!($method)), stringify!($name), self.addr());
-            let old = self.0.$method(val, order);
+            let old = self.inner().$method(val, order);
             if ctx.is_some() {
                 // What it wrote, for the memory model and a traced row (one execution runs
                 // on one OS thread: nothing wrote in between).
-                let new = self.0.load(Ordering::Relaxed);
+                let new = self.inner().load(Ordering::Relaxed);
                 self.rmw_done(ctx, old, Ok(new), order);
             }
             old
@@ -361,7 +397,7 @@ macro_rules! atomic_int {
                 b as $int
             }
 
-            common_methods!($name, $int);
+            common_methods!($name, $int, sa::$name);
             rmw!(/** Adds to the current value, returning the previous value (wrapping). */ $name, $int, fetch_add);
             rmw!(/** Subtracts from the current value, returning the previous value (wrapping). */ $name, $int, fetch_sub);
             rmw!(/** Bitwise "and" with the current value, returning the previous value. */ $name, $int, fetch_and);
@@ -370,6 +406,13 @@ macro_rules! atomic_int {
             rmw!(/** Bitwise "xor" with the current value, returning the previous value. */ $name, $int, fetch_xor);
             rmw!(/** Maximum with the current value, returning the previous value. */ $name, $int, fetch_max);
             rmw!(/** Minimum with the current value, returning the previous value. */ $name, $int, fetch_min);
+        }
+
+        impl Drop for $name {
+            #[inline]
+            fn drop(&mut self) {
+                forget(self.addr());
+            }
         }
 
         impl Default for $name {
@@ -389,7 +432,7 @@ macro_rules! atomic_int {
         impl fmt::Debug for $name {
             /// The value, read with a relaxed load as std does; not a scheduling point.
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Debug::fmt(&self.0, f)
+                fmt::Debug::fmt(self.inner(), f)
             }
         }
     )*};
@@ -442,7 +485,7 @@ impl AtomicBool {
         b != 0
     }
 
-    common_methods!(AtomicBool, bool);
+    common_methods!(AtomicBool, bool, sa::AtomicBool);
     rmw!(/** Logical "and" with the current value, returning the previous value. */ AtomicBool, bool, fetch_and);
     rmw!(/** Logical "nand" with the current value, returning the previous value. */ AtomicBool, bool, fetch_nand);
     rmw!(/** Logical "or" with the current value, returning the previous value. */ AtomicBool, bool, fetch_or);
@@ -453,9 +496,16 @@ impl AtomicBool {
     #[inline]
     pub fn fetch_not(&self, order: Ordering) -> bool {
         let ctx = point("AtomicBool::fetch_not", "AtomicBool", self.addr());
-        let old = self.0.fetch_xor(true, order);
+        let old = self.inner().fetch_xor(true, order);
         self.rmw_done(ctx, old, Ok(!old), order);
         old
+    }
+}
+
+impl Drop for AtomicBool {
+    #[inline]
+    fn drop(&mut self) {
+        forget(self.addr());
     }
 }
 
@@ -476,14 +526,30 @@ impl From<bool> for AtomicBool {
 impl fmt::Debug for AtomicBool {
     /// The value, read with a relaxed load as std does; not a scheduling point.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.0, f)
+        fmt::Debug::fmt(self.inner(), f)
     }
 }
 
 /// `std::sync::atomic::AtomicPtr`, with a scheduling point before every operation under
 /// pulse.
+///
+/// Holds the pointer untyped so that its `Drop` is not generic: a `Drop for AtomicPtr<T>`
+/// would make dropck require `T`'s lifetimes to outlive the atomic, which std's does not
+/// (an `AtomicPtr<Node<'a>>` next to what `'a` borrows would stop compiling). The
+/// `PhantomData` gives it exactly std's variance and auto traits in `T`.
 #[repr(transparent)]
-pub struct AtomicPtr<T>(sa::AtomicPtr<T>);
+pub struct AtomicPtr<T>(UntypedPtr, PhantomData<sa::AtomicPtr<T>>);
+
+/// An `AtomicPtr`'s storage, with its `Drop`.
+#[repr(transparent)]
+struct UntypedPtr(sa::AtomicPtr<()>);
+
+impl Drop for UntypedPtr {
+    #[inline]
+    fn drop(&mut self) {
+        forget(self as *const Self as usize);
+    }
+}
 
 /// Moves a pointer to address `f(addr)`, keeping its provenance (`with_addr` without
 /// needing a newer std).
@@ -497,7 +563,7 @@ impl<T> AtomicPtr<T> {
     #[inline]
     #[must_use]
     pub const fn new(p: *mut T) -> AtomicPtr<T> {
-        AtomicPtr(sa::AtomicPtr::new(p))
+        AtomicPtr(UntypedPtr(sa::AtomicPtr::new(p.cast())), PhantomData)
     }
 
     /// Creates a new `AtomicPtr` from a pointer.
@@ -523,7 +589,7 @@ impl<T> AtomicPtr<T> {
         b as usize as *mut T
     }
 
-    common_methods!(AtomicPtr, *mut T);
+    common_methods!(AtomicPtr, *mut T, sa::AtomicPtr<T>);
 
     /// One read-modify-write computed from the old pointer: a scheduling point, then a
     /// strong-exchange loop (std gained these operations after pulse's minimum Rust).
@@ -532,10 +598,13 @@ impl<T> AtomicPtr<T> {
     fn rmw_with(&self, op: &'static str, order: Ordering, f: impl Fn(*mut T) -> *mut T) -> *mut T {
         let ctx = point(op, "AtomicPtr", self.addr());
         let failure = strongest_failure_ordering(order);
-        let mut prev = self.0.load(failure);
+        let mut prev = self.inner().load(failure);
         loop {
             let new = f(prev);
-            match self.0.compare_exchange_weak(prev, new, order, failure) {
+            match self
+                .inner()
+                .compare_exchange_weak(prev, new, order, failure)
+            {
                 Ok(p) => {
                     self.rmw_done(ctx, p, Ok(new), order);
                     return p;
@@ -620,13 +689,13 @@ impl<T> From<*mut T> for AtomicPtr<T> {
 impl<T> fmt::Debug for AtomicPtr<T> {
     /// The pointer, read with a relaxed load as std does; not a scheduling point.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.0, f)
+        fmt::Debug::fmt(self.inner(), f)
     }
 }
 
 impl<T> fmt::Pointer for AtomicPtr<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Pointer::fmt(&self.0, f)
+        fmt::Pointer::fmt(self.inner(), f)
     }
 }
 
