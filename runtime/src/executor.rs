@@ -16,6 +16,7 @@ use crate::registry;
 use crate::report::explain::{explain_stop, Explanation};
 use crate::report::failure::FailureKind;
 use crate::scheduler::Scheduler;
+use crate::stack_pool;
 use pulse_protocol::TimeParams;
 
 type Co = Coroutine<(), (), (), DefaultStack>;
@@ -83,6 +84,13 @@ pub(crate) struct Executor {
     /// Stacks of threads left behind and never resumed (`Cleanup::Leak`), over all
     /// executions.
     leaked_stacks: usize,
+}
+
+impl Drop for Executor {
+    /// The next search in this process starts with these stacks (`stack_pool`).
+    fn drop(&mut self) {
+        stack_pool::give_back(self.stacks.drain(..));
+    }
 }
 
 impl Executor {
@@ -252,12 +260,15 @@ impl Executor {
         if let Some(i) = self
             .stacks
             .iter()
-            .rposition(|s| s.base().get() - s.limit().get() >= size)
+            .rposition(|s| stack_pool::capacity(s) >= size)
         {
             return self.stacks.swap_remove(i);
         }
-        DefaultStack::new(size)
-            .unwrap_or_else(|e| panic!("pulse: cannot allocate a {size}-byte thread stack: {e}"))
+        stack_pool::take(size).unwrap_or_else(|| {
+            DefaultStack::new(size).unwrap_or_else(|e| {
+                panic!("pulse: cannot allocate a {size}-byte thread stack: {e}")
+            })
+        })
     }
 
     /// Deals with every thread that has not finished (only failing executions have any):

@@ -22,6 +22,7 @@ mod registry;
 mod report;
 pub mod scheduler;
 mod search;
+mod stack_pool;
 
 pub use builder::{Builder, EnvError};
 pub use config::{

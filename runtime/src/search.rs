@@ -116,7 +116,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     let replaying = config.replay.is_some();
     let scheduler: Box<dyn Scheduler> = match &config.replay {
         Some(schedule) => Box::new(ReplayScheduler::new(schedule)),
-        None => for_strategy(&config.strategy, config.odds),
+        None => for_strategy(
+            &config.strategy,
+            config.odds,
+            config.memory.relaxed_for_systematic_search(),
+        ),
     };
     let base_seed = config.seed.unwrap_or_else(random_seed);
     let planned = if replaying { 1 } else { config.schedules };

@@ -190,6 +190,65 @@ pub fn notify_all_handoff() -> String {
     format!("waited: {waited}")
 }
 
+/// Three readers load one atomic while the main thread stores to it once: only where the
+/// store falls among the loads matters, not the order of the loads themselves.
+pub fn many_readers() -> String {
+    let x = Arc::new(AtomicUsize::new(0));
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let x = x.clone();
+            thread::spawn(move || x.load(SeqCst))
+        })
+        .collect();
+    x.store(1, SeqCst);
+    let seen: Vec<String> = readers
+        .into_iter()
+        .map(|h| h.join().unwrap().to_string())
+        .collect();
+    seen.join(",")
+}
+
+/// Two threads each write twice to an atomic of their own, shared with the main thread,
+/// which reads both after joining them: every interleaving of the writes is equivalent, so
+/// the final state is one.
+pub fn independent_writers() -> String {
+    let cells: Vec<Arc<AtomicUsize>> = (0..2).map(|_| Arc::new(AtomicUsize::new(0))).collect();
+    let handles: Vec<_> = cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let c = c.clone();
+            thread::spawn(move || {
+                c.store(i, SeqCst);
+                c.fetch_add(10, SeqCst);
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let values: Vec<String> = cells.iter().map(|c| c.load(SeqCst).to_string()).collect();
+    values.join(",")
+}
+
+/// Two readers and a writer on one rwlock: the readers share it, the writer's place among
+/// them decides what each reads.
+pub fn rwlock_readers() -> String {
+    let v = Arc::new(RwLock::new(0));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let v = v.clone();
+            thread::spawn(move || *v.read().unwrap())
+        })
+        .collect();
+    *v.write().unwrap() = 1;
+    let seen: Vec<String> = readers
+        .into_iter()
+        .map(|h| h.join().unwrap().to_string())
+        .collect();
+    seen.join(",")
+}
+
 /// The programs, by name.
 pub const ALL: &[(&str, fn() -> String)] = &[
     ("mutex_log", mutex_log),
@@ -201,4 +260,7 @@ pub const ALL: &[(&str, fn() -> String)] = &[
     ("rwlock_read", rwlock_read),
     ("barrier_then_load", barrier_then_load),
     ("notify_all_handoff", notify_all_handoff),
+    ("many_readers", many_readers),
+    ("independent_writers", independent_writers),
+    ("rwlock_readers", rwlock_readers),
 ];

@@ -183,14 +183,21 @@ impl ChoiceOdds {
     }
 }
 
-/// Builds the scheduler for a strategy.
-pub fn for_strategy(strategy: &Strategy, odds: ChoiceOdds) -> Box<dyn Scheduler> {
+/// Builds the scheduler for a strategy; `relaxed_memory`: a systematic search runs the
+/// relaxed memory model (`Memory::relaxed_for_systematic_search`).
+pub fn for_strategy(
+    strategy: &Strategy,
+    odds: ChoiceOdds,
+    relaxed_memory: bool,
+) -> Box<dyn Scheduler> {
     match strategy {
         Strategy::Random => Box::new(RandomScheduler::new(odds)),
         Strategy::Pct { depth } => Box::new(PctScheduler::new(*depth, odds)),
         Strategy::Pos => Box::new(PosScheduler::new(odds)),
         Strategy::Dfs { bound } => Box::new(DfsScheduler::new(*bound)),
-        Strategy::Dpor { bound } => Box::new(DporScheduler::new(*bound)),
+        Strategy::Dpor { bound } => {
+            Box::new(DporScheduler::new(*bound).relaxed_memory(relaxed_memory))
+        }
         Strategy::Portfolio => Box::new(PortfolioScheduler::new(odds)),
     }
 }
