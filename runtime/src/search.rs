@@ -554,11 +554,15 @@ impl Search {
         }
         let traced_expl = traced.and_then(|t| t.explanation);
         let reproduced = traced_expl.as_ref().is_some_and(alike);
-        match traced_expl {
+        let failure = match traced_expl {
             Some(e) if reproduced => failure(e, true),
             _ => failure(fast_expl, false),
-        }
-        .with_trace_named(&test)
+        };
+        // Naming the race is pulse's own work (seconds on a 50,000-step trace in a debug
+        // build), not a stalled test thread.
+        let heartbeat = self.executor.state().heartbeat.clone();
+        let _quiet = heartbeat.map(watchdog::Pause::new);
+        failure.with_trace_named(&test)
     }
 }
 

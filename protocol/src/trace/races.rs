@@ -9,8 +9,10 @@ use super::{hb, Edge, Event, EventKind, Trace};
 /// Races are looked for on at most this many objects (each costs one pass of clocks).
 const MAX_RACE_OBJECTS: usize = 64;
 
-/// All the per-object passes of `races` together stay under this many clock entries.
-const RACE_WORK: usize = 100_000_000;
+/// All the per-object passes of `races` together stay under this many clock entries: a
+/// fifth of the 100 million that took over 10 s on bus 2.4.1's 55,000-step trace in the
+/// debug build a test binary is.
+const RACE_WORK: usize = 20_000_000;
 
 /// What an access to an object does, for conflicts.
 #[derive(Clone, Copy, PartialEq, Eq)]
