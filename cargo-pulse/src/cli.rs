@@ -239,8 +239,9 @@ pub struct TestArgs {
     #[arg(long, value_name = "MODE", value_parser = clap::value_parser!(Detached), help_heading = "Search")]
     pub detached: Option<Detached>,
     /// How atomics behave: `sc` (every ordering as `SeqCst`), `relaxed` (Rust's orderings:
-    /// a `Relaxed`/`Acquire` load may read an older store) or `portfolio` (one execution in
-    /// four relaxed, drawn from its seed, the rest `sc`; `dfs` searches under `relaxed`).
+    /// a `Relaxed`/`Acquire` load may read an older store) or `portfolio` (default: one
+    /// execution in four relaxed, drawn from its seed, the rest `sc`; `dfs` and `dpor`
+    /// search under `relaxed`).
     #[arg(long, value_name = "MODEL", value_parser = clap::value_parser!(Memory), help_heading = "Search")]
     pub memory: Option<Memory>,
     /// Replay one schedule (as printed in a failure report), or a failure file (.json): its

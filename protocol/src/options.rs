@@ -280,14 +280,14 @@ word_option!(
 
 /// How atomics behave: `Sc` runs every ordering as `SeqCst` (each load reads the latest
 /// store); `Relaxed` follows Rust's (C++20's) orderings, so a load may read an older store
-/// happens-before and coherence allow (a recorded scheduler choice); `Portfolio` runs one
-/// execution in `PORTFOLIO_RELAXED_ONE_IN` under `Relaxed`, drawn from its seed, the rest
-/// under `Sc` (ARCHITECTURE decision 27).
+/// happens-before and coherence allow (a recorded scheduler choice); `Portfolio`, the
+/// default, runs one execution in `PORTFOLIO_RELAXED_ONE_IN` under `Relaxed`, drawn from
+/// its seed, the rest under `Sc` (ARCHITECTURE decision 27).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Memory {
-    #[default]
     Sc,
     Relaxed,
+    #[default]
     Portfolio,
 }
 

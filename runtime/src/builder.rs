@@ -195,8 +195,9 @@ impl Builder {
         self
     }
 
-    /// How atomics behave: `Memory::Sc` (default) runs every ordering as `SeqCst`;
-    /// `Memory::Relaxed` follows Rust's orderings, so a load may read an older store.
+    /// How atomics behave: `Memory::Sc` runs every ordering as `SeqCst`; `Memory::Relaxed`
+    /// follows Rust's orderings, so a load may read an older store; `Memory::Portfolio`
+    /// (default) runs one execution in four, drawn from its seed, relaxed.
     pub fn memory(mut self, model: Memory) -> Self {
         self.config.memory = model;
         self

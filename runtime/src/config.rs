@@ -47,7 +47,8 @@ pub struct Config {
     /// Whether threads the test never joined may panic, stay blocked or keep running after
     /// it returns (a warning, as under std) or fail it.
     pub detached: Detached,
-    /// How atomics behave (`Memory::Sc`: every ordering as `SeqCst`).
+    /// How atomics behave (default `Memory::Portfolio`: one execution in four under Rust's
+    /// orderings, the rest with every ordering as `SeqCst`).
     pub memory: Memory,
     pub cleanup: Cleanup,
     pub isolation: Isolation,
@@ -97,7 +98,7 @@ impl Default for Config {
             seed_command: None,
             available_parallelism: 4,
             detached: Detached::Warn,
-            memory: Memory::Sc,
+            memory: Memory::Portfolio,
             cleanup: Cleanup::Leak,
             isolation: Isolation::Auto,
             progress: None,

@@ -533,42 +533,39 @@ fn the_examples_are_found_with_default_settings() {
     }
 }
 
-/// The weak-memory examples: their buggy twins pass under the default model (every ordering
-/// is `SeqCst`) and fail under `--memory relaxed`, whose replay line repeats the flag; a bad
-/// model is refused before anything is built.
+/// The weak-memory examples: their buggy twins pass under `--memory sc` (every ordering is
+/// `SeqCst`) and fail with the default settings (the memory portfolio, whose failing
+/// schedule names the relaxed model) and under `--memory relaxed` (whose replay line repeats
+/// the flag); a bad model is refused before anything is built.
 #[test]
-fn the_memory_examples_are_found_with_memory_relaxed() {
+fn the_memory_examples_are_found_by_default_and_pass_under_sc() {
     for example in ["relaxed-flag-mp", "peterson-lock", "seqlock"] {
         let src = repo().join("examples").join(example);
         let dir = copy_fixture(&src, &format!("example-{example}"));
-        let run = cargo_pulse(&dir, &["test", "--color", "never"]);
+        let run = cargo_pulse(&dir, &["test", "--memory", "sc", "--color", "never"]);
         assert_eq!(run.code, 0, "{example}: passes under sc\n{}", run.stdout);
-        let run = cargo_pulse(
-            &dir,
-            &[
-                "test",
-                "--memory",
-                "relaxed",
-                "--color",
-                "never",
-                "--message-format",
-                "json",
-            ],
-        );
-        assert_eq!(run.code, 101, "{example}: the bug is found under relaxed");
-        for (name, event) in run.test_events() {
-            let expected = if name.ends_with("_fixed") {
-                "ok"
-            } else {
-                "failed"
-            };
-            assert_eq!(event, expected, "{example}: {name}");
+        for (args, model_in_replay) in [
+            (&[][..], "@relaxed"),
+            (&["--memory", "relaxed"][..], "--memory relaxed"),
+        ] {
+            let mut all = vec!["test", "--color", "never", "--message-format", "json"];
+            all.extend_from_slice(args);
+            let run = cargo_pulse(&dir, &all);
+            assert_eq!(run.code, 101, "{example} {args:?}: the bug is found");
+            for (name, event) in run.test_events() {
+                let expected = if name.ends_with("_fixed") {
+                    "ok"
+                } else {
+                    "failed"
+                };
+                assert_eq!(event, expected, "{example} {args:?}: {name}");
+            }
+            assert!(
+                run.stdout.contains(model_in_replay),
+                "{example} {args:?}: the replay line names the model\n{}",
+                run.stdout
+            );
         }
-        assert!(
-            run.stdout.contains("--memory relaxed"),
-            "{example}: the replay line repeats the model\n{}",
-            run.stdout
-        );
         if example == "relaxed-flag-mp" {
             let run = cargo_pulse(&dir, &["test", "--memory", "tso"]);
             assert_eq!(run.code, 2, "{}", run.stderr);

@@ -23,8 +23,9 @@
 //!   `PULSE_REGISTRY_MEMORY=MODEL` is set (`relaxed`: the no-false-alarm check of a memory
 //!   model, ARCHITECTURE decision 27).
 //! - Weak-memory findings: a crate's `relaxed` list names tests with a real ordering bug,
-//!   which must fail whenever the run is `--memory relaxed` (and pass or be listed in
-//!   `expected` otherwise). `bus_relaxed` runs bus under `--memory relaxed` whatever the
+//!   which must fail whenever the run is `--memory relaxed`, may fail under the default
+//!   memory portfolio (one execution in four relaxed), and must pass (or be listed in
+//!   `expected`) under `--memory sc`. `bus_relaxed` runs bus under `--memory relaxed` whatever the
 //!   environment says, so `cargo test --test registry_crates bus` checks both sides.
 
 #[allow(dead_code)] // (helpers e2e.rs uses and this file does not)
@@ -51,7 +52,8 @@ struct Crate {
     expected: &'static [(&'static str, &'static str)],
     /// Tests with a real weak-memory bug (each with why and how it was confirmed): under
     /// `--memory relaxed` each must fail (it is then expected, as `expected` is), a pass fails
-    /// this test; under `sc` they must pass or be in `expected`.
+    /// this test; under the default portfolio they may fail; under `sc` they must pass or be
+    /// in `expected`.
     relaxed: &'static [(&'static str, &'static str)],
     /// `cargo update -p <dep> --precise <version>` applied to the copy's lock file when it is
     /// first made (a dependency version pulse cannot build yet; each with a comment).
@@ -204,7 +206,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// Runs `name`'s suite under `--memory MODEL` when `memory` is `Some(MODEL)`, else under
-/// `PULSE_REGISTRY_MEMORY`'s model if that is set, else pulse's default (`sc`).
+/// `PULSE_REGISTRY_MEMORY`'s model if that is set, else pulse's default (`portfolio`).
 fn check(name: &str, memory: Option<&str>) {
     let c = CRATES.iter().find(|c| c.name == name).unwrap();
     let _turn = serial();
@@ -256,6 +258,9 @@ fn check(name: &str, memory: Option<&str>) {
         cmd.args(["--memory", model]);
     }
     let relaxed = memory.as_deref() == Some("relaxed");
+    // The default memory portfolio runs one execution in four relaxed: a weak-memory finding
+    // may show (it is then expected) but need not within 100 schedules.
+    let may_show_relaxed = memory.as_deref() != Some("sc");
     configure(&mut cmd, bin);
     let suffix = memory
         .as_deref()
@@ -315,7 +320,7 @@ fn check(name: &str, memory: Option<&str>) {
     }
     let mut unexpected = Vec::new();
     let mut missed = Vec::new();
-    let relaxed_findings = c.relaxed.iter().filter(|_| relaxed);
+    let relaxed_findings = c.relaxed.iter().filter(|_| may_show_relaxed);
     let expected: Vec<_> = c.expected.iter().chain(relaxed_findings).collect();
     for (test, (event, what)) in &results {
         if event == "ok" || event == "ignored" {

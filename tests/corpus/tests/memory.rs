@@ -1,6 +1,7 @@
-//! The relaxed-memory examples: each buggy twin passes under the default `sc` model (every
-//! ordering behaves as `SeqCst`), its bug is found within 1,000 schedules under
-//! `--memory relaxed`, and its fixed twin passes 10,000 there.
+//! The relaxed-memory examples: each buggy twin passes under the `sc` model (every ordering
+//! behaves as `SeqCst`), its bug is found within 1,000 schedules under `--memory relaxed`
+//! and with the default settings (the memory portfolio), and its fixed twin passes 10,000
+//! schedules under relaxed.
 
 use pulse::{Builder, Memory, Report};
 use pulse_corpus_tests as corpus;
@@ -31,12 +32,23 @@ macro_rules! memory_case {
                 assert!(failure.reproduced, "replay did not reproduce\n{failure}");
             }
             #[test]
-            fn buggy_is_found_by_the_portfolio() {
-                let report = search(Memory::Portfolio, 1_000, corpus::$module::scenario_buggy);
+            fn buggy_is_found_with_default_settings() {
+                let report = Builder::new()
+                    .seed(20261124)
+                    .run(corpus::$module::scenario_buggy);
                 let failure = report
                     .failure
-                    .expect("bug not found within 1,000 schedules");
+                    .expect("bug not found with the default settings");
                 assert!(failure.reproduced, "replay did not reproduce\n{failure}");
+            }
+            #[test]
+            fn fixed_passes_with_default_settings() {
+                let report = Builder::new()
+                    .seed(20261124)
+                    .run(corpus::$module::scenario_fixed);
+                if let Some(failure) = report.failure {
+                    panic!("the fixed twin failed\n{failure}");
+                }
             }
             #[test]
             fn fixed_passes_under_relaxed() {
