@@ -137,6 +137,12 @@ pub struct Event {
     /// For a load: the index of the store it read. Filled by the memory model when it
     /// chooses; otherwise the latest store to the object.
     pub reads_from: Option<u64>,
+    /// A load that read an older store than the newest (the relaxed memory model's choice):
+    /// how many newer stores to its atomic it did not see. `reads_from` is then the store it
+    /// read, or `None` when that was the atomic's value from before the trace's first store
+    /// to it (its initial value, or a store that fell out of a truncated trace).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<u32>,
     /// Happens-before: `vc[t]` is how many of thread `t`'s events happen before or are
     /// this one.
     pub vc: Vec<u32>,
@@ -222,6 +228,11 @@ impl Trace {
             match e.kind {
                 EventKind::Acquire | EventKind::Wake => {
                     sync = last_release.get(obj).map(|&s| s as u64);
+                }
+                // A stale load's store is named by the model or lies before the trace.
+                EventKind::Load if e.stale.is_some() => {
+                    reads = e.reads_from;
+                    sync = reads;
                 }
                 EventKind::Load | EventKind::Rmw => {
                     reads = e
@@ -512,6 +523,44 @@ mod tests {
             "thread-1 locked `Mutex#0` at src/lib.rs:12:5 between main's lock at :10 and lock at :14"
         );
         assert_eq!(t.schedule_line(), "S0--P1-P0-P1S0");
+    }
+
+    #[test]
+    fn a_stale_relaxed_load_is_named_before_any_race() {
+        let mut load = ev(0, Load, "AtomicUsize#0", 20);
+        load.reads_from = Some(1);
+        load.stale = Some(1);
+        let mut t = trace(
+            vec![
+                ev(0, Spawn, "Thread#1", 1),
+                ev(0, Store, "AtomicUsize#0", 5),
+                ev(1, Store, "AtomicUsize#0", 12),
+                ev(1, Store, "AtomicBool#1", 13),
+                ev(0, Load, "AtomicBool#1", 19),
+                load,
+            ],
+            0,
+        );
+        t.failing_event = Some(5);
+        assert_eq!(
+            t.race_summary().unwrap(),
+            "main read `AtomicUsize#0` at src/lib.rs:20:5 and got main's store at :5, \
+             though 1 newer store was made (the last by thread-1 at :12): nothing ordered it \
+             before the read"
+        );
+        // The atomic's value from before the trace's first store to it.
+        t.events[5].reads_from = None;
+        t.events[5].stale = Some(2);
+        assert_eq!(
+            t.race_summary().unwrap(),
+            "main read `AtomicUsize#0` at src/lib.rs:20:5 and got its value from before any \
+             store in the trace, though 2 newer stores were made (the last by thread-1 at :12): \
+             nothing ordered them before the read"
+        );
+        // A load of the newest store is no stale read: the race is named as before.
+        t.events[5].reads_from = Some(2);
+        t.events[5].stale = None;
+        assert_eq!(t.stale_read_summary(), None);
     }
 
     #[test]

@@ -128,6 +128,48 @@ impl Trace {
         edges
     }
 
+    /// The failing thread's last load, up to the failure, that read an older store than
+    /// the newest one made to its atomic (`Event::stale`): under the relaxed memory model
+    /// the newer stores were not visible to it, as nothing ordered them before the load.
+    /// That is the cause a sequentially consistent reading of the trace cannot show, so
+    /// `race_summary` says it first: "main read `AtomicUsize#3` at src/lib.rs:678:38 and got
+    /// thread-2's store at :473:25, though 2 newer stores were made (the last by thread-2 at
+    /// :473:25): nothing ordered them before the read".
+    pub fn stale_read_summary(&self) -> Option<String> {
+        let end = self.failing_event? as usize;
+        let thread = self.events.get(end)?.thread;
+        let (i, l) = self.events[..=end]
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, e)| e.thread == thread && e.stale.is_some() && e.object.is_some())?;
+        let newer = l.stale.unwrap_or(0);
+        let last = self.events[..i].iter().rev().find(|e| {
+            e.object == l.object && matches!(e.kind, EventKind::Store | EventKind::Rmw)
+        })?;
+        let at = |e: &Event| short_location(e.location.as_deref(), l.location.as_deref());
+        let read = match l.reads_from.and_then(|r| self.events.get(r as usize)) {
+            Some(r) => format!("{}'s store at {}", self.thread_name(r.thread), at(r)),
+            None => "its value from before any store in the trace".to_string(),
+        };
+        let (s, were, them) = if newer == 1 {
+            ("", "was", "it")
+        } else {
+            ("s", "were", "them")
+        };
+        Some(format!(
+            "{} read `{}` at {} and got {read}, though {newer} newer store{s} {were} made (the \
+             last by {} at {}): nothing ordered {them} before the read",
+            self.thread_name(l.thread),
+            l.object.as_deref().unwrap_or("-"),
+            l.location
+                .as_deref()
+                .map_or_else(|| "?".into(), display_location),
+            self.thread_name(last.thread),
+            at(last),
+        ))
+    }
+
     /// The object whose races explain the failure: of the objects with a race before the
     /// failing event, the one the failing thread touched last before (or at) it, the value
     /// the failure was judged on (a `recv`'s message, a load, the lock around a read);
@@ -187,6 +229,9 @@ impl Trace {
     /// `AtomicU64#0` at src/lib.rs:12 between main's read at :10 and write at :14"), the
     /// last such; else the last race.
     pub fn race_summary(&self) -> Option<String> {
+        if let Some(stale) = self.stale_read_summary() {
+            return Some(stale);
+        }
         let races = self.races();
         let end = self.failing_event.map_or(usize::MAX, |f| f as usize);
         let user = |i: usize| {

@@ -345,7 +345,7 @@ pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> 
         };
         // A relaxed load that read an older store: which one, counted back from the newest
         // store to the object in the trace (modification order is execution order).
-        let (value, reads_from) = match e.kind {
+        let (value, reads_from, stale) = match e.kind {
             EventKind::ReadOld(r) => {
                 let name = object.map(|o| o.to_string());
                 let mut stores = out.iter().enumerate().rev().filter(|(_, x)| {
@@ -354,12 +354,13 @@ pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> 
                 let read =
                     r.at.and_then(|_| stores.nth(r.newer as usize))
                         .map(|(i, _)| i as u64);
-                (Some(e.describe()), read)
+                (Some(e.describe()), read, Some(r.newer))
             }
             _ => (
                 e.atomic
                     .map(|a| a.describe())
                     .or_else(|| e.value.map(str::to_string)),
+                None,
                 None,
             ),
         };
@@ -377,6 +378,7 @@ pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> 
             location: e.location.map(location_string),
             clock_ns: e.clock_ns,
             reads_from,
+            stale,
             ..Default::default()
         });
     }
