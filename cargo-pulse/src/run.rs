@@ -876,8 +876,14 @@ impl Judging<'_> {
                 })
             }
         } else if let Some(seed) = record.seed {
-            // No schedule (a crash, or the watchdog stopped the process): its seed.
-            plan.seed_line(self.case, seed, crash)
+            // No schedule (a crash, or the watchdog stopped the process): its seed, under the
+            // execution's own strategy, time mode and memory model when the record has them
+            // (the run's `--strategy` may be a portfolio, or PCT whose `k` had grown).
+            match &record.seed_command {
+                Some(command) if crash => format!("{command} --isolation always"),
+                Some(command) => command.clone(),
+                None => plan.seed_line(self.case, seed, crash),
+            }
         } else {
             plan.rerun_line(self.case)
         };

@@ -87,8 +87,8 @@ impl Ctx {
     }
 
     /// Whether this execution runs the relaxed memory model, read without taking a borrow
-    /// (under `sc`, the default, every atomic and object operation asks: two flag writes
-    /// per ask cost ~8% on the lock and CAS benchmarks).
+    /// (under `sc`, three executions in four by default, every atomic and object operation
+    /// asks: two flag writes per ask cost ~8% on the lock and CAS benchmarks).
     #[inline]
     pub(crate) fn relaxed(self) -> bool {
         // SAFETY: the reference is dropped before this returns; the check fails (false) if

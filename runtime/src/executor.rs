@@ -257,11 +257,7 @@ impl Executor {
     }
 
     fn take_stack(&mut self, size: usize) -> DefaultStack {
-        if let Some(i) = self
-            .stacks
-            .iter()
-            .rposition(|s| stack_pool::capacity(s) >= size)
-        {
+        if let Some(i) = self.stacks.iter().rposition(|s| stack_pool::fits(s, size)) {
             return self.stacks.swap_remove(i);
         }
         stack_pool::take(size).unwrap_or_else(|| {

@@ -14,10 +14,13 @@ const POOL_LIMIT: usize = 64;
 
 static POOL: Mutex<Vec<DefaultStack>> = Mutex::new(Vec::new());
 
-/// A pooled stack with at least `size` bytes, if the pool has one.
+/// Stacks bigger than this (a test's `stack_size` of 16 MiB) are unmapped, not kept.
+const POOL_MAX_STACK: usize = 4 << 20;
+
+/// A pooled stack for a `size`-byte request, if the pool has one.
 pub(crate) fn take(size: usize) -> Option<DefaultStack> {
     let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-    let i = pool.iter().rposition(|s| capacity(s) >= size)?;
+    let i = pool.iter().rposition(|s| fits(s, size))?;
     Some(pool.swap_remove(i))
 }
 
@@ -28,10 +31,20 @@ pub(crate) fn give_back(stacks: impl IntoIterator<Item = DefaultStack>) {
         if pool.len() >= POOL_LIMIT {
             break;
         }
-        pool.push(stack);
+        if capacity(&stack) <= POOL_MAX_STACK {
+            pool.push(stack);
+        }
     }
 }
 
-pub(crate) fn capacity(stack: &DefaultStack) -> usize {
+/// Whether `stack` serves a `size`-byte request: at least that big, and less than twice
+/// it, so whether deep recursion overflows does not depend on which stack a thread got
+/// (which tests ran before in the process, which threads of the search came first).
+pub(crate) fn fits(stack: &DefaultStack, size: usize) -> bool {
+    let cap = capacity(stack);
+    cap >= size && cap < size.saturating_mul(2)
+}
+
+fn capacity(stack: &DefaultStack) -> usize {
     stack.base().get() - stack.limit().get()
 }

@@ -3,7 +3,10 @@
 //! state DFS reaches). Each mixes operations on shared objects with independent ones, the
 //! pruning DPOR is for.
 
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{
+    AtomicUsize,
+    Ordering::{Acquire, Relaxed, Release, SeqCst},
+};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier, Condvar, Mutex, RwLock};
 use std::thread;
@@ -250,6 +253,50 @@ pub fn rwlock_readers() -> String {
 }
 
 /// The programs, by name.
+/// Store buffering with `Relaxed` accesses: under the relaxed memory model (the default
+/// memory portfolio's systematic searches run it) both loads may read 0, which `dpor` must
+/// reach through reads-from choices as `dfs` does.
+pub fn store_buffer_relaxed() -> String {
+    let x = Arc::new(AtomicUsize::new(0));
+    let y = Arc::new(AtomicUsize::new(0));
+    let (x1, y1) = (x.clone(), y.clone());
+    let t = thread::spawn(move || {
+        x1.store(1, Relaxed);
+        y1.load(Relaxed)
+    });
+    y.store(1, Relaxed);
+    let r2 = x.load(Relaxed);
+    let r1 = t.join().unwrap();
+    format!("{r1}{r2}")
+}
+
+/// Message passing: data then a flag, each with `Release`, read back flag then data with
+/// `Acquire` by one reader and `Relaxed` by another (a flag without its data is reachable
+/// only for the relaxed reader), and a third atomic written by a bystander, which `dpor`
+/// may not reorder away from the `SeqCst` clock.
+pub fn message_passing_mixed() -> String {
+    let data = Arc::new(AtomicUsize::new(0));
+    let flag = Arc::new(AtomicUsize::new(0));
+    let other = Arc::new(AtomicUsize::new(0));
+    let (d, f, o) = (data.clone(), flag.clone(), other.clone());
+    let writer = thread::spawn(move || {
+        d.store(1, Release);
+        f.store(1, Release);
+        o.fetch_add(1, SeqCst);
+    });
+    let (d, f) = (data.clone(), flag.clone());
+    let relaxed_reader = thread::spawn(move || {
+        let seen = f.load(Relaxed);
+        (seen, d.load(Relaxed))
+    });
+    other.fetch_add(10, SeqCst);
+    let seen = flag.load(Acquire);
+    let got = data.load(Relaxed);
+    let (rs, rg) = relaxed_reader.join().unwrap();
+    writer.join().unwrap();
+    format!("{seen}{got} {rs}{rg}")
+}
+
 pub const ALL: &[(&str, fn() -> String)] = &[
     ("mutex_log", mutex_log),
     ("lost_update", lost_update),
@@ -263,4 +310,6 @@ pub const ALL: &[(&str, fn() -> String)] = &[
     ("many_readers", many_readers),
     ("independent_writers", independent_writers),
     ("rwlock_readers", rwlock_readers),
+    ("store_buffer_relaxed", store_buffer_relaxed),
+    ("message_passing_mixed", message_passing_mixed),
 ];

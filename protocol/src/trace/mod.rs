@@ -557,6 +557,14 @@ mod tests {
              store in the trace, though 2 newer stores were made (the last by thread-1 at :12): \
              nothing ordered them before the read"
         );
+        // Read afresh later by the same thread: made good, not the cause.
+        let mut again = ev(0, Load, "AtomicUsize#0", 21);
+        again.reads_from = Some(2);
+        t.events.push(again);
+        t.failing_event = Some(6);
+        assert_eq!(t.stale_read_summary(), None);
+        t.events.pop();
+        t.failing_event = Some(5);
         // A load of the newest store is no stale read: the race is named as before.
         t.events[5].reads_from = Some(2);
         t.events[5].stale = None;

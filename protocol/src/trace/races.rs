@@ -137,12 +137,29 @@ impl Trace {
     /// :473:25): nothing ordered them before the read".
     pub fn stale_read_summary(&self) -> Option<String> {
         let end = self.failing_event? as usize;
-        let thread = self.events.get(end)?.thread;
+        let failing = self.events.get(end)?;
+        // A deadlock's cause is its wait cycle, not a value read.
+        if failing.kind == EventKind::Block {
+            return None;
+        }
+        let thread = failing.thread;
+        // Objects the thread read afresh later: an earlier stale read of them was made good.
+        let mut read_afresh: Vec<&str> = Vec::new();
         let (i, l) = self.events[..=end]
             .iter()
             .enumerate()
             .rev()
-            .find(|(_, e)| e.thread == thread && e.stale.is_some() && e.object.is_some())?;
+            .filter(|(_, e)| e.thread == thread && e.kind == EventKind::Load)
+            .find(|(_, e)| {
+                let Some(obj) = e.object.as_deref() else {
+                    return false;
+                };
+                if e.stale.is_none() {
+                    read_afresh.push(obj);
+                    return false;
+                }
+                !read_afresh.contains(&obj)
+            })?;
         let newer = l.stale.unwrap_or(0);
         let last = self.events[..i].iter().rev().find(|e| {
             e.object == l.object && matches!(e.kind, EventKind::Store | EventKind::Rmw)

@@ -141,10 +141,10 @@ fn pct_finds_bugs_of_depth_1_2_3_at_least_as_often_as_its_bound() {
 }
 
 /// A failing PCT execution is reported as `pct:D:K`, its `k` fixed, so its seed replays it;
-/// a search may also run with `k` fixed from the start. Either way the hit rate must not
-/// drop: each depth under adaptive `k` (here 32, the floor, since these programs are
-/// shorter), under `k` fixed at the program's own choice points, and at 4x them, all at or
-/// above the bound.
+/// a search may also run with `k` fixed from the start. With `k` fixed at the program's own
+/// choice points the hit rate does not drop below adaptive `k`'s (here 32, the floor, since
+/// these programs are shorter; measured 0.342, 0.310 and 0.157 against 0.342, 0.149 and
+/// 0.138); at 4x them it falls as 1/k per change point, still above the bound.
 #[test]
 fn a_fixed_k_keeps_pct_s_hit_rate() {
     for (depth, threads, f, executions) in [
@@ -166,6 +166,12 @@ fn a_fixed_k_keeps_pct_s_hit_rate() {
                 hits > 0 && rate >= bound,
                 "depth {depth} k {k}: {rate} < {bound}"
             );
+            if k == own {
+                assert!(
+                    rate >= 0.9 * adaptive,
+                    "depth {depth}: pct:{depth}:{k} {rate} fell below adaptive k's {adaptive}"
+                );
+            }
         }
     }
 }
