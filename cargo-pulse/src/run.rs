@@ -83,12 +83,22 @@ impl RunPlan {
     /// `cargo pulse test <test> --exact -p <package> <target> <flags>`: the start of every
     /// line that runs `case` again.
     fn base_line(&self, case: &TestCase) -> String {
+        self.base_line_without(case, &[])
+    }
+
+    /// `base_line` without the flags named in `skip` (and their values).
+    fn base_line_without(&self, case: &TestCase, skip: &[&str]) -> String {
         let mut line = format!(
             "cargo pulse test {} --exact {}",
             shell_word(&case.name),
             case.binary.selector()
         );
-        for f in &self.replay_flags {
+        let mut flags = self.replay_flags.iter();
+        while let Some(f) = flags.next() {
+            if skip.contains(&f.as_str()) {
+                flags.next();
+                continue;
+            }
             line.push(' ');
             line.push_str(&shell_word(f));
         }
@@ -104,20 +114,7 @@ impl RunPlan {
     /// and `{memory}` left in: the failing execution's own strategy, time mode and memory
     /// model, stated (they replace this run's `--time` and `--memory`).
     pub fn seed_template(&self, case: &TestCase) -> String {
-        let mut line = format!(
-            "cargo pulse test {} --exact {}",
-            shell_word(&case.name),
-            case.binary.selector()
-        );
-        let mut flags = self.replay_flags.iter();
-        while let Some(f) = flags.next() {
-            if f == "--time" || f == "--memory" {
-                flags.next();
-                continue;
-            }
-            line.push(' ');
-            line.push_str(&shell_word(f));
-        }
+        let mut line = self.base_line_without(case, &["--time", "--memory"]);
         line.push_str(
             " --seed {seed} --schedules 1 --strategy {strategy} --time {time} --memory {memory}",
         );

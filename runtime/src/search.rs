@@ -415,7 +415,7 @@ impl Search {
                     match &st.config.replay {
                         Some(schedule) => (
                             schedule.time_params(),
-                            schedule.relaxed || st.config.memory == Memory::Relaxed,
+                            replays_relaxed(schedule, st.config.memory),
                         ),
                         None => (
                             st.config.time.params_for(seed),
@@ -427,17 +427,32 @@ impl Search {
             }
             Job::Replay { schedule, tracing } => {
                 let replay = Box::new(ReplayScheduler::new(&schedule));
-                let original = std::mem::replace(&mut self.executor.state().scheduler, replay);
-                self.executor.state().scheduler.new_execution(0);
-                let relaxed =
-                    schedule.relaxed || self.executor.state().config.memory == Memory::Relaxed;
-                let outcome = self
-                    .executor
-                    .run(f, tracing, schedule.time_params(), relaxed);
-                self.executor.state().scheduler = original;
-                outcome
+                self.run_under(f, replay, 0, &schedule, tracing)
             }
         }
+    }
+
+    /// Runs one execution under `scheduler` (started at `seed`), with the time mode and
+    /// memory model `schedule` names, then puts the search's scheduler back.
+    fn run_under(
+        &mut self,
+        f: &dyn Fn(),
+        scheduler: Box<dyn Scheduler>,
+        seed: u64,
+        schedule: &Schedule,
+        tracing: bool,
+    ) -> Outcome {
+        let original = std::mem::replace(&mut self.executor.state().scheduler, scheduler);
+        let relaxed = {
+            let mut st = self.executor.state();
+            st.scheduler.new_execution(seed);
+            replays_relaxed(schedule, st.config.memory)
+        };
+        let outcome = self
+            .executor
+            .run(f, tracing, schedule.time_params(), relaxed);
+        self.executor.state().scheduler = original;
+        outcome
     }
 
     /// Runs the recorded execution a replay falls back to: `fallback`'s strategy from its
@@ -452,12 +467,7 @@ impl Search {
             odds,
             memory.relaxed_for_systematic_search(),
         );
-        let replay = std::mem::replace(&mut self.executor.state().scheduler, seeded);
-        self.executor.state().scheduler.new_execution(fallback.seed);
-        let relaxed = schedule.relaxed || self.executor.state().config.memory == Memory::Relaxed;
-        let outcome = self.executor.run(f, false, schedule.time_params(), relaxed);
-        self.executor.state().scheduler = replay;
-        outcome
+        self.run_under(f, seeded, fallback.seed, schedule, false)
     }
 
     /// Runs `job` in a fresh process; `None` if this run cannot be isolated (then it never
@@ -732,6 +742,12 @@ fn note_unscheduled_threads(before: &os_threads::Snapshot, names: &mut Vec<Strin
             names.push(name);
         }
     }
+}
+
+/// Whether a replay of `schedule` runs the relaxed memory model: the schedule says so when
+/// it was made under it, and a `relaxed` run replays everything under it.
+fn replays_relaxed(schedule: &Schedule, memory: Memory) -> bool {
+    schedule.relaxed || memory == Memory::Relaxed
 }
 
 fn unscheduled_threads_warning(names: &[String]) -> String {
