@@ -554,7 +554,17 @@ impl Search {
             seed,
             strategy,
             seed_command: seed.zip(strategy).map(|(seed, strategy)| {
-                seed_command(config, seed, &strategy, fast.time, fast.relaxed, &test)
+                // A crashed execution's outcome was lost with its process: what the seed drew
+                // is read off the settings, as the execution itself did.
+                let (time, relaxed) = if fast.crashed {
+                    (
+                        config.time.params_for(seed),
+                        config.memory.relaxed_for(seed),
+                    )
+                } else {
+                    (fast.time, fast.relaxed)
+                };
+                seed_command(config, seed, &strategy, time, relaxed, &test)
             }),
             replay_command: replay_command(config, &original, seed, &test),
             schedule: original.clone(),
