@@ -192,6 +192,58 @@ impl ChoiceOdds {
     }
 }
 
+/// What `runnable_changed` told a strategy that keeps its runnable threads ranked (PCT,
+/// POS): which threads are runnable, which of them it has ranked, and which joined since
+/// its last decision, ranked lazily then so priorities are drawn when a decision first sees
+/// a thread, as a scan of the runnable set draws them.
+#[derive(Default)]
+pub(crate) struct RunnableNotices {
+    runnable: Vec<bool>,
+    ranked: Vec<bool>,
+    joined: Vec<u32>,
+}
+
+impl RunnableNotices {
+    /// Records `thread` joining or leaving the runnable set; true when it left while ranked
+    /// (the caller takes it out of its ranking).
+    pub(crate) fn changed(&mut self, thread: u32, runnable: bool) -> bool {
+        let i = thread as usize;
+        if self.runnable.len() <= i {
+            self.runnable.resize(i + 1, false);
+            self.ranked.resize(i + 1, false);
+        }
+        self.runnable[i] = runnable;
+        if runnable {
+            self.joined.push(thread);
+            false
+        } else {
+            std::mem::replace(&mut self.ranked[i], false)
+        }
+    }
+
+    /// Calls `rank` for each thread that joined since the last call, is still runnable and
+    /// is not ranked yet, in thread order, and marks it ranked.
+    pub(crate) fn rank_joined(&mut self, mut rank: impl FnMut(u32)) {
+        self.joined.sort_unstable();
+        self.joined.dedup();
+        for t in self.joined.drain(..) {
+            let i = t as usize;
+            if self.runnable[i] && !self.ranked[i] {
+                rank(t);
+                self.ranked[i] = true;
+            }
+        }
+    }
+
+    pub(crate) fn is_runnable(&self, thread: u32) -> bool {
+        self.runnable.get(thread as usize) == Some(&true)
+    }
+
+    pub(crate) fn is_ranked(&self, thread: u32) -> bool {
+        self.ranked.get(thread as usize) == Some(&true)
+    }
+}
+
 /// Builds the scheduler for a strategy; `relaxed_memory`: a systematic search runs the
 /// relaxed memory model (`Memory::relaxed_for_systematic_search`).
 pub fn for_strategy(

@@ -11,7 +11,8 @@
 use std::collections::BTreeSet;
 
 use super::{
-    below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, Scheduler, Strategy,
+    below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, RunnableNotices,
+    Scheduler, Strategy,
 };
 
 pub struct PctScheduler {
@@ -35,12 +36,7 @@ pub struct PctScheduler {
     /// The execution's runnable threads by (priority, thread), kept from
     /// `runnable_changed`: the pick is its last element, O(log n) whatever the thread count.
     ranked: BTreeSet<(i64, u32)>,
-    /// Per thread: in the runnable set, and ranked (its priority drawn and in `ranked`).
-    runnable: Vec<bool>,
-    in_ranked: Vec<bool>,
-    /// Threads that joined the runnable set since the last decision, ranked lazily then, so
-    /// priorities are drawn at the decision that first sees a thread, as by the scan.
-    joined: Vec<u32>,
+    notices: RunnableNotices,
 }
 
 impl PctScheduler {
@@ -57,9 +53,7 @@ impl PctScheduler {
             next_low: 0,
             run: RunLength::default(),
             ranked: BTreeSet::new(),
-            runnable: Vec::new(),
-            in_ranked: Vec::new(),
-            joined: Vec::new(),
+            notices: RunnableNotices::default(),
         }
     }
 
@@ -72,20 +66,18 @@ impl PctScheduler {
 
     /// Ranks the threads that joined since the last decision.
     fn rank_joined(&mut self) {
-        while let Some(t) = self.joined.pop() {
-            let i = t as usize;
-            if self.runnable.get(i) == Some(&true) && !self.in_ranked[i] {
-                let p = self.priority(t);
-                self.ranked.insert((p, t));
-                self.in_ranked[i] = true;
-            }
-        }
+        let mut notices = std::mem::take(&mut self.notices);
+        notices.rank_joined(|t| {
+            let p = self.priority(t);
+            self.ranked.insert((p, t));
+        });
+        self.notices = notices;
     }
 
     /// Sets `thread`'s priority, keeping `ranked` in step.
     fn set_priority(&mut self, thread: u32, p: i64) {
         let i = thread as usize;
-        if self.in_ranked.get(i) == Some(&true) {
+        if self.notices.is_ranked(thread) {
             self.ranked.remove(&(self.priorities[i], thread));
             self.ranked.insert((p, thread));
         }
@@ -152,9 +144,7 @@ impl Scheduler for PctScheduler {
         self.next_low = 0;
         self.run.reset();
         self.ranked.clear();
-        self.runnable.clear();
-        self.in_ranked.clear();
-        self.joined.clear();
+        self.notices = RunnableNotices::default();
         let k = self.next_k() as usize;
         self.change_points = (1..self.depth)
             .map(|_| below(&mut self.rng, k) as u64)
@@ -174,17 +164,9 @@ impl Scheduler for PctScheduler {
     }
 
     fn runnable_changed(&mut self, thread: u32, runnable: bool) {
-        let i = thread as usize;
-        if self.runnable.len() <= i {
-            self.runnable.resize(i + 1, false);
-            self.in_ranked.resize(i + 1, false);
-        }
-        self.runnable[i] = runnable;
-        if runnable {
-            self.joined.push(thread);
-        } else if self.in_ranked[i] {
-            self.ranked.remove(&(self.priorities[i], thread));
-            self.in_ranked[i] = false;
+        if self.notices.changed(thread, runnable) {
+            self.ranked
+                .remove(&(self.priorities[thread as usize], thread));
         }
     }
 

@@ -14,7 +14,10 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::{one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, Scheduler, Strategy};
+use super::{
+    one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, RunnableNotices, Scheduler,
+    Strategy,
+};
 
 pub struct PosScheduler {
     rng: Rng,
@@ -45,11 +48,8 @@ pub struct PosScheduler {
 struct Ranked {
     by_priority: BTreeSet<(u64, u32)>,
     by_wait: BTreeSet<(u64, u32)>,
-    /// Per thread: runnable, and in the two sets (its priority drawn).
-    runnable: Vec<bool>,
-    in_sets: Vec<bool>,
-    /// Threads that joined the runnable set since the last decision.
-    joined: Vec<u32>,
+    /// Ranked: in the two sets (its priority drawn).
+    notices: RunnableNotices,
     /// Object -> threads whose next operation is on it.
     on_object: HashMap<u64, Vec<u32>>,
 }
@@ -76,7 +76,7 @@ impl PosScheduler {
     /// Sets `t`'s priority, keeping the ranked view in step.
     fn set_priority(&mut self, t: u32, p: u64) {
         let i = t as usize;
-        if self.ranked.in_sets.get(i) == Some(&true) {
+        if self.ranked.notices.is_ranked(t) {
             self.ranked.by_priority.remove(&(self.priorities[i], t));
             self.ranked.by_priority.insert((p, t));
         }
@@ -90,7 +90,7 @@ impl PosScheduler {
             self.offered.resize(i + 1, 0);
             self.waiting_since.resize(i + 1, 0);
         }
-        if self.ranked.in_sets.get(i) == Some(&true) {
+        if self.ranked.notices.is_ranked(t) {
             self.ranked.by_wait.remove(&(self.waiting_since[i], t));
             self.ranked.by_wait.insert((since, t));
         }
@@ -100,20 +100,14 @@ impl PosScheduler {
     /// Ranks the threads that joined since the last decision: they wait from now.
     fn rank_joined(&mut self) {
         // Priorities are drawn in thread order, as the scan over the runnable set draws them.
-        let mut joined = std::mem::take(&mut self.ranked.joined);
-        joined.sort_unstable();
-        joined.dedup();
-        for t in joined.drain(..) {
-            let i = t as usize;
-            if self.ranked.runnable[i] && !self.ranked.in_sets[i] {
-                let p = self.priority(t);
-                self.set_waiting(t, self.step);
-                self.ranked.by_priority.insert((p, t));
-                self.ranked.by_wait.insert((self.step, t));
-                self.ranked.in_sets[i] = true;
-            }
-        }
-        self.ranked.joined = joined;
+        let mut notices = std::mem::take(&mut self.ranked.notices);
+        notices.rank_joined(|t| {
+            let p = self.priority(t);
+            self.set_waiting(t, self.step);
+            self.ranked.by_priority.insert((p, t));
+            self.ranked.by_wait.insert((self.step, t));
+        });
+        self.ranked.notices = notices;
     }
 
     /// Gives way for a yielding `current`, and counts the choice point.
@@ -184,17 +178,9 @@ impl Scheduler for PosScheduler {
     fn runnable_changed(&mut self, thread: u32, runnable: bool) {
         let i = thread as usize;
         let r = &mut self.ranked;
-        if r.runnable.len() <= i {
-            r.runnable.resize(i + 1, false);
-            r.in_sets.resize(i + 1, false);
-        }
-        r.runnable[i] = runnable;
-        if runnable {
-            r.joined.push(thread);
-        } else if r.in_sets[i] {
+        if r.notices.changed(thread, runnable) {
             r.by_priority.remove(&(self.priorities[i], thread));
             r.by_wait.remove(&(self.waiting_since[i], thread));
-            r.in_sets[i] = false;
         }
     }
 
@@ -225,7 +211,7 @@ impl Scheduler for PosScheduler {
                 .map(|ts| {
                     ts.iter()
                         .copied()
-                        .filter(|&t| t != best && self.ranked.runnable[t as usize])
+                        .filter(|&t| t != best && self.ranked.notices.is_runnable(t))
                         .collect()
                 })
                 .unwrap_or_default();
