@@ -963,10 +963,10 @@ impl Judging<'_> {
         }
         // Random and POS seeds are independent, so the crash is in the seeds after the last
         // count the process reported (it writes the count after each batch of schedules).
-        // PCT's schedules (and the portfolio's, the default, which includes PCT) depend on
-        // the executions before them: start from the first seed.
+        // Adaptive PCT's and roles' schedules (and the portfolio's, the default, which
+        // includes both) depend on the executions before them: start from the first seed.
         let from = match plan.strategy {
-            Some(Strategy::Pct { .. } | Strategy::Portfolio) | None => 0,
+            Some(Strategy::Pct { .. } | Strategy::Roles { .. } | Strategy::Portfolio) | None => 0,
             _ => done.unwrap_or(0).min(plan.seeds.len().saturating_sub(1)),
         };
         let seeds = SeedRange {

@@ -43,6 +43,13 @@ pub enum Strategy {
     /// re-drawn for the thread that ran and for every thread whose next operation touches the
     /// same object.
     Pos,
+    /// PCT over roles: threads spawned at the same call site share a priority, and each of
+    /// the `depth - 1` change points demotes a whole role when its first thread reaches a
+    /// given step of its own. Finds "one thread inside another's window while many copies
+    /// of a third could close it" whatever the number of copies. The change points' roles
+    /// are drawn below `roles`: given (`roles:D:R`) or the most an execution has shown so
+    /// far (`roles:D`, reported per failing execution as the `roles:D:R` that replays it).
+    Roles { depth: usize, roles: Option<u32> },
     /// Exhaustive depth-first search under iterative preemption bounding (CHESS; dejafu's
     /// default bound 2): every schedule with at most `bound` preemptions, fewest first. A
     /// spin loop that yields (or runs long) gives way without costing a preemption (fair
@@ -67,6 +74,9 @@ impl Strategy {
         "pct:DEPTH",
         "pct:DEPTH:K",
         "pos",
+        "roles",
+        "roles:DEPTH",
+        "roles:DEPTH:R",
         "dfs",
         "dfs:BOUND",
         "dpor",
@@ -89,6 +99,10 @@ impl FromStr for Strategy {
             "random" => Ok(Strategy::Random),
             "pct" => Ok(Strategy::Pct { depth: 3, k: None }),
             "pos" => Ok(Strategy::Pos),
+            "roles" => Ok(Strategy::Roles {
+                depth: 3,
+                roles: None,
+            }),
             "dfs" => Ok(Strategy::Dfs {
                 bound: Self::DFS_BOUND,
             }),
@@ -98,19 +112,13 @@ impl FromStr for Strategy {
             "portfolio" => Ok(Strategy::Portfolio),
             other => {
                 if let Some(spec) = other.strip_prefix("pct:") {
-                    let (depth, k) = match spec.split_once(':') {
-                        Some((depth, k)) => (depth, Some(k)),
-                        None => (spec, None),
-                    };
-                    let k = match k.map(str::parse::<u64>) {
-                        None => None,
-                        Some(Ok(k)) if k >= 1 => Some(k),
-                        Some(_) => return Err(refuse(other)),
-                    };
-                    match depth.parse::<usize>() {
-                        Ok(depth) if depth >= 1 => Ok(Strategy::Pct { depth, k }),
-                        _ => Err(refuse(other)),
-                    }
+                    let (depth, k) = depth_and_range(spec).ok_or_else(|| refuse(other))?;
+                    Ok(Strategy::Pct { depth, k })
+                } else if let Some(spec) = other.strip_prefix("roles:") {
+                    let (depth, roles) = depth_and_range(spec).ok_or_else(|| refuse(other))?;
+                    let roles = roles.map(u32::try_from).transpose();
+                    let roles = roles.map_err(|_| refuse(other))?;
+                    Ok(Strategy::Roles { depth, roles })
                 } else if let Some(bound) = other.strip_prefix("dfs:") {
                     bound
                         .parse::<usize>()
@@ -129,6 +137,24 @@ impl FromStr for Strategy {
     }
 }
 
+/// `D` or `D:N` (PCT's depth and change-point range, roles' depth and role count): both at
+/// least 1.
+fn depth_and_range(spec: &str) -> Option<(usize, Option<u64>)> {
+    let (depth, range) = match spec.split_once(':') {
+        Some((depth, range)) => (depth, Some(range)),
+        None => (spec, None),
+    };
+    let range = match range.map(str::parse::<u64>) {
+        None => None,
+        Some(Ok(n)) if n >= 1 => Some(n),
+        Some(_) => return None,
+    };
+    match depth.parse::<usize>() {
+        Ok(depth) if depth >= 1 => Some((depth, range)),
+        _ => None,
+    }
+}
+
 impl fmt::Display for Strategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -136,6 +162,11 @@ impl fmt::Display for Strategy {
             Strategy::Pct { depth, k: None } => write!(f, "pct:{depth}"),
             Strategy::Pct { depth, k: Some(k) } => write!(f, "pct:{depth}:{k}"),
             Strategy::Pos => f.write_str("pos"),
+            Strategy::Roles { depth, roles: None } => write!(f, "roles:{depth}"),
+            Strategy::Roles {
+                depth,
+                roles: Some(r),
+            } => write!(f, "roles:{depth}:{r}"),
             Strategy::Dfs { bound } => write!(f, "dfs:{bound}"),
             Strategy::Dpor { bound } => write!(f, "dpor:{bound}"),
             Strategy::Portfolio => f.write_str("portfolio"),
@@ -151,7 +182,10 @@ impl Strategy {
     pub fn replays_by_seed(&self) -> bool {
         matches!(
             self,
-            Strategy::Random | Strategy::Pos | Strategy::Pct { k: Some(_), .. }
+            Strategy::Random
+                | Strategy::Pos
+                | Strategy::Pct { k: Some(_), .. }
+                | Strategy::Roles { roles: Some(_), .. }
         )
     }
 }
@@ -370,6 +404,25 @@ mod tests {
             }
         );
         assert_eq!(fixed.to_string(), "pct:5:137");
+        let roles = "roles:4:3".parse::<Strategy>().unwrap();
+        assert_eq!(
+            roles,
+            Strategy::Roles {
+                depth: 4,
+                roles: Some(3)
+            }
+        );
+        assert!(roles.replays_by_seed());
+        assert_eq!(roles.to_string(), "roles:4:3");
+        for bad in [
+            "roles:0",
+            "roles:3:0",
+            "roles:3:x",
+            "roles:3:99999999999",
+            "pct:2:0",
+        ] {
+            assert!(bad.parse::<Strategy>().is_err(), "{bad}");
+        }
         assert_eq!(
             "dfs".parse::<Strategy>().unwrap(),
             Strategy::Dfs { bound: 2 }
@@ -402,6 +455,7 @@ mod tests {
         assert_eq!("pos@7".parse::<SeedReplay>().unwrap().seed, 7);
         for bad in [
             "pct:5@1",
+            "roles:4@1",
             "portfolio@1",
             "dfs@1",
             "random@",
@@ -418,7 +472,8 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "unknown strategy `nosuch` (expected one of `portfolio`, `random`, `pct`, \
-             `pct:DEPTH`, `pct:DEPTH:K`, `pos`, `dfs`, `dfs:BOUND`, `dpor`, `dpor:BOUND`)"
+             `pct:DEPTH`, `pct:DEPTH:K`, `pos`, `roles`, `roles:DEPTH`, `roles:DEPTH:R`, `dfs`, \
+             `dfs:BOUND`, `dpor`, `dpor:BOUND`)"
         );
         assert!("pct:0".parse::<Strategy>().is_err());
         for bad in [

@@ -104,7 +104,7 @@ pub struct FailureRecord {
     /// The schedule the search found, when `schedule` is its minimization (fewer
     /// preemptions, then fewer steps).
     pub original_schedule: Option<String>,
-    /// Preemptions in `schedule`, when it was minimized.
+    /// Preemptions in `schedule`, when minimization ran (and so counted them).
     pub preemptions: Option<u64>,
     /// Index of the failing execution in its run, and how many ran.
     pub execution: u64,

@@ -320,10 +320,12 @@ impl ExecState {
     pub fn add_thread(
         &mut self,
         name: Option<Arc<str>>,
+        site: u64,
         body: Box<dyn FnOnce()>,
         stack_size: usize,
     ) -> Tid {
         let tid = self.threads.len() as Tid;
+        self.scheduler.spawned(tid, site);
         if let Some(hb) = &self.heartbeat {
             hb.set_name(
                 tid,

@@ -352,7 +352,7 @@ pub(crate) fn minimize(
     let (original_preemptions, original_steps) = (best.preemptions, best.steps);
     let mut complete = greedy(&mut best, &mut guided, &spent);
     if complete && best.preemptions > 0 {
-        complete = breadth_first(&mut best, &mut attempt, &spent);
+        complete = breadth_first(&mut best, target.tid, &mut attempt, &spent);
         let mut guided = |plan: Plan| {
             let log = Rc::new(RefCell::new(Log::default()));
             attempt(Box::new(GuidedScheduler::new(plan, log.clone())), &log)
@@ -404,13 +404,20 @@ fn greedy(
 /// cannot (two switches that fail only together). False if the budget stopped it.
 fn breadth_first(
     best: &mut Candidate,
+    culprit: Option<u32>,
     attempt: &mut Attempt<'_>,
     spent: &dyn Fn() -> bool,
 ) -> bool {
+    // The failing thread (the panic's root cause, a deadlock's first blocked thread):
+    // switching to it is tried first, at each level, as it is the likeliest to matter.
+    let culprit = culprit.or_else(|| owners(&best.entries).last().copied());
     let mut level: Vec<Vec<(usize, u32)>> = vec![Vec::new()];
     let mut deviations = 0;
     while deviations <= best.preemptions && !level.is_empty() {
-        let mut next_level = Vec::new();
+        // Never more candidates than could run: a level of a long schedule among many
+        // threads is (choice points x threads)^deviations.
+        let room = MAX_TRIES as usize;
+        let (mut first, mut rest) = (Vec::new(), Vec::new());
         for devs in level {
             if spent() {
                 return false;
@@ -435,14 +442,23 @@ fn breadth_first(
                 let from = devs.last().map_or(0, |d| d.0 + 1);
                 for (k, (options, default)) in points.borrow().iter().enumerate().skip(from) {
                     for &t in options.iter().filter(|&&t| t != *default) {
-                        let mut more = devs.clone();
-                        more.push((k, t));
-                        next_level.push(more);
+                        let to = if Some(t) == culprit {
+                            &mut first
+                        } else {
+                            &mut rest
+                        };
+                        if to.len() < room {
+                            let mut more = devs.clone();
+                            more.push((k, t));
+                            to.push(more);
+                        }
                     }
                 }
             }
         }
-        level = next_level;
+        first.append(&mut rest);
+        first.truncate(room);
+        level = first;
         deviations += 1;
     }
     true

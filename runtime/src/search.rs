@@ -570,6 +570,7 @@ impl Search {
             schedule: original.clone(),
             original_schedule: None,
             minimized: None,
+            preemptions: None,
             execution: index,
             executions,
             trace: expl.trace,
@@ -602,12 +603,13 @@ impl Search {
                     executor.state().scheduler = saved;
                     outcome
                 })
-                .filter(|(_, m)| {
-                    (m.preemptions, m.steps) != (m.original_preemptions, m.original_steps)
-                })
             }
             _ => None,
         };
+        let preemptions = minimized.as_ref().map(|(_, m)| m.preemptions);
+        let minimized = minimized.filter(|(_, m)| {
+            (m.preemptions, m.steps) != (m.original_preemptions, m.original_steps)
+        });
         let (schedule, original, minimized) = match minimized {
             Some((choices, m)) => (
                 Schedule::new(choices)
@@ -625,6 +627,7 @@ impl Search {
             schedule: schedule.clone(),
             original_schedule: original.clone(),
             minimized: minimized.clone(),
+            preemptions,
             ..failure(expl, reproduced)
         };
         // A crashed process left no schedule: its seed, run again in a fresh process, says

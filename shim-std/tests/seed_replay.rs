@@ -73,10 +73,16 @@ fn every_seeded_strategy_s_failure_replays_from_its_seed() {
         Strategy::Pct { depth: 3, k: None },
         Strategy::Pos,
         Strategy::Random,
+        Strategy::Roles {
+            depth: 3,
+            roles: None,
+        },
         Strategy::Portfolio,
     ];
     // Failures after the first execution, where adaptive PCT's `k` is the search's, not 32.
     let mut later_pct = 0;
+    // And where the roles strategy's role count is learned (2 here), not the first guess 1.
+    let mut later_roles = 0;
     let mut arms = std::collections::BTreeSet::new();
     for strategy in strategies {
         for memory in [Memory::Sc, Memory::Portfolio] {
@@ -91,11 +97,20 @@ fn every_seeded_strategy_s_failure_replays_from_its_seed() {
                     .failure
                     .unwrap_or_else(|| panic!("{strategy} finds the lost update"));
                 let per_execution = found.strategy.expect("named");
-                if let Strategy::Pct { k, .. } = per_execution {
-                    let k = k.expect("a PCT failure names its k");
-                    if found.execution > 0 && k != 32 {
-                        later_pct += 1;
+                match per_execution {
+                    Strategy::Pct { k, .. } => {
+                        let k = k.expect("a PCT failure names its k");
+                        if found.execution > 0 && k != 32 {
+                            later_pct += 1;
+                        }
                     }
+                    Strategy::Roles { roles, .. } => {
+                        let roles = roles.expect("a roles failure names its role count");
+                        if found.execution > 0 && roles != 1 {
+                            later_roles += 1;
+                        }
+                    }
+                    _ => {}
                 }
                 if strategy == Strategy::Portfolio {
                     arms.insert(
@@ -124,8 +139,12 @@ fn every_seeded_strategy_s_failure_replays_from_its_seed() {
         }
     }
     assert!(later_pct > 0, "no PCT failure after the first execution");
+    assert!(
+        later_roles > 0,
+        "no roles failure after the first execution"
+    );
     // (The random arm, one slot in eight, is covered by `random` alone.)
-    for arm in ["pos", "pct:3", "pct:5", "pct:8"] {
+    for arm in ["pos", "pct:3", "pct:5", "roles:4"] {
         assert!(
             arms.contains(arm),
             "the portfolio's {arm} arm never failed: {arms:?}"

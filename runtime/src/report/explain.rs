@@ -20,6 +20,9 @@ pub(crate) struct Explanation {
     pub message: String,
     pub location: Option<String>,
     pub thread: String,
+    /// `thread`'s index, where one thread failed (a panic's root cause, a deadlock's first
+    /// blocked thread).
+    pub tid: Option<Tid>,
     pub details: Vec<String>,
     pub trace: Vec<TraceEvent>,
     pub backtrace: Option<String>,
@@ -240,11 +243,23 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
         ),
     };
     let full = full_trace(st, &thread);
+    let tid = match *stop {
+        Stop::Panic { thread } => {
+            let effect = st.threads[thread as usize].panic.as_ref();
+            match (effect, root_cause(st, thread)) {
+                (Some(e), Some(cause)) if e.message.contains("Any { .. }") => Some(cause),
+                _ => Some(thread),
+            }
+        }
+        Stop::Deadlock | Stop::LeakedThread => first_blocked().map(|(t, _)| t),
+        _ => None,
+    };
     Explanation {
         kind,
         message,
         location,
         thread,
+        tid,
         details,
         trace,
         backtrace,

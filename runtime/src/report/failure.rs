@@ -41,6 +41,9 @@ pub struct Failure {
     pub original_schedule: Option<Schedule>,
     /// What minimization did (`None`: it was off, not possible, or found nothing cheaper).
     pub minimized: Option<Minimized>,
+    /// The preemptions in `schedule`, when minimization ran and so counted them (whether or
+    /// not it found a cheaper schedule).
+    pub preemptions: Option<usize>,
     /// Index of the failing execution in its run, and how many ran.
     pub execution: u64,
     pub executions: u64,
@@ -97,7 +100,7 @@ impl Failure {
             seed_command: self.seed_command.clone(),
             schedule: self.schedule.to_string(),
             original_schedule: self.original_schedule.as_ref().map(|s| s.to_string()),
-            preemptions: self.minimized.as_ref().map(|m| m.preemptions as u64),
+            preemptions: self.preemptions.map(|p| p as u64),
             execution: self.execution,
             executions: self.executions,
             reproduced: self.reproduced,
@@ -193,6 +196,13 @@ impl fmt::Display for Failure {
                 } else {
                     ", stopped by its time budget"
                 },
+            )?;
+        }
+        if let (None, Some(p)) = (&self.minimized, self.preemptions) {
+            writeln!(
+                f,
+                "  minimal: {p} preemption(s); minimization found no cheaper schedule that \
+                 fails the same way"
             )?;
         }
         if !self.reproduced {
@@ -346,6 +356,7 @@ mod tests {
             schedule: Schedule::new(choices),
             original_schedule: None,
             minimized: None,
+            preemptions: None,
             execution: 0,
             executions: 1,
             trace: Vec::new(),

@@ -12,6 +12,7 @@ mod portfolio;
 mod pos;
 mod random;
 mod replay;
+mod roles;
 
 pub use dfs::DfsScheduler;
 pub use dpor::DporScheduler;
@@ -20,6 +21,7 @@ pub use portfolio::PortfolioScheduler;
 pub use pos::PosScheduler;
 pub use random::RandomScheduler;
 pub use replay::ReplayScheduler;
+pub use roles::RolesScheduler;
 
 /// What a yes/no choice is about, so strategies can weigh them differently.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +75,11 @@ pub trait Scheduler {
     fn pending_op(&mut self, thread: u32, _op: &'static str, resource: u64) {
         self.pending(thread, resource)
     }
+
+    /// Told when `thread` is created, with a number equal for threads spawned at the same
+    /// call site within a run (0 for the main thread). PCT over roles ranks by it.
+    #[inline]
+    fn spawned(&mut self, _thread: u32, _site: u64) {}
 
     /// Told when a thread joins (`true`) or leaves (`false`) the execution's runnable set, so
     /// a strategy can keep its own ordered view of it instead of scanning the set at every
@@ -255,6 +262,7 @@ pub fn for_strategy(
         Strategy::Random => Box::new(RandomScheduler::new(odds)),
         Strategy::Pct { depth, k } => Box::new(PctScheduler::new(*depth, *k, odds)),
         Strategy::Pos => Box::new(PosScheduler::new(odds)),
+        Strategy::Roles { depth, roles } => Box::new(RolesScheduler::new(*depth, *roles, odds)),
         Strategy::Dfs { bound } => Box::new(DfsScheduler::new(*bound)),
         Strategy::Dpor { bound } => {
             Box::new(DporScheduler::new(*bound).relaxed_memory(relaxed_memory))

@@ -20,7 +20,8 @@
 //! choices, which is how a portfolio failure replays from its seed.
 
 use super::{
-    ChoiceKind, ChoiceOdds, PctScheduler, PosScheduler, RandomScheduler, Scheduler, Strategy,
+    ChoiceKind, ChoiceOdds, PctScheduler, PosScheduler, RandomScheduler, RolesScheduler, Scheduler,
+    Strategy,
 };
 
 pub struct PortfolioScheduler {
@@ -36,7 +37,7 @@ impl PortfolioScheduler {
             Box::new(PosScheduler::new(odds)),
             Box::new(PctScheduler::new(3, None, odds)),
             Box::new(PctScheduler::new(5, None, odds)),
-            Box::new(PctScheduler::new(8, None, odds)),
+            Box::new(RolesScheduler::new(4, None, odds)),
             Box::new(RandomScheduler::new(odds)),
         ];
         PortfolioScheduler {
@@ -54,7 +55,7 @@ impl PortfolioScheduler {
 
 /// Arms by index into `PortfolioScheduler::arms` (POS, PCT 3, PCT 5, PCT 8, random): PCT 5
 /// three slots in eight, POS two, the others one.
-const ROTATION: [usize; 8] = [0, 2, 1, 2, 0, 3, 4, 2];
+const ROTATION: [usize; 8] = [0, 2, 3, 1, 0, 3, 4, 2];
 
 impl Scheduler for PortfolioScheduler {
     fn new_execution(&mut self, seed: u64) -> bool {
@@ -85,6 +86,10 @@ impl Scheduler for PortfolioScheduler {
 
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
         self.arms[self.active].next_bool(kind)
+    }
+
+    fn spawned(&mut self, thread: u32, site: u64) {
+        self.arms[self.active].spawned(thread, site)
     }
 
     fn runnable_changed(&mut self, thread: u32, runnable: bool) {

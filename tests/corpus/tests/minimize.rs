@@ -65,8 +65,7 @@ fn minimizes_to(name: &str, f: fn(usize), n: usize, expected: usize, seeds: &[u6
 #[test]
 fn twostage_minimizes_to_one_preemption() {
     minimizes_to("twostage_2", sct::twostage::buggy, 2, 1, &[1, 2, 3]);
-    // The seed the corpus test finds it at (the default misses it at many).
-    minimizes_to("twostage_20", sct::twostage::buggy, 20, 1, &[20261123]);
+    minimizes_to("twostage_20", sct::twostage::buggy, 20, 1, &[1, 2, 3]);
 }
 
 #[test]
@@ -96,13 +95,18 @@ type Program = (&'static str, fn(usize), usize, usize);
 /// `dfs` one bound lower finds nothing (so that count is the minimum).
 #[test]
 fn every_corpus_failure_minimizes_to_the_preemptions_its_bug_needs() {
-    let programs: [Program; 19] = [
+    // Not twostage_100: its main thread spawns 100 threads in a row, past `FAIR_RUN` (64),
+    // so the fewest-preemption schedule also needs a deviation at that forced yield, two
+    // deviations among ~70,000 first ones, past the breadth-first phase's 5,000 tries; it
+    // is reported with 2 preemptions (from ~100), in about a second.
+    let programs: [Program; 20] = [
         ("account", sct::account::buggy, 0, 1),
         ("deadlock01", sct::deadlock01::buggy, 0, 1),
         ("lazy01", sct::lazy01::buggy, 0, 0),
         ("reorder_3", sct::reorder::buggy, 3, 1),
         ("reorder_5", sct::reorder::buggy, 5, 1),
         ("reorder_10", sct::reorder::buggy, 10, 1),
+        ("reorder_20", sct::reorder::buggy, 20, 1),
         ("twostage_2", sct::twostage::buggy, 2, 1),
         ("twostage_20", sct::twostage::buggy, 20, 1),
         ("wronglock_3", sct::wronglock::buggy, 3, 1),
@@ -126,8 +130,11 @@ fn every_corpus_failure_minimizes_to_the_preemptions_its_bug_needs() {
             .unwrap_or_else(|| panic!("{name}: not found"));
         let (before, after, tries) = match &failure.minimized {
             Some(m) => (m.original_preemptions, m.preemptions, m.tries),
-            // Nothing cheaper: the search's schedule is reported as found.
-            None => (usize::MAX, usize::MAX, 0),
+            // Nothing cheaper: the search's schedule is reported as found, with its count.
+            None => {
+                let p = failure.preemptions.unwrap_or(usize::MAX);
+                (p, p, 0)
+            }
         };
         println!(
             "{name:20} preemptions {before:>4} -> {after} ({tries} tries, {:?} with the search)",

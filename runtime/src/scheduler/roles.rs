@@ -1,0 +1,475 @@
+//! PCT over roles: threads spawned at the same place (the same `thread::spawn` call site)
+//! play the same role, and priorities and change points are given to roles, not threads.
+//!
+//! PCT's bound, 1/(n k^(d-1)), pays for every thread (n) and every step (k). Many tests spawn
+//! many copies of a few kinds of thread (20 writers and a reader, a pool of workers and a
+//! monitor), and their bugs are about the kinds: "the reader runs between one writer's two
+//! steps, before any other writer finishes" needs the reader above the other 19 writers,
+//! which PCT arranges with probability ~1/20 and then needs its change point at one of ~100
+//! steps. Here a role's threads share the role's priority (a random rank among roles, drawn
+//! when the role first spawns; threads within it ranked at random), and a change point is
+//! (role, step of the thread's own): the first thread of the role to take that step demotes
+//! the whole role below every other. That bug then needs one order of three roles and one
+//! step among a writer's few: a few percent per execution, whatever the writer count.
+//!
+//! The change point's step is drawn log-uniformly (a power of two, then uniformly below the
+//! next), as how long a role's threads run is not known when they start; its role uniformly
+//! below `r`, the most roles an execution has shown so far (adaptive, `roles:D`) or given
+//! (`roles:D:R`), so, as for PCT, a failing execution is reported as the `roles:D:R` that
+//! replays it from its seed alone.
+
+use std::collections::BTreeSet;
+
+use super::{
+    below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, RunnableNotices,
+    Scheduler, Strategy,
+};
+
+/// A thread's place in the order: its role's priority, then its own within the role.
+/// Higher runs first.
+type Key = (i64, i64);
+
+/// Where a change point is: the first thread of `role` to take its `step`-th step (counted
+/// in its own picks) demotes its whole role, or itself alone when `alone`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct ChangePoint {
+    role: u32,
+    step: u32,
+    alone: bool,
+}
+
+/// Change points' steps are drawn below `2^STEP_OCTAVES`.
+const STEP_OCTAVES: usize = 10;
+
+/// The role count assumed before any execution has shown one.
+const FIRST_ROLES: u32 = 1;
+
+pub struct RolesScheduler {
+    depth: usize,
+    /// A fixed role count (`roles:D:R`): change points' roles are drawn below it.
+    fixed_roles: Option<u32>,
+    odds: ChoiceOdds,
+    rng: Rng,
+    /// Per role, by order of first spawn (the main thread's is 0): its spawn site, its
+    /// priority and its threads.
+    sites: Vec<u64>,
+    role_priority: Vec<i64>,
+    members: Vec<Vec<u32>>,
+    /// Per thread: its role, its rank within the role, its key, the picks it had.
+    role_of: Vec<u32>,
+    own: Vec<i64>,
+    keys: Vec<Key>,
+    picks: Vec<u32>,
+    /// Change points not yet reached.
+    change_points: Vec<ChangePoint>,
+    /// The next demoted priority, below every one given so far.
+    next_low: i64,
+    run: RunLength,
+    ranked: BTreeSet<(Key, u32)>,
+    notices: RunnableNotices,
+    /// The most roles an execution has shown.
+    max_roles_seen: u32,
+}
+
+impl RolesScheduler {
+    pub fn new(depth: usize, fixed_roles: Option<u32>, odds: ChoiceOdds) -> Self {
+        RolesScheduler {
+            depth: depth.max(1),
+            fixed_roles: fixed_roles.map(|r| r.max(1)),
+            odds,
+            rng: rng_from_seed(0),
+            sites: Vec::new(),
+            role_priority: Vec::new(),
+            members: Vec::new(),
+            role_of: Vec::new(),
+            own: Vec::new(),
+            keys: Vec::new(),
+            picks: Vec::new(),
+            change_points: Vec::new(),
+            next_low: 0,
+            run: RunLength::default(),
+            ranked: BTreeSet::new(),
+            notices: RunnableNotices::default(),
+            max_roles_seen: FIRST_ROLES,
+        }
+    }
+
+    /// The role count the next execution draws its change points' roles below.
+    fn next_roles(&self) -> u32 {
+        self.fixed_roles
+            .unwrap_or_else(|| self.max_roles_seen.max(self.sites.len() as u32))
+            .max(1)
+    }
+
+    fn random_priority(&mut self) -> i64 {
+        // Positive, above every demoted priority (those are <= 0).
+        1 + (rand_core::RngCore::next_u64(&mut self.rng) >> 2) as i64
+    }
+
+    /// A step of a thread's own, log-uniform below `2^STEP_OCTAVES`.
+    fn draw_step(&mut self) -> u32 {
+        let octave = below(&mut self.rng, STEP_OCTAVES) as u32;
+        (1 << octave) + below(&mut self.rng, 1 << octave) as u32
+    }
+
+    /// Registers `thread` in the role of `site`, making the role if it is new.
+    fn join_role(&mut self, thread: u32, site: u64) {
+        let role = match self.sites.iter().position(|&s| s == site) {
+            Some(r) => r,
+            None => {
+                let p = self.random_priority();
+                self.sites.push(site);
+                self.role_priority.push(p);
+                self.members.push(Vec::new());
+                self.sites.len() - 1
+            }
+        };
+        let t = thread as usize;
+        if self.role_of.len() <= t {
+            self.role_of.resize(t + 1, 0);
+            self.own.resize(t + 1, 0);
+            self.keys.resize(t + 1, (0, 0));
+            self.picks.resize(t + 1, 0);
+        }
+        let own = self.random_priority();
+        self.role_of[t] = role as u32;
+        self.own[t] = own;
+        self.keys[t] = (self.role_priority[role], own);
+        self.members[role].push(thread);
+    }
+
+    /// `thread`'s key; a thread nobody announced (the scheduler was swapped in mid-run)
+    /// gets a role of its own.
+    fn key(&mut self, thread: u32) -> Key {
+        if self.keys.len() <= thread as usize || self.keys[thread as usize] == (0, 0) {
+            self.join_role(thread, u64::MAX - thread as u64);
+        }
+        self.keys[thread as usize]
+    }
+
+    fn set_key(&mut self, thread: u32, key: Key) {
+        let i = thread as usize;
+        if self.notices.is_ranked(thread) {
+            self.ranked.remove(&(self.keys[i], thread));
+            self.ranked.insert((key, thread));
+        }
+        self.keys[i] = key;
+    }
+
+    fn lowest(&mut self) -> i64 {
+        self.next_low -= 1;
+        self.next_low
+    }
+
+    /// A yielding or busy-waiting thread goes below everything, alone.
+    fn demote_thread(&mut self, thread: u32) {
+        self.key(thread);
+        let low = self.lowest();
+        self.set_key(thread, (low, 0));
+    }
+
+    /// A change point: the role goes below everything, its threads keeping their order.
+    fn demote_role(&mut self, role: u32) {
+        let low = self.lowest();
+        let r = role as usize;
+        self.role_priority[r] = low;
+        for i in 0..self.members[r].len() {
+            let t = self.members[r][i];
+            self.set_key(t, (low, self.own[t as usize]));
+        }
+    }
+
+    fn rank_joined(&mut self) {
+        let mut notices = std::mem::take(&mut self.notices);
+        notices.rank_joined(|t| {
+            let key = self.key(t);
+            self.ranked.insert((key, t));
+        });
+        self.notices = notices;
+    }
+
+    fn scan(&mut self, runnable: &[u32]) -> u32 {
+        let mut best = runnable[0];
+        let mut best_key = self.key(best);
+        for &t in &runnable[1..] {
+            let key = self.key(t);
+            if key > best_key {
+                best = t;
+                best_key = key;
+            }
+        }
+        best
+    }
+
+    fn before_pick(&mut self, current: Option<u32>, yielding: bool) {
+        if yielding || self.run.overstayed(current) {
+            if let Some(c) = current {
+                self.demote_thread(c);
+            }
+        }
+    }
+
+    fn after_pick(&mut self, best: u32) -> u32 {
+        let t = best as usize;
+        self.picks[t] += 1;
+        let (role, step) = (self.role_of[t], self.picks[t]);
+        let here = |c: &ChangePoint| c.role == role && c.step == step;
+        if let Some(i) = self.change_points.iter().position(here) {
+            match self.change_points.swap_remove(i).alone {
+                true => self.demote_thread(best),
+                false => self.demote_role(role),
+            }
+        }
+        self.run.ran(best);
+        best
+    }
+}
+
+impl Scheduler for RolesScheduler {
+    fn new_execution(&mut self, seed: u64) -> bool {
+        self.max_roles_seen = self.max_roles_seen.max(self.sites.len() as u32);
+        let roles = self.next_roles() as usize;
+        self.rng = rng_from_seed(seed);
+        self.sites.clear();
+        self.role_priority.clear();
+        self.members.clear();
+        self.role_of.clear();
+        self.own.clear();
+        self.keys.clear();
+        self.picks.clear();
+        self.next_low = 0;
+        self.run.reset();
+        self.ranked.clear();
+        self.notices = RunnableNotices::default();
+        self.change_points = (1..self.depth)
+            .map(|_| ChangePoint {
+                role: below(&mut self.rng, roles) as u32,
+                step: self.draw_step(),
+                alone: one_in(&mut self.rng, 2),
+            })
+            .collect();
+        true
+    }
+
+    fn spawned(&mut self, thread: u32, site: u64) {
+        self.join_role(thread, site);
+    }
+
+    fn next_thread(
+        &mut self,
+        runnable: &[u32],
+        current: Option<u32>,
+        yielding: bool,
+    ) -> Option<u32> {
+        self.before_pick(current, yielding);
+        let best = self.scan(runnable);
+        Some(self.after_pick(best))
+    }
+
+    fn runnable_changed(&mut self, thread: u32, runnable: bool) {
+        if self.notices.changed(thread, runnable) {
+            self.ranked.remove(&(self.keys[thread as usize], thread));
+        }
+    }
+
+    fn next_runnable(
+        &mut self,
+        runnable: &[u32],
+        current: Option<u32>,
+        yielding: bool,
+    ) -> Option<u32> {
+        self.before_pick(current, yielding);
+        self.rank_joined();
+        let best = match self.ranked.last() {
+            Some(&(_, t)) if self.ranked.len() == runnable.len() => t,
+            _ => self.scan(runnable),
+        };
+        Some(self.after_pick(best))
+    }
+
+    fn next_read(&mut self, stores: u32) -> Option<u32> {
+        Some(below(&mut self.rng, stores as usize) as u32)
+    }
+
+    fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
+        Some(one_in(&mut self.rng, self.odds.one_in(kind)))
+    }
+
+    fn strategy_for(&self, _seed: u64) -> Option<Strategy> {
+        Some(Strategy::Roles {
+            depth: self.depth,
+            roles: Some(self.next_roles()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scheduler::churn_runnable;
+
+    /// Thread 0 is main; the others are spawned at one of three sites.
+    fn site(t: u32) -> u64 {
+        if t == 0 {
+            0
+        } else {
+            1 + t as u64 % 3
+        }
+    }
+
+    /// A scheduler that knows the four roles, told of `threads` threads.
+    fn announced(depth: usize, seed: u64, threads: u32) -> RolesScheduler {
+        let mut s = RolesScheduler::new(depth, Some(4), ChoiceOdds::default());
+        s.new_execution(seed);
+        for t in 0..threads {
+            s.spawned(t, site(t));
+        }
+        s
+    }
+
+    /// The ranked pick (`next_runnable`) picks what the scan picks, step for step, through
+    /// spawns, blocks, yields, and thread and role demotions.
+    #[test]
+    fn the_ranked_pick_is_the_scans_pick() {
+        for seed in 0..100 {
+            let mut ranked = announced(4, seed, 40);
+            let mut scanned = announced(4, seed, 40);
+            let mut rng = rng_from_seed(seed + 1000);
+            let mut runnable: Vec<u32> = vec![0];
+            ranked.runnable_changed(0, true);
+            let mut current = 0;
+            for _ in 0..500 {
+                churn_runnable(&mut rng, &mut runnable, &mut ranked, 40);
+                if runnable.len() < 2 {
+                    continue;
+                }
+                let cur = runnable.binary_search(&current).ok().map(|_| current);
+                let yielding = below(&mut rng, 10) == 0;
+                let a = ranked.next_runnable(&runnable, cur, yielding);
+                let b = scanned.next_thread(&runnable, cur, yielding);
+                assert_eq!(a, b, "seed {seed}");
+                current = a.unwrap();
+            }
+        }
+    }
+
+    /// Runs threads `0..threads` (all runnable, each ending after `steps` picks) and returns
+    /// the roles in the order their threads were picked.
+    fn picked_roles(s: &mut RolesScheduler, threads: u32, steps: u32) -> Vec<u64> {
+        let mut runnable: Vec<u32> = (0..threads).collect();
+        let mut left = vec![steps; threads as usize];
+        let mut order = Vec::new();
+        let mut current = None;
+        while runnable.len() > 1 {
+            let t = s.next_thread(&runnable, current, false).unwrap();
+            order.push(site(t));
+            left[t as usize] -= 1;
+            current = Some(t);
+            if left[t as usize] == 0 {
+                runnable.retain(|&r| r != t);
+                current = None;
+            }
+        }
+        order
+    }
+
+    /// Without change points a role's threads run as one block: a role never resumes once
+    /// another has run, and every order of the four roles comes up.
+    #[test]
+    fn a_roles_threads_run_together() {
+        let mut orders = BTreeSet::new();
+        for seed in 0..400 {
+            let mut s = announced(1, seed, 13);
+            let mut roles = picked_roles(&mut s, 13, 3);
+            roles.dedup();
+            let distinct: BTreeSet<u64> = roles.iter().copied().collect();
+            assert_eq!(roles.len(), distinct.len(), "seed {seed}: {roles:?}");
+            orders.insert(roles);
+        }
+        assert_eq!(orders.len(), 24, "{orders:?}");
+    }
+
+    /// A change point that demotes a role puts every thread of it below the other roles: the
+    /// role is interrupted once, and resumes only when no other role can run.
+    #[test]
+    fn a_change_point_demotes_the_whole_role() {
+        let mut interrupted = 0;
+        for seed in 0..400 {
+            let mut s = announced(2, seed, 13);
+            let cp = s.change_points[0];
+            let mut roles = picked_roles(&mut s, 13, 3);
+            roles.dedup();
+            // Main (role 0) is only one thread: a change point there changes nothing visible.
+            if roles.len() > 4 {
+                interrupted += 1;
+                assert!(
+                    !cp.alone,
+                    "seed {seed}: a thread alone was demoted: {roles:?}"
+                );
+                assert_eq!(roles.len(), 5, "seed {seed}: {roles:?}");
+                // The interrupted role is the last to run, after all the others.
+                let last = *roles.last().unwrap();
+                assert_eq!(roles.iter().filter(|&&r| r == last).count(), 2, "{roles:?}");
+            }
+        }
+        assert!(interrupted > 10, "{interrupted} of 400 interrupted a role");
+    }
+
+    /// A thread that busy-waits without yielding gives way after `FAIR_RUN` picks in a row.
+    #[test]
+    fn a_busy_waiter_without_yields_gives_way() {
+        for seed in 0..200 {
+            let mut s = announced(3, seed, 2);
+            let (mut current, mut run, mut longest) = (0, 0, 0);
+            for _ in 0..1000 {
+                let next = s.next_thread(&[0, 1], Some(current), false).unwrap();
+                run = if next == current { run + 1 } else { 1 };
+                longest = longest.max(run);
+                current = next;
+            }
+            assert!(
+                longest <= super::super::FAIR_RUN + 1,
+                "seed {seed}: {longest}"
+            );
+        }
+    }
+
+    /// A thread that always yields never starves one that never does, whatever the change
+    /// points do to their roles.
+    #[test]
+    fn a_yielding_spinner_never_starves_the_holder() {
+        for seed in 0..200 {
+            let mut s = announced(4, seed, 2);
+            let mut current = 0;
+            let mut last_holder_step = 0;
+            for step in 0..300 {
+                current = s.next_thread(&[0, 1], Some(current), current == 0).unwrap();
+                if current == 1 {
+                    last_holder_step = step;
+                }
+            }
+            assert!(last_holder_step >= 290, "seed {seed}: {last_holder_step}");
+        }
+    }
+
+    /// The role count change points are drawn below grows with what executions show, and is
+    /// what `strategy_for` reports before the execution it applies to.
+    #[test]
+    fn the_role_count_is_learned_and_reported() {
+        let mut s = RolesScheduler::new(3, None, ChoiceOdds::default());
+        let roles = |s: &RolesScheduler| match s.strategy_for(0) {
+            Some(Strategy::Roles { roles, .. }) => roles.unwrap(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(roles(&s), 1);
+        s.new_execution(1);
+        for t in 0..7 {
+            s.spawned(t, site(t));
+        }
+        assert_eq!(roles(&s), 4);
+        s.new_execution(2);
+        assert!(s.change_points.iter().all(|c| c.role < 4));
+        s.spawned(0, 0);
+        assert_eq!(roles(&s), 4, "a smaller execution does not shrink it");
+    }
+}
