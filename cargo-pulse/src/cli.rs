@@ -212,10 +212,11 @@ pub struct TestArgs {
     /// Step bound per execution.
     #[arg(long, value_name = "N", help_heading = "Search")]
     pub max_steps: Option<u64>,
-    /// Scheduling strategy: `portfolio` (default: POS, PCT and random by turns), `random`,
-    /// `pct:D` (probabilistic concurrency testing, depth D; `pct:D:K` draws its change points
-    /// below a fixed K instead of the longest execution seen), `pos` (partial order sampling) or
-    /// `dfs:B` (every schedule with at most B preemptions; `dfs` = `dfs:2`) or `dpor:B` (the
+    /// Scheduling strategy: `portfolio` (default: POS, PCT, roles and random by turns),
+    /// `random`, `pct:D` (probabilistic concurrency testing, depth D; `pct:D:K` draws its change
+    /// points below a fixed K instead of the longest execution seen), `pos` (partial order
+    /// sampling), `roles:D` (PCT over spawn sites: threads spawned at one call site share a
+    /// priority; `roles:D:R` draws change points' roles below a fixed R) or `dfs:B` (every schedule with at most B preemptions; `dfs` = `dfs:2`) or `dpor:B` (the
     /// same verdict from fewer executions, by partial-order reduction; `dpor` = `dpor:2`).
     #[arg(long, value_name = "STRATEGY", value_parser = clap::value_parser!(Strategy), help_heading = "Search")]
     pub strategy: Option<Strategy>,

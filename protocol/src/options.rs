@@ -60,8 +60,9 @@ pub enum Strategy {
     /// anything) come in a different order; reaches every outcome `dfs` reaches, in fewer
     /// executions. Exhaustive like `dfs`; its order is not fewest preemptions first.
     Dpor { bound: usize },
-    /// The default: executions rotate over POS, PCT at depths 1 to 3 and random, so one
-    /// test's budget covers what each finds best. Each execution replays from its seed.
+    /// The default: executions rotate over POS, PCT at depths 3 and 5, roles at depth 4 and
+    /// random, so one test's budget covers what each finds best. Each execution replays from
+    /// its seed.
     #[default]
     Portfolio,
 }

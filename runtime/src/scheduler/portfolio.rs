@@ -1,23 +1,25 @@
 //! The default strategy: a portfolio. Execution `i` of a search runs under one of several
 //! randomised strategies, chosen from its seed, so one test's budget is shared by the
 //! strategies that each find a different kind of bug best (measured on the SCTBench-style
-//! corpus in `tests/sct`, see ARCHITECTURE.md):
+//! corpus in `tests/sct`, ARCHITECTURE.md decisions 24 and 35):
 //!
 //! - POS: bugs that need a few racing operations in one order (`reorder_3`, `twostage_2`,
 //!   `wronglock_N`);
-//! - PCT at depths 3, 5 and 8: PCT at depth 5 finds `reorder_10` in a median of 261
-//!   schedules where depth 3 needs 423 and depths 1-2 miss it within 1,000, and deeper PCT
-//!   finds the spinning and lock-order bugs sooner; depth 5 gets the largest share;
+//! - PCT at depths 3 and 5: lock-order and ordering bugs among a few distinct threads
+//!   (`bluetooth_driver`, `deadlock01`);
+//! - roles at depth 4 (PCT over spawn sites): one thread inside another's window while many
+//!   copies of a third could close it (`reorder_10`/`20`, `twostage_20`/`100`), which the
+//!   others find with a probability that falls with every copy;
 //! - random: shallow bugs with many ways to hit them (`spinlock`, `lost_wakeup`).
 //!
-//! With this rotation the portfolio finds 19 of the 22 corpus programs within 1,000
-//! schedules (as many as the best single strategy), with medians near the best column's on
-//! each program (ARCHITECTURE.md has the table).
+//! With this rotation the portfolio finds all 22 corpus programs within 1,000 schedules at
+//! every one of 40 seeds.
 //!
-//! Each arm's choices depend only on the seed (PCT also on the longest execution its arm has
-//! seen, as PCT alone does), and an arm is given the execution's seed as it is: the arm's
-//! `strategy_for` (`pos`, `pct:5:137`, `random`) run alone from that seed makes the same
-//! choices, which is how a portfolio failure replays from its seed.
+//! Each arm's choices depend only on the seed (PCT's and roles' also on what earlier
+//! executions of their arm showed: the longest execution, the most roles), and an arm is
+//! given the execution's seed as it is: the arm's `strategy_for` (`pos`, `pct:5:137`,
+//! `roles:4:3`, `random`) run alone from that seed makes the same choices, which is how a
+//! portfolio failure replays from its seed.
 
 use super::{
     ChoiceKind, ChoiceOdds, PctScheduler, PosScheduler, RandomScheduler, RolesScheduler, Scheduler,
@@ -53,8 +55,8 @@ impl PortfolioScheduler {
     }
 }
 
-/// Arms by index into `PortfolioScheduler::arms` (POS, PCT 3, PCT 5, PCT 8, random): PCT 5
-/// three slots in eight, POS two, the others one.
+/// Arms by index into `PortfolioScheduler::arms` (POS, PCT 3, PCT 5, roles 4, random): POS,
+/// PCT 5 and roles two slots in eight each, PCT 3 and random one.
 const ROTATION: [usize; 8] = [0, 2, 3, 1, 0, 3, 4, 2];
 
 impl Scheduler for PortfolioScheduler {
