@@ -8,7 +8,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::runners::{self, Limits, Tool, EXECS};
@@ -64,6 +64,7 @@ pub fn strategies(families: &[&str]) -> Vec<Tool> {
         v.push(Tool::PulsePct(3));
         v.push(Tool::PulseRandomTime);
         v.push(Tool::PulsePos);
+        v.push(Tool::PulseRoles(4));
         v.push(Tool::PulseDfs(2));
         v.push(Tool::PulseDpor(2));
         v.push(Tool::PulsePortfolio);
@@ -92,7 +93,12 @@ pub struct Outcome {
     pub found: bool,
     /// executions run, including the failing one
     pub executions: u64,
-    pub seconds: f64,
+    /// wall time of the whole run (entry point to return, the tool's failure report
+    /// included); None when the child aborted after reporting (loom's deadlock)
+    pub run_seconds: Option<f64>,
+    /// time to the failure's detection, from the same instant: pulse `Report::search_time`
+    /// (+ `run_for`'s setup), loom and shuttle the first panic (their failures are panics)
+    pub detect_seconds: Option<f64>,
     /// exhaustive search finished (loom)
     pub complete: bool,
     pub message: String,
@@ -100,8 +106,6 @@ pub struct Outcome {
     pub crashed: Option<String>,
     /// the run hit a tool limit rather than a bug (loom max_branches, shuttle max_steps,...)
     pub limit: bool,
-    /// pulse: seconds of the executions before the failing one, without the failure report
-    pub search_seconds: Option<f64>,
 }
 
 fn is_limit_message(m: &str) -> bool {
@@ -116,19 +120,35 @@ fn is_limit_message(m: &str) -> bool {
 
 // ---------------------------------------------------------------- child side
 
-static FIRST_PANIC: Mutex<Option<String>> = Mutex::new(None);
-static START: OnceLock<Instant> = OnceLock::new();
+/// The first panic of the child: its message and the time since the run's start
+/// (`runners::since_start`), taken first thing in the hook.
+static FIRST_PANIC: Mutex<Option<(String, Option<f64>)>> = Mutex::new(None);
 static PRINTED: AtomicBool = AtomicBool::new(false);
 
-fn result_line(found: bool, execs: u64, secs: f64, complete: bool, msg: &str) -> String {
+fn opt_secs(x: Option<f64>) -> String {
+    x.map_or("-".into(), |x| format!("{x:.7}"))
+}
+
+/// `RESULT <found> <executions> <run s|-> <complete> <detect s|-> <message>`
+fn result_line(
+    found: bool,
+    execs: u64,
+    run: Option<f64>,
+    complete: bool,
+    detect: Option<f64>,
+    msg: &str,
+) -> String {
     let msg: String = msg
         .replace(['\n', '\t', '\r'], " ")
         .chars()
         .take(300)
         .collect();
     format!(
-        "RESULT\t{}\t{execs}\t{secs:.6}\t{}\t{msg}\n",
-        found as u8, complete as u8
+        "RESULT\t{}\t{execs}\t{}\t{}\t{}\t{msg}\n",
+        found as u8,
+        opt_secs(run),
+        complete as u8,
+        opt_secs(detect)
     )
 }
 
@@ -162,7 +182,13 @@ pub fn child(args: &[String]) -> ! {
         loom_max_branches: Some(10_000),
     };
     let is_loom = matches!(tool, Tool::Loom(_));
+    // Installed before the run. shuttle installs its own hook at its first execution (once
+    // per process), which prints two lines to stderr and then calls the hook it replaced,
+    // this one (shuttle-engine 0.1.7, runtime/failure.rs `init_panic_hook`); panics its
+    // teardown ignores never reach this hook. loom installs none. pulse installs its own;
+    // its time comes from `Report::search_time` instead.
     std::panic::set_hook(Box::new(move |info| {
+        let at = runners::since_start().map(|d| d.as_secs_f64());
         let msg = match info.payload().downcast_ref::<&str>() {
             Some(s) => s.to_string(),
             None => info
@@ -173,44 +199,39 @@ pub fn child(args: &[String]) -> ! {
         };
         let mut first = FIRST_PANIC.lock().unwrap_or_else(|e| e.into_inner());
         if first.is_none() {
-            *first = Some(msg.clone());
+            *first = Some((msg.clone(), at));
             if is_loom && !PRINTED.swap(true, Ordering::SeqCst) {
-                // loom may abort right after this panic (deadlock -> double panic): report now.
-                let secs = START
-                    .get()
-                    .map(|s| s.elapsed().as_secs_f64())
-                    .unwrap_or(0.0);
+                // loom may abort right after this panic (deadlock -> double panic): report
+                // now, without a whole-run time; a run that returns reports again below.
                 print_once(&result_line(
                     true,
                     EXECS.load(Ordering::SeqCst),
-                    secs,
+                    None,
                     false,
+                    at,
                     &msg,
                 ));
             }
         }
     }));
-    START.get_or_init(Instant::now);
     let r = runners::run(tool, f, &lim);
-    if let (Some(search), Some(_)) = (r.search, &r.failure) {
-        // pulse's elapsed time includes its failure report (a traced replay of the failing
-        // schedule); `Report::search_time` is the search alone.
-        print_once(&format!("SEARCH\t{:.6}\n", search.as_secs_f64()));
-    }
     let first = FIRST_PANIC
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone();
-    let msg = match (&r.failure, first) {
-        (Some(_), Some(first)) if tool.family() != "pulse" => first,
-        (Some(m), _) => m.clone(),
-        (None, _) => String::new(),
+    let (msg, detect) = match (&r.failure, first) {
+        (None, _) => (String::new(), None),
+        // pulse: the search alone, without the report (traced replay, minimization, naming)
+        (Some(m), _) if tool.family() == "pulse" => (m.clone(), r.search.map(|d| d.as_secs_f64())),
+        (Some(_), Some((first, at))) => (first, at),
+        (Some(m), None) => (m.clone(), None),
     };
     print_once(&result_line(
         r.failure.is_some(),
         r.executions,
-        r.elapsed.as_secs_f64(),
+        Some(r.elapsed.as_secs_f64()),
         r.complete,
+        detect,
         &msg,
     ));
     std::process::exit(0)
@@ -273,10 +294,6 @@ fn run_child(
     let lines = reader.join().unwrap();
     let stderr = err_reader.join().unwrap();
     let result = lines.iter().rev().find(|l| l.starts_with("RESULT\t"));
-    let search_seconds = lines
-        .iter()
-        .find_map(|l| l.strip_prefix("SEARCH\t"))
-        .and_then(|v| v.trim().parse::<f64>().ok());
     let crashed = match status {
         None => Some("killed at the parent's deadline".to_string()),
         Some(st) if st.success() => None,
@@ -291,17 +308,18 @@ fn run_child(
     };
     match result {
         Some(l) => {
-            let f: Vec<&str> = l.splitn(6, '\t').collect();
-            let message = f.get(5).unwrap_or(&"").to_string();
+            let f: Vec<&str> = l.splitn(7, '\t').collect();
+            let message = f.get(6).unwrap_or(&"").to_string();
+            let num = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
             Outcome {
                 found: f[1] == "1",
                 executions: f[2].parse().unwrap_or(0),
-                seconds: f[3].parse().unwrap_or(0.0),
-                complete: f[4] == "1",
+                run_seconds: num(3),
+                complete: f.get(4) == Some(&"1"),
+                detect_seconds: num(5),
                 limit: f[1] == "1" && is_limit_message(&message),
                 message,
                 crashed,
-                search_seconds,
             }
         }
         None => {
@@ -309,21 +327,54 @@ fn run_child(
             Outcome {
                 found: false,
                 executions: 0,
-                seconds: 0.0,
+                run_seconds: None,
+                detect_seconds: None,
                 complete: false,
                 message: tail,
                 crashed: Some(crashed.unwrap_or_else(|| "no RESULT line".into())),
                 limit: false,
-                search_seconds: None,
             }
         }
     }
 }
 
-/// Cell text for a tool/strategy on one program over all its seeds.
+/// Cell text for a tool/strategy on one program over all its seeds, and what the summary needs.
 struct CellStats {
     sched: String,
     time: String,
+    /// the median seed found the bug (deterministic searches: the one run found it)
+    found: bool,
+    /// median time to the failure's detection (+infinity when not found)
+    detect: f64,
+}
+
+/// Median over seeds, a missing value counting as +infinity.
+fn median_inf(xs: impl Iterator<Item = Option<f64>>) -> f64 {
+    let v: Vec<f64> = xs.map(|x| x.unwrap_or(f64::INFINITY)).collect();
+    if v.is_empty() {
+        return f64::INFINITY;
+    }
+    crate::stats::median(v)
+}
+
+fn bug(o: &Outcome) -> bool {
+    o.found && !o.limit
+}
+
+/// `0.10 ms (run 0.31 ms)`: time to detection, then the whole run's wall time.
+fn time_cell(detect: f64, run: f64, aborted: bool) -> String {
+    let d = if detect.is_finite() {
+        secs(detect)
+    } else {
+        "?".into()
+    };
+    if aborted {
+        format!("{d} (run aborted)")
+    } else if run.is_finite() {
+        format!("{d} (run {})", secs(run))
+    } else {
+        format!("{d} (run -)")
+    }
 }
 
 fn summarize(
@@ -334,107 +385,97 @@ fn summarize(
     prog: &str,
 ) -> CellStats {
     let n = outs.len();
-    let bugs: Vec<&Outcome> = outs.iter().filter(|o| o.found && !o.limit).collect();
-    let k = bugs.len();
+    let k = outs.iter().filter(|o| bug(o)).count();
     for o in outs {
+        let mut note = |t: String| {
+            if !notes.contains(&t) {
+                notes.push(t);
+            }
+        };
         if let Some(c) = &o.crashed {
             let what = if o.found {
                 "after reporting its failure"
             } else {
                 "without reporting"
             };
-            let note = format!("{prog} / {}: child process {c} {what}", tool.label());
-            if !notes.contains(&note) {
-                notes.push(note);
-            }
+            note(format!(
+                "{prog} / {}: child process {c} {what}",
+                tool.label()
+            ));
         }
         if o.limit {
-            let note = format!(
+            note(format!(
                 "{prog} / {}: stopped by a tool limit, not a bug: {}",
                 tool.label(),
                 o.message
-            );
-            if !notes.contains(&note) {
-                notes.push(note);
-            }
+            ));
+        }
+        if bug(o) && o.detect_seconds.is_none() {
+            note(format!(
+                "{prog} / {}: a failure without a recorded detection time (counted as not found in the time median)",
+                tool.label()
+            ));
         }
     }
     if tool.is_deterministic_search() {
         let o = &outs[0];
-        return if o.found && !o.limit {
+        let run = o.run_seconds.unwrap_or(f64::INFINITY);
+        return if bug(o) {
+            let detect = o.detect_seconds.unwrap_or(f64::INFINITY);
             CellStats {
                 sched: thousands(o.executions),
-                time: secs(o.seconds),
-            }
-        } else if o.limit {
-            CellStats {
-                sched: "limit hit".into(),
-                time: "-".into(),
-            }
-        } else if o.complete {
-            CellStats {
-                sched: format!(
-                    "not found: space exhausted after {}",
-                    thousands(o.executions)
-                ),
-                time: secs(o.seconds),
-            }
-        } else if o.crashed.is_some() && o.executions == 0 {
-            CellStats {
-                sched: "crashed".into(),
-                time: "-".into(),
+                time: time_cell(detect, run, o.run_seconds.is_none()),
+                found: true,
+                detect,
             }
         } else {
+            let (sched, time) = if o.limit {
+                ("limit hit".into(), "-".into())
+            } else if o.complete {
+                (
+                    format!(
+                        "not found: space exhausted after {}",
+                        thousands(o.executions)
+                    ),
+                    format!("(run {})", secs(run)),
+                )
+            } else if o.crashed.is_some() && o.executions == 0 {
+                ("crashed".into(), "-".into())
+            } else {
+                (
+                    format!(
+                        "not found in {}",
+                        thousands(o.executions.max(budget.min(o.executions)))
+                    ),
+                    format!("(run > {})", secs(run)),
+                )
+            };
             CellStats {
-                sched: format!(
-                    "not found in {}",
-                    thousands(o.executions.max(budget.min(o.executions)))
-                ),
-                time: format!("> {}", secs(o.seconds)),
+                sched,
+                time,
+                found: false,
+                detect: f64::INFINITY,
             }
         };
     }
-    // median over seeds, a seed that did not find counting as +infinity
-    let mut ex: Vec<f64> = outs
-        .iter()
-        .map(|o| {
-            if o.found && !o.limit {
-                o.executions as f64
-            } else {
-                f64::INFINITY
-            }
-        })
-        .collect();
-    let mut tm: Vec<f64> = outs
-        .iter()
-        .map(|o| {
-            if o.found && !o.limit {
-                o.seconds
-            } else {
-                f64::INFINITY
-            }
-        })
-        .collect();
-    ex.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    tm.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let med = |v: &[f64]| {
-        if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        }
-    };
-    let (me, mt) = (med(&ex), med(&tm));
+    // medians over seeds, a seed that did not find the bug counting as +infinity
+    let me = median_inf(outs.iter().map(|o| bug(o).then_some(o.executions as f64)));
+    let md = median_inf(outs.iter().map(|o| o.detect_seconds.filter(|_| bug(o))));
+    let mr = median_inf(outs.iter().map(|o| o.run_seconds.filter(|_| bug(o))));
     let frac = format!("{k}/{n}");
     if k == 0 {
         CellStats {
             sched: format!("not found ({frac})"),
             time: "-".into(),
+            found: false,
+            detect: f64::INFINITY,
         }
     } else if !me.is_finite() {
         CellStats {
             sched: format!("> {} ({frac})", thousands(budget)),
             time: "-".into(),
+            found: false,
+            detect: f64::INFINITY,
         }
     } else {
         let me = if me.fract() == 0.0 {
@@ -442,28 +483,176 @@ fn summarize(
         } else {
             format!("{me:.1}")
         };
-        let mut time = secs(mt);
-        if tool.family() == "pulse" {
-            // search-only time; a failure in the first execution has no search before it
-            let mut st: Vec<f64> = outs
-                .iter()
-                .map(|o| match (o.found && !o.limit, o.search_seconds) {
-                    (true, Some(s)) => s,
-                    (true, None) if o.executions <= 1 => 0.0,
-                    _ => f64::INFINITY,
-                })
-                .collect();
-            st.sort_by(|a, b| a.partial_cmp(b).unwrap());
-            let ms = med(&st);
-            if ms.is_finite() {
-                time = format!("{time} (search {})", secs(ms));
-            }
-        }
         CellStats {
             sched: format!("{me} ({frac})"),
-            time,
+            time: time_cell(md, mr, false),
+            found: true,
+            detect: md,
         }
     }
+}
+
+/// What the summary keeps of one cell.
+#[derive(Clone, Copy)]
+enum Cell {
+    Na,
+    NotFound,
+    /// found by the median seed, with the median time to detection
+    Found(f64),
+}
+
+/// The summary under the tables: found counts per column, and pulse's default against the best
+/// peer on time to the first failure. Computed from the cells, not written by hand.
+fn summary(strategies: &[Tool], progs: &[&BugProgram], cells: &[Vec<Cell>]) -> String {
+    let mut md = String::new();
+    let n = progs.len();
+    md.push_str(&format!(
+        "### Summary (computed by pulse-bench from the cells above)\n\n\
+         Programs found by the median seed (a deterministic column: by its one run), of the {n} in the table:\n\n\
+         | column | found | of the programs it can run |\n|---|---:|---:|\n"
+    ));
+    for (j, t) in strategies.iter().enumerate() {
+        let found = cells
+            .iter()
+            .filter(|r| matches!(r[j], Cell::Found(_)))
+            .count();
+        let runnable = cells.iter().filter(|r| !matches!(r[j], Cell::Na)).count();
+        md.push_str(&format!(
+            "| {} | {found} of {n} | {runnable} |\n",
+            t.label()
+        ));
+    }
+    let Some(def) = strategies.iter().position(|t| *t == Tool::PulsePortfolio) else {
+        return md;
+    };
+    let peers: Vec<usize> = (0..strategies.len())
+        .filter(|&j| strategies[j].family() != "pulse")
+        .collect();
+    if peers.is_empty() {
+        return md;
+    }
+    let peer_names = peers
+        .iter()
+        .map(|&j| strategies[j].label())
+        .collect::<Vec<_>>()
+        .join(", ");
+    md.push_str(&format!(
+        "\npulse's default (portfolio) against the best peer on time to the first failure (the seconds \
+         table's first number: median time to detection). Peer columns: {peer_names}; a column that is n/a \
+         for a program is left out of that program's peers. Best peer = the lowest median among the \
+         program's peer columns that found it. Ratio = pulse default ÷ best peer (≤ 0.50x is \
+         at most half). \"every peer found\": pulse's default and every peer column that can run the \
+         program found it by the median seed (programs no peer can run are left out).\n\n\
+         | program | pulse default | best peer | ratio | every peer found |\n|---|---:|---|---:|---|\n"
+    ));
+    // (ratio, every peer found, program, default, best, best label)
+    let mut rows: Vec<(f64, bool)> = Vec::new();
+    let mut slow: Vec<String> = Vec::new();
+    let mut no_peer = Vec::new();
+    let mut only_default = Vec::new();
+    let mut only_peer = Vec::new();
+    for (i, p) in progs.iter().enumerate() {
+        let r = &cells[i];
+        let Cell::Found(d) = r[def] else {
+            if peers.iter().any(|&j| matches!(r[j], Cell::Found(_))) {
+                only_peer.push(p.name);
+            }
+            continue;
+        };
+        let runnable: Vec<usize> = peers
+            .iter()
+            .copied()
+            .filter(|&j| !matches!(r[j], Cell::Na))
+            .collect();
+        if runnable.is_empty() {
+            no_peer.push(p.name);
+            continue;
+        }
+        let best = runnable
+            .iter()
+            .filter_map(|&j| match r[j] {
+                Cell::Found(t) if t.is_finite() => Some((t, j)),
+                _ => None,
+            })
+            .min_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+        let Some((bt, bj)) = best else {
+            only_default.push(p.name);
+            continue;
+        };
+        let all = runnable
+            .iter()
+            .all(|&j| matches!(r[j], Cell::Found(t) if t.is_finite()));
+        let ratio = d / bt;
+        rows.push((ratio, all));
+        if all && ratio > 0.5 {
+            slow.push(format!(
+                "`{}` {} against {} ({})",
+                p.name,
+                secs(d),
+                secs(bt),
+                strategies[bj].label()
+            ));
+        }
+        md.push_str(&format!(
+            "| {} | {} | {} ({}) | {} | {} |\n",
+            p.name,
+            secs(d),
+            secs(bt),
+            strategies[bj].label(),
+            crate::stats::ratio(ratio),
+            if all { "yes" } else { "no" }
+        ));
+    }
+    let line = |what: &str, v: Vec<f64>| -> String {
+        if v.is_empty() {
+            return format!("- {what}: no such program\n");
+        }
+        let k = v.len();
+        let half = v.iter().filter(|r| **r <= 0.5).count();
+        let max = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        format!(
+            "- {what}: {k} programs; median ratio {}, max {}; at most half (≤ 0.50x) on {half} of {k}\n",
+            crate::stats::ratio(crate::stats::median(v)),
+            crate::stats::ratio(max),
+        )
+    };
+    md.push('\n');
+    md.push_str(&line(
+        "programs pulse's default and every peer column that can run them found (\"every peer found\" = yes)",
+        rows.iter().filter(|r| r.1).map(|r| r.0).collect(),
+    ));
+    md.push_str(&line(
+        "programs pulse's default and at least one peer column found (every row)",
+        rows.iter().map(|r| r.0).collect(),
+    ));
+    if !slow.is_empty() {
+        md.push_str(&format!(
+            "- above 0.50x among \"every peer found\": {}\n",
+            slow.join("; ")
+        ));
+    }
+    let names = |v: &[&str]| {
+        v.iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (what, v) in [
+        (
+            "found by pulse's default and by no peer column",
+            &only_default,
+        ),
+        (
+            "found by a peer column but not by pulse's default",
+            &only_peer,
+        ),
+        ("found by pulse's default, no peer column can run", &no_peer),
+    ] {
+        if !v.is_empty() {
+            md.push_str(&format!("- {what}: {}\n", names(v)));
+        }
+    }
+    md
 }
 
 pub fn run(cfg: &Config) -> String {
@@ -482,6 +671,7 @@ pub fn run(cfg: &Config) -> String {
     let mut sched_tab = String::new();
     let mut time_tab = String::new();
     let mut fixed_tab = String::new();
+    let mut cells: Vec<Vec<Cell>> = Vec::new();
     let header: Vec<String> = strategies.iter().map(|t| t.label()).collect();
     for tab in [&mut sched_tab, &mut time_tab] {
         tab.push_str(&format!(
@@ -509,9 +699,11 @@ pub fn run(cfg: &Config) -> String {
     for p in &progs {
         let mut srow = vec![p.name.to_string()];
         let mut trow = vec![p.name.to_string()];
+        let mut crow = Vec::new();
         for &tool in &strategies {
             match p.variant(tool) {
                 Variant::Na(why) => {
+                    crow.push(Cell::Na);
                     let idx = na_index(&mut na_reasons, why);
                     srow.push(format!("n/a [{idx}]"));
                     trow.push(format!("n/a [{idx}]"));
@@ -534,6 +726,11 @@ pub fn run(cfg: &Config) -> String {
                         outs.push(run_child(cfg, p.name, tool, "buggy", seed(k), cfg.budget));
                     }
                     let c = summarize(tool, &outs, cfg.budget, &mut notes, p.name);
+                    crow.push(if c.found {
+                        Cell::Found(c.detect)
+                    } else {
+                        Cell::NotFound
+                    });
                     let marks: Vec<String> = p
                         .notes
                         .iter()
@@ -547,6 +744,7 @@ pub fn run(cfg: &Config) -> String {
         }
         sched_tab.push_str(&format!("| {} |\n", srow.join(" | ")));
         time_tab.push_str(&format!("| {} |\n", trow.join(" | ")));
+        cells.push(crow);
 
         let mut frow = vec![p.name.to_string()];
         for &tool in &fixed_tools {
@@ -592,7 +790,12 @@ pub fn run(cfg: &Config) -> String {
         secs(cfg.budget_time.as_secs_f64())
     ));
     md.push_str(&sched_tab);
-    md.push_str("\n### Seconds to first failure (median over the same runs; wall time of the whole run up to the failure, including the tool's failure report)\n\n");
+    md.push_str(
+        "\n### Seconds to first failure (median over the same runs): time to the failure's detection, then in parentheses the whole run's wall time\n\n\
+         First number: from the run's start to the failure's detection, without any failure report: pulse `Report::search_time` \
+         (until the failing execution ended), loom and shuttle the first panic (their assertion or deadlock panic). \
+         \"run\": the same start to the tool's return, its failure report included (pulse: traced replay, schedule minimization, race naming). Both are medians over seeds; a seed that did not find the bug counts as +infinity.\n\n",
+    );
     md.push_str(&time_tab);
     md.push_str(&format!(
         "\n### Fixed twins: no false alarm within {} schedules (seed {}; loom bound 3)\n\n",
@@ -600,6 +803,8 @@ pub fn run(cfg: &Config) -> String {
         seed(0)
     ));
     md.push_str(&fixed_tab);
+    md.push('\n');
+    md.push_str(&summary(&strategies, &progs, &cells));
     md.push_str(
         "\nn/a reasons (the program uses an API the tool does not have; nothing was faked):\n\n",
     );
@@ -620,9 +825,15 @@ pub fn run(cfg: &Config) -> String {
          - Each cell is a separate child process per seed (loom: one deterministic run). A seed that did not find the bug counts as +infinity in the median; \"> budget\" means fewer than half the seeds found it.\n\
          - Seeds: seed k = ((k+1) x 0x9E3779B97F4A7C15) >> 1, k = 0..n, the same for pulse and shuttle.\n\
          - loom: `model::Builder` with `max_branches = 10,000` (tokio CI's value), `checkpoint_interval = 1`, `max_permutations`/`max_duration` = the budget; the count is loom's iteration number of the first failing execution. A loom deadlock aborts the process (double panic); the child reports from its panic hook first.\n\
-         - pulse's seconds include its failure report: a traced replay of the failing schedule, which captures a backtrace at the panic (`Backtrace::force_capture`, symbolized); \
-         deadlocks have no panic and so no backtrace. \"search\" is the median time until the failing execution ended, without pulse's failure report (`Report::search_time`).\n\
-         - pulse: `Builder::new().schedules(budget).seed(seed).strategy(Random | Pct { depth: 3, k: None } | Pos | Dfs { bound: 2 } | Dpor { bound: 2 } | Portfolio).run_for(budget time, f)`, everything else default \
+         - Seconds, first number (time to first failure, i.e. to its detection): every tool's clock starts when the child calls the tool's entry point \
+         (pulse `Builder::run_for`, shuttle `Runner::run`, loom `Builder::check`), in a fresh child process. \
+         pulse: `Report::search_time` (the search's start to the end of the failing execution, before the failure report) plus the time `run_for` spent outside the search. \
+         loom and shuttle: the first panic, timestamped first thing in the child's panic hook; shuttle's own hook runs before it (it prints two short lines to stderr, then calls ours), loom installs none. \
+         pulse's number ends with the failing execution, the peers' at the panic inside it. \
+         \"run\": the wall time of the whole run to the tool's return, its failure report included: pulse's report replays the failing schedule with tracing, minimizes it and names the race; \
+         the peers report the panic they stopped at. \"run aborted\": loom aborted the process after the panic (a deadlock's double panic), so there is no whole-run time. \
+         A deterministic column that did not find the bug shows \"(run > t)\": the time it searched.\n\
+         - pulse: `Builder::new().schedules(budget).seed(seed).strategy(Random | Pct { depth: 3, k: None } | Pos | Roles { depth: 4, roles: None } | Dfs { bound: 2 } | Dpor { bound: 2 } | Portfolio).run_for(budget time, f)`, everything else default \
          (`max_steps` 100,000; spurious wakeups and weak-CAS failures each offered with odds 1 in 8 where they can happen; \
          the default time portfolio: each execution `infinitely-fast` (the clock jumps to the next deadline only when no thread can run) or `quite-slow-random=50ms` (a timer due within 50 ms may fire before a runnable step, on a 1-in-4 coin), by its seed). \
          \"time random\" adds `.time(TimeMode::TIME_RANDOM)`: a timed wait may expire at any scheduling point. \

@@ -8,10 +8,30 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 pub static EXECS: AtomicU64 = AtomicU64::new(0);
 pub static SWITCHES: AtomicU64 = AtomicU64::new(0);
+
+/// The instant the last run called its tool's entry point (`Builder::run_for`, `Runner::run`,
+/// `Builder::check`): `Run::elapsed` counts from it, and so does the bug table's time to the
+/// first panic (bugs.rs, the child's panic hook).
+static STARTED: Mutex<Option<Instant>> = Mutex::new(None);
+
+fn start_clock() -> Instant {
+    let now = Instant::now();
+    *STARTED.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
+    now
+}
+
+/// Time since the current run called its tool's entry point (None before any run).
+pub fn since_start() -> Option<Duration> {
+    STARTED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .map(|s| s.elapsed())
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tool {
@@ -24,6 +44,9 @@ pub enum Tool {
     PulseRandomTime,
     /// pulse, partial order sampling
     PulsePos,
+    /// pulse, PCT over roles (threads spawned at one call site share a priority) with the
+    /// given depth, the role count estimated (`roles:D`)
+    PulseRoles(usize),
     /// pulse, exhaustive DFS under the given preemption bound
     PulseDfs(usize),
     /// pulse, DPOR under the given preemption bound
@@ -45,6 +68,7 @@ impl Tool {
             Tool::PulsePct(d) => format!("pulse pct:{d}"),
             Tool::PulseRandomTime => "pulse random, time random".into(),
             Tool::PulsePos => "pulse pos".into(),
+            Tool::PulseRoles(d) => format!("pulse roles:{d}"),
             Tool::PulseDfs(b) => format!("pulse dfs:{b}"),
             Tool::PulseDpor(b) => format!("pulse dpor:{b}"),
             Tool::PulsePortfolio => "pulse portfolio (default)".into(),
@@ -60,6 +84,7 @@ impl Tool {
             Tool::PulsePct(d) => format!("pulse-pct{d}"),
             Tool::PulseRandomTime => "pulse-random-time".into(),
             Tool::PulsePos => "pulse-pos".into(),
+            Tool::PulseRoles(d) => format!("pulse-roles{d}"),
             Tool::PulseDfs(b) => format!("pulse-dfs{b}"),
             Tool::PulseDpor(b) => format!("pulse-dpor{b}"),
             Tool::PulsePortfolio => "pulse-portfolio".into(),
@@ -80,6 +105,8 @@ impl Tool {
             _ => {
                 if let Some(d) = s.strip_prefix("pulse-pct") {
                     Tool::PulsePct(d.parse().ok()?)
+                } else if let Some(d) = s.strip_prefix("pulse-roles") {
+                    Tool::PulseRoles(d.parse().ok()?)
                 } else if let Some(b) = s.strip_prefix("pulse-dfs") {
                     Tool::PulseDfs(b.parse().ok()?)
                 } else if let Some(b) = s.strip_prefix("pulse-dpor") {
@@ -100,6 +127,7 @@ impl Tool {
             | Tool::PulsePct(_)
             | Tool::PulseRandomTime
             | Tool::PulsePos
+            | Tool::PulseRoles(_)
             | Tool::PulseDfs(_)
             | Tool::PulseDpor(_)
             | Tool::PulsePortfolio => "pulse",
@@ -129,7 +157,8 @@ pub struct Run {
     /// the tool's own count of scheduling decisions over all executions, where it has one
     pub decisions: Option<u64>,
     pub elapsed: Duration,
-    /// pulse: wall time until the failing execution ended, without its failure report
+    /// pulse: wall time from the entry point until the failing execution ended, without the
+    /// failure report (`Report::search_time` plus the time `run_for` spent outside the search)
     pub search: Option<Duration>,
     /// first failure: its message (pulse: kind + message)
     pub failure: Option<String>,
@@ -169,6 +198,13 @@ pub fn run(tool: Tool, f: fn(), lim: &Limits) -> Run {
         #[cfg(feature = "pulse")]
         Tool::PulsePos => run_pulse(f, pulse::Strategy::Pos, pulse::TimeMode::Portfolio, lim),
         #[cfg(feature = "pulse")]
+        Tool::PulseRoles(depth) => run_pulse(
+            f,
+            pulse::Strategy::Roles { depth, roles: None },
+            pulse::TimeMode::Portfolio,
+            lim,
+        ),
+        #[cfg(feature = "pulse")]
         Tool::PulseDfs(bound) => run_pulse(
             f,
             pulse::Strategy::Dfs { bound },
@@ -194,6 +230,7 @@ pub fn run(tool: Tool, f: fn(), lim: &Limits) -> Run {
         | Tool::PulsePct(_)
         | Tool::PulseRandomTime
         | Tool::PulsePos
+        | Tool::PulseRoles(_)
         | Tool::PulseDfs(_)
         | Tool::PulseDpor(_)
         | Tool::PulsePortfolio => {
@@ -218,7 +255,7 @@ fn run_pulse(f: fn(), strategy: pulse::Strategy, time: pulse::TimeMode, lim: &Li
     {
         b = b.memory(m);
     }
-    let start = Instant::now();
+    let start = start_clock();
     let report = match lim.max_time {
         Some(t) => b.run_for(t, f),
         None => b.run(f),
@@ -228,7 +265,10 @@ fn run_pulse(f: fn(), strategy: pulse::Strategy, time: pulse::TimeMode, lim: &Li
         executions: report.executions,
         decisions: Some(report.decisions),
         elapsed,
-        search: Some(report.search_time),
+        // `search_time` counts from the search's own start inside `run_for`; the time
+        // `run_for` spent outside the search (setup before it, return after it) is added, so
+        // this counts from the same instant as `elapsed` and the peers' time to first panic.
+        search: Some(report.search_time + elapsed.saturating_sub(report.elapsed)),
         failure: report
             .failure
             .map(|fl| format!("{:?}: {}", fl.kind, fl.message)),
@@ -249,7 +289,7 @@ fn run_loom(f: fn(), bound: Option<usize>, lim: &Limits) -> Run {
         b.max_branches = mb;
     }
     EXECS.store(0, Ordering::SeqCst);
-    let start = Instant::now();
+    let start = start_clock();
     let r = catch_unwind(AssertUnwindSafe(|| {
         b.check(move || {
             EXECS.fetch_add(1, Ordering::Relaxed);
@@ -286,7 +326,7 @@ fn run_shuttle(f: fn(), tool: Tool, lim: &Limits) -> Run {
         );
     };
     let n = lim.schedules as usize;
-    let start = Instant::now();
+    let start = start_clock();
     let r = catch_unwind(AssertUnwindSafe(|| match tool {
         Tool::ShuttleRandom => {
             shuttle::Runner::new(RandomScheduler::new_from_seed(lim.seed, n), cfg).run(body);

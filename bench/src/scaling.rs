@@ -71,6 +71,10 @@ pub fn run(quick: bool, reps: usize) -> String {
         pulse::Strategy::Random,
         pulse::Strategy::Pos,
         pulse::Strategy::Pct { depth: 3, k: None },
+        pulse::Strategy::Roles {
+            depth: 4,
+            roles: None,
+        },
         pulse::Strategy::Portfolio,
     ];
     let mut out = String::from("| strategy | decisions / run | ");
