@@ -81,7 +81,7 @@ fn every_seeded_strategy_s_failure_replays_from_its_seed() {
     ];
     // Failures after the first execution, where adaptive PCT's `k` is the search's, not 32.
     let mut later_pct = 0;
-    // And where the roles strategy's role count is learned (2 here), not the first guess 1.
+    // And where the roles strategy's role count is learned (2 here), not the first guess 3.
     let mut later_roles = 0;
     let mut arms = std::collections::BTreeSet::new();
     for strategy in strategies {
@@ -106,7 +106,7 @@ fn every_seeded_strategy_s_failure_replays_from_its_seed() {
                     }
                     Strategy::Roles { roles, .. } => {
                         let roles = roles.expect("a roles failure names its role count");
-                        if found.execution > 0 && roles != 1 {
+                        if found.execution > 0 && roles != 3 {
                             later_roles += 1;
                         }
                     }

@@ -78,7 +78,11 @@ fn buggy_components_are_found_and_shrunk_and_fixed_ones_pass() {
     }
     for (test, at_most) in [
         ("registry_names_have_one_live_holder", 3),
-        ("table_to_vec_is_a_snapshot", 3),
+        // Its smallest failing case has 3 commands (two inserts in one branch, `ToVec`
+        // preempted between shards in the other); 32 seeds per candidate reach it for about
+        // half the generation seeds (1-8: 5 before the roles strategy joined the portfolio,
+        // 4 after), else 4 (two inserts, then `DeleteAll` beside `ToVec`).
+        ("table_to_vec_is_a_snapshot", 4),
         ("queue_pops_in_push_order", 4),
         ("kv_appends_are_never_lost", 4),
     ] {

@@ -41,8 +41,10 @@ struct ChangePoint {
 /// Change points' steps are drawn below `2^STEP_OCTAVES`.
 const STEP_OCTAVES: usize = 10;
 
-/// The role count assumed before any execution has shown one.
-const FIRST_ROLES: u32 = 1;
+/// The role count assumed before any execution has shown one: main and two spawn sites, a
+/// common test's shape (a search of one execution, as a state-machine case runs, has only
+/// this guess to go on).
+const FIRST_ROLES: u32 = 3;
 
 pub struct RolesScheduler {
     depth: usize,
@@ -67,8 +69,8 @@ pub struct RolesScheduler {
     run: RunLength,
     ranked: BTreeSet<(Key, u32)>,
     notices: RunnableNotices,
-    /// The most roles an execution has shown.
-    max_roles_seen: u32,
+    /// The most roles an execution has shown (`None` before the first ended).
+    max_roles_seen: Option<u32>,
 }
 
 impl RolesScheduler {
@@ -90,14 +92,17 @@ impl RolesScheduler {
             run: RunLength::default(),
             ranked: BTreeSet::new(),
             notices: RunnableNotices::default(),
-            max_roles_seen: FIRST_ROLES,
+            max_roles_seen: None,
         }
     }
 
     /// The role count the next execution draws its change points' roles below.
     fn next_roles(&self) -> u32 {
         self.fixed_roles
-            .unwrap_or_else(|| self.max_roles_seen.max(self.sites.len() as u32))
+            .unwrap_or_else(|| match (self.max_roles_seen, self.sites.len() as u32) {
+                (None, 0) => FIRST_ROLES,
+                (seen, now) => seen.unwrap_or(0).max(now),
+            })
             .max(1)
     }
 
@@ -168,14 +173,18 @@ impl RolesScheduler {
         self.set_key(thread, (low, 0));
     }
 
-    /// A change point: the role goes below everything, its threads keeping their order.
+    /// A change point: the role goes below everything, and its threads are ranked anew
+    /// among themselves, so where the other roles wait (main in a join) the change point
+    /// still switches to another thread of the role.
     fn demote_role(&mut self, role: u32) {
         let low = self.lowest();
         let r = role as usize;
         self.role_priority[r] = low;
         for i in 0..self.members[r].len() {
             let t = self.members[r][i];
-            self.set_key(t, (low, self.own[t as usize]));
+            let own = self.random_priority();
+            self.own[t as usize] = own;
+            self.set_key(t, (low, own));
         }
     }
 
@@ -227,7 +236,10 @@ impl RolesScheduler {
 
 impl Scheduler for RolesScheduler {
     fn new_execution(&mut self, seed: u64) -> bool {
-        self.max_roles_seen = self.max_roles_seen.max(self.sites.len() as u32);
+        if !self.sites.is_empty() {
+            let now = self.sites.len() as u32;
+            self.max_roles_seen = Some(self.max_roles_seen.map_or(now, |seen| seen.max(now)));
+        }
         let roles = self.next_roles() as usize;
         self.rng = rng_from_seed(seed);
         self.sites.clear();
@@ -461,7 +473,7 @@ mod tests {
             Some(Strategy::Roles { roles, .. }) => roles.unwrap(),
             other => panic!("{other:?}"),
         };
-        assert_eq!(roles(&s), 1);
+        assert_eq!(roles(&s), FIRST_ROLES);
         s.new_execution(1);
         for t in 0..7 {
             s.spawned(t, site(t));
@@ -471,5 +483,13 @@ mod tests {
         assert!(s.change_points.iter().all(|c| c.role < 4));
         s.spawned(0, 0);
         assert_eq!(roles(&s), 4, "a smaller execution does not shrink it");
+        // What an execution showed replaces the first guess, below it too.
+        let mut s = RolesScheduler::new(3, None, ChoiceOdds::default());
+        s.new_execution(1);
+        s.spawned(0, 0);
+        s.spawned(1, 1);
+        s.new_execution(2);
+        assert_eq!(roles(&s), 2);
+        assert!(s.change_points.iter().all(|c| c.role < 2));
     }
 }
