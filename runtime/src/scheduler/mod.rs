@@ -317,3 +317,75 @@ pub(crate) fn churn_runnable(
         }
     }
 }
+
+/// Checks every strict-priority strategy (PCT, roles) must pass, for their unit tests.
+#[cfg(test)]
+pub(crate) mod priority_checks {
+    use super::*;
+
+    /// The ranked pick (`next_runnable`, told of every change to the runnable set) picks what
+    /// the scan over the set picks, step for step, through spawns, blocks, yields and change
+    /// points. `make(seed)` is a scheduler ready for an execution from `seed`.
+    pub(crate) fn ranked_pick_is_the_scans_pick(make: impl Fn(u64) -> Box<dyn Scheduler>) {
+        for seed in 0..100 {
+            let (mut ranked, mut scanned) = (make(seed), make(seed));
+            let mut rng = rng_from_seed(seed + 1000);
+            let mut runnable: Vec<u32> = vec![0];
+            ranked.runnable_changed(0, true);
+            let mut current = 0;
+            for _ in 0..500 {
+                // Spawn, block or wake a few threads at random.
+                churn_runnable(&mut rng, &mut runnable, &mut *ranked, 40);
+                if runnable.len() < 2 {
+                    continue;
+                }
+                let cur = runnable.binary_search(&current).ok().map(|_| current);
+                let yielding = below(&mut rng, 10) == 0;
+                let a = ranked.next_runnable(&runnable, cur, yielding);
+                let b = scanned.next_thread(&runnable, cur, yielding);
+                assert_eq!(a, b, "seed {seed}");
+                current = a.unwrap();
+            }
+        }
+    }
+
+    /// A thread that busy-waits without yielding is demoted after `FAIR_RUN` choice points
+    /// in a row, so the thread it waits for runs.
+    pub(crate) fn a_busy_waiter_gives_way(make: impl Fn(u64) -> Box<dyn Scheduler>) {
+        for seed in 0..200 {
+            let mut s = make(seed);
+            let (mut current, mut run, mut longest) = (0, 0, 0);
+            for _ in 0..1000 {
+                let next = s.next_thread(&[0, 1], Some(current), false).unwrap();
+                run = if next == current { run + 1 } else { 1 };
+                longest = longest.max(run);
+                current = next;
+            }
+            assert!(longest <= FAIR_RUN + 1, "seed {seed}: {longest}");
+        }
+    }
+
+    /// A spin-waiting thread (always yielding) must not starve the thread it waits for,
+    /// even after a change point demotes that thread (a floor on demoted priorities once
+    /// made them tie, and the tie went to the spinner forever).
+    pub(crate) fn a_yielding_spinner_never_starves_the_holder(
+        make: impl Fn(u64) -> Box<dyn Scheduler>,
+    ) {
+        for seed in 0..200 {
+            let mut s = make(seed);
+            let mut current = 0;
+            let mut last_holder_step = 0;
+            for step in 0..300 {
+                // Thread 0 spins (yields), thread 1 holds the lock and never yields.
+                current = s.next_thread(&[0, 1], Some(current), current == 0).unwrap();
+                if current == 1 {
+                    last_holder_step = step;
+                }
+            }
+            assert!(
+                last_holder_step >= 290,
+                "seed {seed}: the holder stopped running at step {last_holder_step}"
+            );
+        }
+    }
+}

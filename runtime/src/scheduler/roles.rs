@@ -318,7 +318,7 @@ impl Scheduler for RolesScheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scheduler::churn_runnable;
+    use crate::scheduler::priority_checks;
 
     /// Thread 0 is main; the others are spawned at one of three sites.
     fn site(t: u32) -> u64 {
@@ -339,30 +339,23 @@ mod tests {
         s
     }
 
-    /// The ranked pick (`next_runnable`) picks what the scan picks, step for step, through
-    /// spawns, blocks, yields, and thread and role demotions.
+    fn roles(seed: u64) -> Box<dyn Scheduler> {
+        Box::new(announced(4, seed, 40))
+    }
+
     #[test]
     fn the_ranked_pick_is_the_scans_pick() {
-        for seed in 0..100 {
-            let mut ranked = announced(4, seed, 40);
-            let mut scanned = announced(4, seed, 40);
-            let mut rng = rng_from_seed(seed + 1000);
-            let mut runnable: Vec<u32> = vec![0];
-            ranked.runnable_changed(0, true);
-            let mut current = 0;
-            for _ in 0..500 {
-                churn_runnable(&mut rng, &mut runnable, &mut ranked, 40);
-                if runnable.len() < 2 {
-                    continue;
-                }
-                let cur = runnable.binary_search(&current).ok().map(|_| current);
-                let yielding = below(&mut rng, 10) == 0;
-                let a = ranked.next_runnable(&runnable, cur, yielding);
-                let b = scanned.next_thread(&runnable, cur, yielding);
-                assert_eq!(a, b, "seed {seed}");
-                current = a.unwrap();
-            }
-        }
+        priority_checks::ranked_pick_is_the_scans_pick(roles);
+    }
+
+    #[test]
+    fn a_busy_waiter_without_yields_gives_way() {
+        priority_checks::a_busy_waiter_gives_way(roles);
+    }
+
+    #[test]
+    fn a_yielding_spinner_never_starves_the_holder() {
+        priority_checks::a_yielding_spinner_never_starves_the_holder(roles);
     }
 
     /// Runs threads `0..threads` (all runnable, each ending after `steps` picks) and returns
@@ -425,43 +418,6 @@ mod tests {
             }
         }
         assert!(interrupted > 10, "{interrupted} of 400 interrupted a role");
-    }
-
-    /// A thread that busy-waits without yielding gives way after `FAIR_RUN` picks in a row.
-    #[test]
-    fn a_busy_waiter_without_yields_gives_way() {
-        for seed in 0..200 {
-            let mut s = announced(3, seed, 2);
-            let (mut current, mut run, mut longest) = (0, 0, 0);
-            for _ in 0..1000 {
-                let next = s.next_thread(&[0, 1], Some(current), false).unwrap();
-                run = if next == current { run + 1 } else { 1 };
-                longest = longest.max(run);
-                current = next;
-            }
-            assert!(
-                longest <= super::super::FAIR_RUN + 1,
-                "seed {seed}: {longest}"
-            );
-        }
-    }
-
-    /// A thread that always yields never starves one that never does, whatever the change
-    /// points do to their roles.
-    #[test]
-    fn a_yielding_spinner_never_starves_the_holder() {
-        for seed in 0..200 {
-            let mut s = announced(4, seed, 2);
-            let mut current = 0;
-            let mut last_holder_step = 0;
-            for step in 0..300 {
-                current = s.next_thread(&[0, 1], Some(current), current == 0).unwrap();
-                if current == 1 {
-                    last_holder_step = step;
-                }
-            }
-            assert!(last_holder_step >= 290, "seed {seed}: {last_holder_step}");
-        }
     }
 
     /// The role count change points are drawn below grows with what executions show, and is
