@@ -78,19 +78,6 @@ fn resource(object: Option<ObjRef>) -> u64 {
     })
 }
 
-/// The number the scheduler is told a spawn's call site by (`Scheduler::spawned`): from the
-/// location's text, not its address, so the same in every process and every copy of an
-/// inlined call; never 0 (the main thread's).
-fn spawn_site(at: &Location<'_>) -> u64 {
-    // FNV-1a: a few dozen bytes per spawn.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let line_col = (at.line() as u64) << 32 | at.column() as u64;
-    for b in at.file().bytes().chain(line_col.to_le_bytes()) {
-        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-    }
-    h | 1
-}
-
 impl Ctx {
     /// The running execution's process-unique id (handles that outlive their execution,
     /// e.g. a `Thread` kept in a static, compare it to know they are stale).
@@ -385,7 +372,7 @@ impl Ctx {
         let tid = {
             let mut st = self.state();
             let stack = stack_size.unwrap_or(st.config.stack_size);
-            st.add_thread(name, spawn_site(Location::caller()), body, stack)
+            st.add_thread(name, Some(Location::caller()), body, stack)
         };
         self.switch("thread::spawn", Some(ObjRef::thread(tid)));
         tid

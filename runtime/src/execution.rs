@@ -320,7 +320,7 @@ impl ExecState {
     pub fn add_thread(
         &mut self,
         name: Option<Arc<str>>,
-        site: u64,
+        site: Option<&'static std::panic::Location<'static>>,
         body: Box<dyn FnOnce()>,
         stack_size: usize,
     ) -> Tid {

@@ -145,7 +145,7 @@ impl Executor {
             let body: Box<dyn FnOnce() + '_> = Box::new(f);
             let body: Box<dyn FnOnce()> = unsafe { std::mem::transmute(body) };
             let stack = st.config.stack_size;
-            st.add_thread(main_name, 0, body, stack);
+            st.add_thread(main_name, None, body, stack);
             st.next = Some(0);
         }
         self.drive();

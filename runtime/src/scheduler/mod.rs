@@ -5,6 +5,8 @@
 //! weak CAS failure) which way it goes, and under the relaxed memory model which store a
 //! load reads. Strategies never touch thread state (shuttle's split).
 
+use std::panic::Location;
+
 mod dfs;
 mod dpor;
 mod pct;
@@ -76,10 +78,10 @@ pub trait Scheduler {
         self.pending(thread, resource)
     }
 
-    /// Told when `thread` is created, with a number equal for threads spawned at the same
-    /// call site within a run (0 for the main thread). PCT over roles ranks by it.
+    /// Told when `thread` is created, with the call that spawned it (`None` for the main
+    /// thread). PCT over roles ranks by it.
     #[inline]
-    fn spawned(&mut self, _thread: u32, _site: u64) {}
+    fn spawned(&mut self, _thread: u32, _site: Option<&'static Location<'static>>) {}
 
     /// Told when a thread joins (`true`) or leaves (`false`) the execution's runnable set, so
     /// a strategy can keep its own ordered view of it instead of scanning the set at every

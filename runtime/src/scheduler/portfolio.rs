@@ -90,7 +90,7 @@ impl Scheduler for PortfolioScheduler {
         self.arms[self.active].next_bool(kind)
     }
 
-    fn spawned(&mut self, thread: u32, site: u64) {
+    fn spawned(&mut self, thread: u32, site: Option<&'static std::panic::Location<'static>>) {
         self.arms[self.active].spawned(thread, site)
     }
 

@@ -19,6 +19,7 @@
 //! replays it from its seed alone.
 
 use std::collections::BTreeSet;
+use std::panic::Location;
 
 use super::{
     below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, RunnableNotices,
@@ -45,6 +46,18 @@ const STEP_OCTAVES: usize = 10;
 /// common test's shape (a search of one execution, as a state-machine case runs, has only
 /// this guess to go on).
 const FIRST_ROLES: u32 = 3;
+
+/// A number for a spawn's call site: from the location's text, not its address, so the same
+/// in every process and in every copy of an inlined call; never 0 (the main thread's).
+fn site_number(at: &Location<'_>) -> u64 {
+    // FNV-1a: a few dozen bytes per spawn, under this strategy only.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let line_col = (at.line() as u64) << 32 | at.column() as u64;
+    for b in at.file().bytes().chain(line_col.to_le_bytes()) {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    h | 1
+}
 
 pub struct RolesScheduler {
     depth: usize,
@@ -263,8 +276,8 @@ impl Scheduler for RolesScheduler {
         true
     }
 
-    fn spawned(&mut self, thread: u32, site: u64) {
-        self.join_role(thread, site);
+    fn spawned(&mut self, thread: u32, site: Option<&'static Location<'static>>) {
+        self.join_role(thread, site.map_or(0, site_number));
     }
 
     fn next_thread(
@@ -334,7 +347,7 @@ mod tests {
         let mut s = RolesScheduler::new(depth, Some(4), ChoiceOdds::default());
         s.new_execution(seed);
         for t in 0..threads {
-            s.spawned(t, site(t));
+            s.join_role(t, site(t));
         }
         s
     }
@@ -432,18 +445,18 @@ mod tests {
         assert_eq!(roles(&s), FIRST_ROLES);
         s.new_execution(1);
         for t in 0..7 {
-            s.spawned(t, site(t));
+            s.join_role(t, site(t));
         }
         assert_eq!(roles(&s), 4);
         s.new_execution(2);
         assert!(s.change_points.iter().all(|c| c.role < 4));
-        s.spawned(0, 0);
+        s.join_role(0, 0);
         assert_eq!(roles(&s), 4, "a smaller execution does not shrink it");
         // What an execution showed replaces the first guess, below it too.
         let mut s = RolesScheduler::new(3, None, ChoiceOdds::default());
         s.new_execution(1);
-        s.spawned(0, 0);
-        s.spawned(1, 1);
+        s.join_role(0, 0);
+        s.join_role(1, 1);
         s.new_execution(2);
         assert_eq!(roles(&s), 2);
         assert!(s.change_points.iter().all(|c| c.role < 2));
