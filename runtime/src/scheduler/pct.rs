@@ -8,11 +8,9 @@
 //! function of its seed and that `k`, so a failing execution is reported as the `pct:D:K`
 //! that replays it from its seed alone (`strategy_for`).
 
-use std::collections::BTreeSet;
-
 use super::{
-    below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, RunnableNotices,
-    Scheduler, Strategy,
+    below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, RankedSet, Rng, RunLength, Scheduler,
+    Strategy,
 };
 
 pub struct PctScheduler {
@@ -33,10 +31,8 @@ pub struct PctScheduler {
     next_low: i64,
     /// A thread that runs `FAIR_RUN` choice points in a row is demoted as if it yielded.
     run: RunLength,
-    /// The execution's runnable threads by (priority, thread), kept from
-    /// `runnable_changed`: the pick is its last element, O(log n) whatever the thread count.
-    ranked: BTreeSet<(i64, u32)>,
-    notices: RunnableNotices,
+    /// The execution's runnable threads by priority.
+    ranked: RankedSet<i64>,
 }
 
 impl PctScheduler {
@@ -52,8 +48,7 @@ impl PctScheduler {
             max_steps_seen: 32,
             next_low: 0,
             run: RunLength::default(),
-            ranked: BTreeSet::new(),
-            notices: RunnableNotices::default(),
+            ranked: RankedSet::default(),
         }
     }
 
@@ -66,21 +61,15 @@ impl PctScheduler {
 
     /// Ranks the threads that joined since the last decision.
     fn rank_joined(&mut self) {
-        let mut notices = std::mem::take(&mut self.notices);
-        notices.rank_joined(|t| {
-            let p = self.priority(t);
-            self.ranked.insert((p, t));
-        });
-        self.notices = notices;
+        let mut ranked = std::mem::take(&mut self.ranked);
+        ranked.rank_joined(|t| self.priority(t));
+        self.ranked = ranked;
     }
 
     /// Sets `thread`'s priority, keeping `ranked` in step.
     fn set_priority(&mut self, thread: u32, p: i64) {
         let i = thread as usize;
-        if self.notices.is_ranked(thread) {
-            self.ranked.remove(&(self.priorities[i], thread));
-            self.ranked.insert((p, thread));
-        }
+        self.ranked.rekey(thread, self.priorities[i], p);
         self.priorities[i] = p;
     }
 
@@ -143,8 +132,7 @@ impl Scheduler for PctScheduler {
         self.step = 0;
         self.next_low = 0;
         self.run.reset();
-        self.ranked.clear();
-        self.notices = RunnableNotices::default();
+        self.ranked = RankedSet::default();
         let k = self.next_k() as usize;
         self.change_points = (1..self.depth)
             .map(|_| below(&mut self.rng, k) as u64)
@@ -164,10 +152,9 @@ impl Scheduler for PctScheduler {
     }
 
     fn runnable_changed(&mut self, thread: u32, runnable: bool) {
-        if self.notices.changed(thread, runnable) {
-            self.ranked
-                .remove(&(self.priorities[thread as usize], thread));
-        }
+        let priorities = &self.priorities;
+        self.ranked
+            .changed(thread, runnable, || priorities[thread as usize]);
     }
 
     fn next_runnable(
@@ -180,9 +167,9 @@ impl Scheduler for PctScheduler {
         self.rank_joined();
         // The ranked view is the runnable set unless the scheduler missed notices (it was
         // swapped in mid-execution): then the scan decides.
-        let best = match self.ranked.last() {
-            Some(&(_, t)) if self.ranked.len() == runnable.len() => t,
-            _ => self.scan(runnable),
+        let best = match self.ranked.top(runnable.len()) {
+            Some(t) => t,
+            None => self.scan(runnable),
         };
         Some(self.after_pick(best))
     }

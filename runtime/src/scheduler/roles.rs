@@ -18,12 +18,11 @@
 //! (`roles:D:R`), so, as for PCT, a failing execution is reported as the `roles:D:R` that
 //! replays it from its seed alone.
 
-use std::collections::BTreeSet;
 use std::panic::Location;
 
 use super::{
-    below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, RunnableNotices,
-    Scheduler, Strategy,
+    below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, RankedSet, Rng, RunLength, Scheduler,
+    Strategy,
 };
 
 /// A thread's place in the order: its role's priority, then its own within the role.
@@ -80,8 +79,7 @@ pub struct RolesScheduler {
     /// The next demoted priority, below every one given so far.
     next_low: i64,
     run: RunLength,
-    ranked: BTreeSet<(Key, u32)>,
-    notices: RunnableNotices,
+    ranked: RankedSet<Key>,
     /// The most roles an execution has shown (`None` before the first ended).
     max_roles_seen: Option<u32>,
 }
@@ -103,8 +101,7 @@ impl RolesScheduler {
             change_points: Vec::new(),
             next_low: 0,
             run: RunLength::default(),
-            ranked: BTreeSet::new(),
-            notices: RunnableNotices::default(),
+            ranked: RankedSet::default(),
             max_roles_seen: None,
         }
     }
@@ -167,10 +164,7 @@ impl RolesScheduler {
 
     fn set_key(&mut self, thread: u32, key: Key) {
         let i = thread as usize;
-        if self.notices.is_ranked(thread) {
-            self.ranked.remove(&(self.keys[i], thread));
-            self.ranked.insert((key, thread));
-        }
+        self.ranked.rekey(thread, self.keys[i], key);
         self.keys[i] = key;
     }
 
@@ -202,12 +196,9 @@ impl RolesScheduler {
     }
 
     fn rank_joined(&mut self) {
-        let mut notices = std::mem::take(&mut self.notices);
-        notices.rank_joined(|t| {
-            let key = self.key(t);
-            self.ranked.insert((key, t));
-        });
-        self.notices = notices;
+        let mut ranked = std::mem::take(&mut self.ranked);
+        ranked.rank_joined(|t| self.key(t));
+        self.ranked = ranked;
     }
 
     fn scan(&mut self, runnable: &[u32]) -> u32 {
@@ -264,8 +255,7 @@ impl Scheduler for RolesScheduler {
         self.picks.clear();
         self.next_low = 0;
         self.run.reset();
-        self.ranked.clear();
-        self.notices = RunnableNotices::default();
+        self.ranked = RankedSet::default();
         self.change_points = (1..self.depth)
             .map(|_| ChangePoint {
                 role: below(&mut self.rng, roles) as u32,
@@ -292,9 +282,9 @@ impl Scheduler for RolesScheduler {
     }
 
     fn runnable_changed(&mut self, thread: u32, runnable: bool) {
-        if self.notices.changed(thread, runnable) {
-            self.ranked.remove(&(self.keys[thread as usize], thread));
-        }
+        let keys = &self.keys;
+        self.ranked
+            .changed(thread, runnable, || keys[thread as usize]);
     }
 
     fn next_runnable(
@@ -305,9 +295,9 @@ impl Scheduler for RolesScheduler {
     ) -> Option<u32> {
         self.before_pick(current, yielding);
         self.rank_joined();
-        let best = match self.ranked.last() {
-            Some(&(_, t)) if self.ranked.len() == runnable.len() => t,
-            _ => self.scan(runnable),
+        let best = match self.ranked.top(runnable.len()) {
+            Some(t) => t,
+            None => self.scan(runnable),
         };
         Some(self.after_pick(best))
     }
@@ -332,6 +322,7 @@ impl Scheduler for RolesScheduler {
 mod tests {
     use super::*;
     use crate::scheduler::priority_checks;
+    use std::collections::BTreeSet;
 
     /// Thread 0 is main; the others are spawned at one of three sites.
     fn site(t: u32) -> u64 {
