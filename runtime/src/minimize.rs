@@ -411,12 +411,12 @@ fn breadth_first(
     // The failing thread (the panic's root cause, a deadlock's first blocked thread):
     // switching to it is tried first, at each level, as it is the likeliest to matter.
     let culprit = culprit.or_else(|| owners(&best.entries).last().copied());
+    // Never more candidates in a level than could run: a level of a long schedule among
+    // many threads is (choice points x threads)^deviations.
+    let room = MAX_TRIES as usize;
     let mut level: Vec<Vec<(usize, u32)>> = vec![Vec::new()];
     let mut deviations = 0;
     while deviations <= best.preemptions && !level.is_empty() {
-        // Never more candidates than could run: a level of a long schedule among many
-        // threads is (choice points x threads)^deviations.
-        let room = MAX_TRIES as usize;
         let (mut first, mut rest) = (Vec::new(), Vec::new());
         for devs in level {
             if spent() {

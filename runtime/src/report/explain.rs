@@ -146,7 +146,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 _ => None,
             })
     };
-    let (kind, message, location, thread, details, backtrace) = match *stop {
+    let (kind, message, location, tid, thread, details, backtrace) = match *stop {
         Stop::Panic { thread } => {
             let t = &st.threads[thread as usize];
             let mut details = Vec::new();
@@ -167,6 +167,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 FailureKind::Panic,
                 record.as_ref().map_or_else(|| "panicked".to_string(), |r| r.message.clone()),
                 record.as_ref().and_then(|r| r.location.clone()),
+                Some(thread),
                 st.thread_name(thread),
                 details,
                 record.and_then(|r| r.backtrace),
@@ -179,8 +180,11 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             } else {
                 (FailureKind::LeakedThread, format!("the test's main thread returned, but {} thread(s) stay blocked forever", lines.len()))
             };
-            let (thread, location) = first_blocked().map_or(("-".to_string(), None), |(t, l)| (st.thread_name(t), Some(l)));
-            (kind, message, location, thread, lines, None)
+            let (tid, thread, location) = match first_blocked() {
+                Some((t, l)) => (Some(t), st.thread_name(t), Some(l)),
+                None => (None, "-".to_string(), None),
+            };
+            (kind, message, location, tid, thread, lines, None)
         }
         Stop::StepLimit => {
             let mut busy: Vec<(u64, Tid)> = st
@@ -225,6 +229,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                     )
                 },
                 top.and_then(|t| st.threads[t as usize].last_location.map(location_string)),
+                None,
                 top.map_or("-".to_string(), |t| st.thread_name(t)),
                 details,
                 None,
@@ -237,23 +242,13 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 st.schedule.len()
             ),
             None,
+            None,
             st.thread_name(st.current),
             Vec::new(),
             None,
         ),
     };
     let full = full_trace(st, &thread);
-    let tid = match *stop {
-        Stop::Panic { thread } => {
-            let effect = st.threads[thread as usize].panic.as_ref();
-            match (effect, root_cause(st, thread)) {
-                (Some(e), Some(cause)) if e.message.contains("Any { .. }") => Some(cause),
-                _ => Some(thread),
-            }
-        }
-        Stop::Deadlock | Stop::LeakedThread => first_blocked().map(|(t, _)| t),
-        _ => None,
-    };
     Explanation {
         kind,
         message,

@@ -69,9 +69,9 @@ pub struct RolesScheduler {
     sites: Vec<u64>,
     role_priority: Vec<i64>,
     members: Vec<Vec<u32>>,
-    /// Per thread: its role, its rank within the role, its key, the picks it had.
+    /// Per thread: its role, its key (role priority, then its own within the role, or a
+    /// demoted thread's alone), the picks it had.
     role_of: Vec<u32>,
-    own: Vec<i64>,
     keys: Vec<Key>,
     picks: Vec<u32>,
     /// Change points not yet reached.
@@ -95,7 +95,6 @@ impl RolesScheduler {
             role_priority: Vec::new(),
             members: Vec::new(),
             role_of: Vec::new(),
-            own: Vec::new(),
             keys: Vec::new(),
             picks: Vec::new(),
             change_points: Vec::new(),
@@ -142,13 +141,11 @@ impl RolesScheduler {
         let t = thread as usize;
         if self.role_of.len() <= t {
             self.role_of.resize(t + 1, 0);
-            self.own.resize(t + 1, 0);
             self.keys.resize(t + 1, (0, 0));
             self.picks.resize(t + 1, 0);
         }
         let own = self.random_priority();
         self.role_of[t] = role as u32;
-        self.own[t] = own;
         self.keys[t] = (self.role_priority[role], own);
         self.members[role].push(thread);
     }
@@ -190,7 +187,6 @@ impl RolesScheduler {
         for i in 0..self.members[r].len() {
             let t = self.members[r][i];
             let own = self.random_priority();
-            self.own[t as usize] = own;
             self.set_key(t, (low, own));
         }
     }
@@ -250,7 +246,6 @@ impl Scheduler for RolesScheduler {
         self.role_priority.clear();
         self.members.clear();
         self.role_of.clear();
-        self.own.clear();
         self.keys.clear();
         self.picks.clear();
         self.next_low = 0;
