@@ -793,7 +793,7 @@ pub fn run(cfg: &Config) -> String {
     md.push_str(
         "\n### Seconds to first failure (median over the same runs): time to the failure's detection, then in parentheses the whole run's wall time\n\n\
          First number: from the run's start to the failure's detection, without any failure report: pulse `Report::search_time` \
-         (until the failing execution ended), loom and shuttle the first panic (their assertion or deadlock panic). \
+         (until the failing execution's first panic, or until it was found stuck), loom and shuttle the first panic (their assertion or deadlock panic). \
          \"run\": the same start to the tool's return, its failure report included (pulse: traced replay, schedule minimization, race naming). Both are medians over seeds; a seed that did not find the bug counts as +infinity.\n\n",
     );
     md.push_str(&time_tab);
@@ -827,9 +827,9 @@ pub fn run(cfg: &Config) -> String {
          - loom: `model::Builder` with `max_branches = 10,000` (tokio CI's value), `checkpoint_interval = 1`, `max_permutations`/`max_duration` = the budget; the count is loom's iteration number of the first failing execution. A loom deadlock aborts the process (double panic); the child reports from its panic hook first.\n\
          - Seconds, first number (time to first failure, i.e. to its detection): every tool's clock starts when the child calls the tool's entry point \
          (pulse `Builder::run_for`, shuttle `Runner::run`, loom `Builder::check`), in a fresh child process. \
-         pulse: `Report::search_time` (the search's start to the end of the failing execution, before the failure report) plus the time `run_for` spent outside the search. \
+         pulse: `Report::search_time` (the search's start to the failing execution's first panic, when pulse's panic hook saw it, or to the moment the scheduler found the execution stuck: deadlock, livelock) plus the time `run_for` spent outside the search. \
          loom and shuttle: the first panic, timestamped first thing in the child's panic hook; shuttle's own hook runs before it (it prints two short lines to stderr, then calls ours), loom installs none. \
-         pulse's number ends with the failing execution, the peers' at the panic inside it. \
+         So every tool's number ends at the panic, before unwinding (a process's first unwind costs ~40 us); a deadlock ends where the tool detects it. \
          \"run\": the wall time of the whole run to the tool's return, its failure report included: pulse's report replays the failing schedule with tracing, minimizes it and names the race; \
          the peers report the panic they stopped at. \"run aborted\": loom aborted the process after the panic (a deadlock's double panic), so there is no whole-run time. \
          A deterministic column that did not find the bug shows \"(run > t)\": the time it searched.\n\

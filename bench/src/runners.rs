@@ -157,8 +157,9 @@ pub struct Run {
     /// the tool's own count of scheduling decisions over all executions, where it has one
     pub decisions: Option<u64>,
     pub elapsed: Duration,
-    /// pulse: wall time from the entry point until the failing execution ended, without the
-    /// failure report (`Report::search_time` plus the time `run_for` spent outside the search)
+    /// pulse: wall time from the entry point to the failure's detection (its first panic, or
+    /// the moment the execution was found stuck), without the failure report
+    /// (`Report::search_time` plus the time `run_for` spent outside the search)
     pub search: Option<Duration>,
     /// first failure: its message (pulse: kind + message)
     pub failure: Option<String>,

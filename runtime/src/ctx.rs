@@ -649,6 +649,8 @@ impl Ctx {
             // run during cleanup, worth printing.
             return None;
         }
+        st.first_panic_at
+            .get_or_insert_with(std::time::Instant::now);
         let capture = st.capture_backtraces;
         let me = st.current;
         let thread = st.thread_name(me);

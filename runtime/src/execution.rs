@@ -182,6 +182,9 @@ pub(crate) struct ExecState {
     pub next_object: u32,
     pub trace: Option<Vec<Event>>,
     pub stop: Option<Stop>,
+    /// When this execution's first panic reached the panic hook: a failure by panic was
+    /// detected then (`Outcome::detected_at`), however long unwinding takes after.
+    pub first_panic_at: Option<std::time::Instant>,
     pub teardown: bool,
     pub pending_spawns: Vec<PendingSpawn>,
     pub warnings: Vec<String>,
@@ -252,6 +255,7 @@ impl ExecState {
             next_object: 0,
             trace: None,
             stop: None,
+            first_panic_at: None,
             teardown: false,
             pending_spawns: Vec::new(),
             warnings: Vec::new(),
@@ -287,6 +291,7 @@ impl ExecState {
         // Symbolising a backtrace costs ~100 ms: only when it will be shown.
         self.capture_backtraces = tracing && crate::report::backtrace::backtrace_wanted();
         self.stop = None;
+        self.first_panic_at = None;
         self.teardown = false;
         self.pending_spawns.clear();
         self.addr_objects.clear();

@@ -5,6 +5,7 @@
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
+use std::time::Instant;
 
 use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -44,6 +45,10 @@ pub(crate) struct Outcome {
     /// A traced execution that passed: its trace file (`Config::trace_passing`).
     #[serde(default)]
     pub passed_trace: Option<pulse_protocol::trace::Trace>,
+    /// A failed execution's moment of detection in this process: its first panic, or when
+    /// the scheduler found it stuck (None from another process).
+    #[serde(skip)]
+    pub detected_at: Option<std::time::Instant>,
 }
 
 impl Outcome {
@@ -69,6 +74,7 @@ impl Outcome {
             }),
             warnings: Vec::new(),
             passed_trace: None,
+            detected_at: None,
         }
     }
 }
@@ -149,17 +155,26 @@ impl Executor {
             st.next = Some(0);
         }
         self.drive();
-        let explanation = {
+        let (explanation, detected_at) = {
             let mut st = self.state();
             if st.stop.is_none() {
                 st.judge_detached();
             }
+            // A peer's time to failure ends at its first panic; a failure by panic here is
+            // dated the same way, not after unwinding.
+            let detected_at = st.stop.as_ref().map(|stop| match stop {
+                Stop::Panic { .. } => st.first_panic_at.unwrap_or_else(Instant::now),
+                _ => Instant::now(),
+            });
             // pulse's own work, however long a huge trace takes: not a stalled thread.
             let _quiet = st
                 .heartbeat
                 .clone()
                 .map(crate::process::watchdog::Pause::new);
-            st.stop.as_ref().map(|stop| explain_stop(&st, stop))
+            (
+                st.stop.as_ref().map(|stop| explain_stop(&st, stop)),
+                detected_at,
+            )
         };
         let passed_trace = match explanation {
             None if tracing => crate::report::explain::full_trace(&self.state(), ""),
@@ -184,6 +199,7 @@ impl Executor {
             explanation,
             warnings: Vec::new(),
             passed_trace,
+            detected_at,
         }
     }
 

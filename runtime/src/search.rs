@@ -290,7 +290,10 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 search.executor.state().warn(warning);
             }
         }
-        report.search_time = started.elapsed();
+        report.search_time = match outcome.detected_at.filter(|_| outcome.failed) {
+            Some(at) => at.saturating_duration_since(started),
+            None => started.elapsed(),
+        };
         report.executions += 1;
         report.decisions += outcome.steps;
         report.choices += outcome.schedule.len() as u64;

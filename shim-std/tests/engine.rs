@@ -279,3 +279,31 @@ fn the_step_bound_scales_with_the_threads() {
         "{failure}"
     );
 }
+
+#[test]
+fn search_time_ends_at_the_failing_panic_not_after_unwinding() {
+    // The panic is the detection (as a peer's time to first panic is taken); the 200 ms a
+    // destructor spends while unwinding belong to the failing execution, not to the search.
+    struct SlowDrop;
+    impl Drop for SlowDrop {
+        fn drop(&mut self) {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+    let report = Builder::new()
+        .schedules(1)
+        .seed(1)
+        .isolation(pulse_runtime::Isolation::Off)
+        .minimize(std::time::Duration::ZERO)
+        .run(|| {
+            let _slow = SlowDrop;
+            panic!("found");
+        });
+    assert_eq!(report.failure.expect("a failure").message, "found");
+    assert!(report.elapsed >= std::time::Duration::from_millis(200));
+    assert!(
+        report.search_time < std::time::Duration::from_millis(150),
+        "{:?}",
+        report.search_time
+    );
+}

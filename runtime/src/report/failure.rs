@@ -275,7 +275,10 @@ pub struct Report {
     pub choices: u64,
     /// Wall-clock time of the whole run, the failure's explanation included.
     pub elapsed: std::time::Duration,
-    /// Wall-clock time until the search stopped (without explaining a failure).
+    /// Wall-clock time from the search's start until it found its failure: the failing
+    /// execution's first panic (when the panic hook saw it, as a peer's time to first panic
+    /// is taken), or when the scheduler found it stuck (deadlock, livelock); from a fresh
+    /// process, when that process answered. Without a failure: until the search stopped.
     pub search_time: std::time::Duration,
     pub failure: Option<Failure>,
     /// Distinct warnings raised during the run (e.g. state shared between executions).
