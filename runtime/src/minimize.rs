@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use crate::executor::Outcome;
 use crate::report::explain::Explanation;
 use crate::report::failure::Minimized;
-use crate::scheduler::{ChoiceKind, RunLength, Scheduler};
+use crate::scheduler::{ChoiceKind, RunLength, Scheduler, FAIR_RUN};
 
 /// A step of a plan, or of a schedule as run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +57,9 @@ struct Log {
     entries: Vec<Entry>,
     preemptions: usize,
     yeses: usize,
+    /// Switches the fairness rule forced (`RunLength::overstayed`), not counted as
+    /// preemptions.
+    forced_yields: usize,
 }
 
 /// How a plan is read: `Exact` replays a recorded schedule's raw values (the first run,
@@ -246,7 +249,8 @@ impl Scheduler for DeviationScheduler {
         current: Option<u32>,
         yielding: bool,
     ) -> Option<u32> {
-        let yielding = yielding || self.run.overstayed(current);
+        let forced = !yielding && self.run.overstayed(current);
+        let yielding = yielding || forced;
         let default = match (current, yielding) {
             (Some(c), false) => c,
             (Some(c), true) => runnable
@@ -267,6 +271,7 @@ impl Scheduler for DeviationScheduler {
         let mut log = self.log.borrow_mut();
         log.entries.push(Entry::Thread { t, preempt });
         log.preemptions += preempt as usize;
+        log.forced_yields += forced as usize;
         Some(t)
     }
 
@@ -399,6 +404,10 @@ fn greedy(
     }
 }
 
+/// Choice points in a row a thread may run in the breadth-first phase's canonical runs when
+/// the usual `FAIR_RUN` would make one give way (see `breadth_first`).
+const PATIENT_RUN: u32 = FAIR_RUN * 16;
+
 /// Breadth first over the canonical schedules (`DeviationScheduler`) with 0, 1, 2, ..
 /// deviations, up to the best schedule's preemption count: finds what one greedy step
 /// cannot (two switches that fail only together). False if the budget stopped it.
@@ -411,6 +420,34 @@ fn breadth_first(
     // The failing thread (the panic's root cause, a deadlock's first blocked thread):
     // switching to it is tried first, at each level, as it is the likeliest to matter.
     let culprit = culprit.or_else(|| owners(&best.entries).last().copied());
+    let mut canonical = |deviations: Vec<(usize, u32)>, patience: u32| {
+        let log = Rc::new(RefCell::new(Log::default()));
+        let points = Rc::new(RefCell::new(Vec::new()));
+        let scheduler = DeviationScheduler {
+            deviations,
+            index: 0,
+            ran: false,
+            run: RunLength::with_patience(patience),
+            points: points.clone(),
+            log: log.clone(),
+        };
+        let failed = attempt(Box::new(scheduler), &log);
+        let forced_yields = log.borrow().forced_yields;
+        (failed, points.take(), forced_yields)
+    };
+    // A thread that runs long without blocking (a main thread spawning 100 workers) is made
+    // to give way after `FAIR_RUN` choice points. That switch is no preemption, but undoing
+    // it takes a deviation of its own, so a one-preemption bug would need two. When the
+    // plain canonical run has such a switch, canonical runs let threads go on longer (a
+    // spinning thread still gives way, later).
+    let (failed, _, forced_yields) = canonical(Vec::new(), FAIR_RUN);
+    if let Some(c) = failed.filter(|c| c.cost() < best.cost()) {
+        *best = c;
+    }
+    let patience = match forced_yields {
+        0 => FAIR_RUN,
+        _ => PATIENT_RUN,
+    };
     // Never more candidates in a level than could run: a level of a long schedule among
     // many threads is (choice points x threads)^deviations.
     let room = MAX_TRIES as usize;
@@ -422,17 +459,8 @@ fn breadth_first(
             if spent() {
                 return false;
             }
-            let log = Rc::new(RefCell::new(Log::default()));
-            let points = Rc::new(RefCell::new(Vec::new()));
-            let scheduler = DeviationScheduler {
-                deviations: devs.clone(),
-                index: 0,
-                ran: false,
-                run: RunLength::default(),
-                points: points.clone(),
-                log: log.clone(),
-            };
-            if let Some(c) = attempt(Box::new(scheduler), &log) {
+            let (failed, points, _) = canonical(devs.clone(), patience);
+            if let Some(c) = failed {
                 if c.cost() < best.cost() {
                     *best = c;
                 }
@@ -440,7 +468,7 @@ fn breadth_first(
             }
             if deviations < best.preemptions {
                 let from = devs.last().map_or(0, |d| d.0 + 1);
-                for (k, (options, default)) in points.borrow().iter().enumerate().skip(from) {
+                for (k, (options, default)) in points.iter().enumerate().skip(from) {
                     for &t in options.iter().filter(|&&t| t != *default) {
                         let to = if Some(t) == culprit {
                             &mut first

@@ -135,21 +135,36 @@ pub use pulse_protocol::Strategy;
 pub(crate) const FAIR_RUN: u32 = 64;
 
 /// Counts the choice points the same thread was picked at in a row.
-#[derive(Default)]
 pub(crate) struct RunLength {
     last: Option<u32>,
     run: u32,
+    /// Choice points in a row after which the thread gives way (`FAIR_RUN`).
+    patience: u32,
+}
+
+impl Default for RunLength {
+    fn default() -> Self {
+        RunLength::with_patience(FAIR_RUN)
+    }
 }
 
 impl RunLength {
-    pub(crate) fn reset(&mut self) {
-        *self = RunLength::default();
+    pub(crate) fn with_patience(patience: u32) -> Self {
+        RunLength {
+            last: None,
+            run: 0,
+            patience,
+        }
     }
 
-    /// Whether `current` has run `FAIR_RUN` choice points in a row.
+    pub(crate) fn reset(&mut self) {
+        *self = RunLength::with_patience(self.patience);
+    }
+
+    /// Whether `current` has run its patience's worth of choice points in a row.
     #[inline]
     pub(crate) fn overstayed(&self, current: Option<u32>) -> bool {
-        current.is_some() && current == self.last && self.run >= FAIR_RUN
+        current.is_some() && current == self.last && self.run >= self.patience
     }
 
     #[inline]

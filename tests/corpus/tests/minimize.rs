@@ -66,6 +66,9 @@ fn minimizes_to(name: &str, f: fn(usize), n: usize, expected: usize, seeds: &[u6
 fn twostage_minimizes_to_one_preemption() {
     minimizes_to("twostage_2", sct::twostage::buggy, 2, 1, &[1, 2, 3]);
     minimizes_to("twostage_20", sct::twostage::buggy, 20, 1, &[1, 2, 3]);
+    // Its main thread spawns 100 threads in a row, past `FAIR_RUN`: the switch the
+    // fairness rule forces there is no preemption, and undoing it is no deviation.
+    minimizes_to("twostage_100", sct::twostage::buggy, 100, 1, &[1, 2, 3]);
 }
 
 #[test]
@@ -95,11 +98,7 @@ type Program = (&'static str, fn(usize), usize, usize);
 /// `dfs` one bound lower finds nothing (so that count is the minimum).
 #[test]
 fn every_corpus_failure_minimizes_to_the_preemptions_its_bug_needs() {
-    // Not twostage_100: its main thread spawns 100 threads in a row, past `FAIR_RUN` (64),
-    // so the fewest-preemption schedule also needs a deviation at that forced yield, two
-    // deviations among ~70,000 first ones, past the breadth-first phase's 5,000 tries; it
-    // is reported with 2 preemptions (from ~100), in about a second.
-    let programs: [Program; 20] = [
+    let programs: [Program; 21] = [
         ("account", sct::account::buggy, 0, 1),
         ("deadlock01", sct::deadlock01::buggy, 0, 1),
         ("lazy01", sct::lazy01::buggy, 0, 0),
@@ -109,6 +108,7 @@ fn every_corpus_failure_minimizes_to_the_preemptions_its_bug_needs() {
         ("reorder_20", sct::reorder::buggy, 20, 1),
         ("twostage_2", sct::twostage::buggy, 2, 1),
         ("twostage_20", sct::twostage::buggy, 20, 1),
+        ("twostage_100", sct::twostage::buggy, 100, 1),
         ("wronglock_3", sct::wronglock::buggy, 3, 1),
         ("wronglock_10", sct::wronglock::buggy, 10, 1),
         ("circular_buffer", sct::circular_buffer::buggy, 0, 1),
