@@ -152,16 +152,14 @@ fn dot(dir: &Path, file: &Path) -> Dot {
     }
 }
 
-/// An independent oracle for two-thread programs whose only ordering besides the object
-/// itself is the spawn and the join: consecutive conflicting accesses to one object from
-/// different threads, except where main's access comes before the spawn or after the join.
+/// An independent oracle for PULSE's dotted edges: consecutive conflicting accesses to one
+/// object from different threads that nothing but that object's own synchronisation orders
+/// (the spawn, the join, or another object's: a `SeqCst` counter's hand-off orders the
+/// channel sends around it). It once knew only the spawn and the join, which held until a
+/// schedule put an atomic hand-off between two sends.
 fn expected_races(trace: &serde_json::Value) -> BTreeSet<(usize, usize)> {
     let events = trace["events"].as_array().unwrap();
     let kind = |i: usize| events[i]["kind"].as_str().unwrap().to_string();
-    let spawn = (0..events.len()).find(|&i| kind(i) == "spawn").unwrap();
-    let join = (0..events.len())
-        .find(|&i| kind(i) == "join")
-        .unwrap_or(usize::MAX);
     let access = |i: usize| -> Option<&'static str> {
         match kind(i).as_str() {
             "acquire" | "store" | "rmw" => Some("w"),
@@ -191,14 +189,50 @@ fn expected_races(trace: &serde_json::Value) -> BTreeSet<(usize, usize)> {
                 (x, y) => x == y,
             };
             let (tp, ti) = (&events[p]["thread"], &events[i]["thread"]);
-            let ordered = (tp == 0 && p < spawn) || (ti == 0 && i > join);
-            if tp != ti && conflict && !ordered {
+            if tp != ti && conflict && !happens_before_without(trace, obj, p, i) {
                 out.insert((p, i));
             }
         }
         last.insert(obj.to_string(), i);
     }
     out
+}
+
+/// Whether event `a` happens before event `b` through the trace's recorded synchronisation
+/// (each event's `sync`, the event it synchronises with, and each thread's spawn) other than
+/// `object`'s own: vector clocks computed here, not the renderer's.
+fn happens_before_without(trace: &serde_json::Value, object: &str, a: usize, b: usize) -> bool {
+    let events = trace["events"].as_array().unwrap();
+    let threads = trace["threads"].as_array().unwrap();
+    let n = threads.len();
+    let thread_of = |i: usize| events[i]["thread"].as_u64().unwrap() as usize;
+    let mut now: Vec<Option<Vec<u64>>> = vec![None; n];
+    let mut clocks: Vec<Vec<u64>> = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        let t = thread_of(i);
+        let mut c = now[t].take().unwrap_or_else(|| {
+            let mut c = vec![0; n];
+            if let Some(s) = threads[t]["spawned_by"].as_u64() {
+                join_clock(&mut c, &clocks[s as usize]);
+            }
+            c
+        });
+        c[t] += 1;
+        if let Some(s) = e["sync"].as_u64() {
+            if e["object"].as_str() != Some(object) {
+                join_clock(&mut c, &clocks[s as usize]);
+            }
+        }
+        clocks.push(c.clone());
+        now[t] = Some(c);
+    }
+    clocks[a][thread_of(a)] <= clocks[b][thread_of(a)]
+}
+
+fn join_clock(into: &mut [u64], other: &[u64]) {
+    for (x, y) in into.iter_mut().zip(other) {
+        *x = (*x).max(*y);
+    }
 }
 
 #[test]
