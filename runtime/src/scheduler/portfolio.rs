@@ -1,7 +1,7 @@
 //! The default strategy: a portfolio. Execution `i` of a search runs under one of several
 //! randomised strategies, so one test's budget is shared by the strategies that each find a
 //! different kind of bug best (measured on the SCTBench-style corpus in `tests/sct`,
-//! ARCHITECTURE.md decisions 24 and 35). A search opens with POS, random, POS, random (the
+//! ARCHITECTURE.md decisions 24 and 35). A search opens with random, POS, random, POS (the
 //! fewest executions to a small program's shallow bug); from then on the seed picks the
 //! arm from a rotation:
 //!
@@ -68,12 +68,10 @@ impl PortfolioScheduler {
     }
 }
 
-/// The arms of a search's first executions, before the rotation: POS and random, which find
+/// The arms of a search's first executions, before the rotation: random and POS, which find
 /// a small program's shallow bugs in the fewest executions (most tests are small programs),
-/// while PCT and roles need more executions there and a deep bug is only 4 later. POS first:
-/// its choices are priorities drawn per thread, so a failure it finds still replays from its
-/// seed after an edit adds steps (random's are drawn per choice point, and shift).
-const OPENING: [usize; 4] = [0, 4, 0, 4];
+/// while PCT and roles need more executions there and a deep bug is only 4 later.
+const OPENING: [usize; 4] = [4, 0, 4, 0];
 
 /// Arms by index into `PortfolioScheduler::arms` (POS, PCT 3, PCT 5, roles 4, random): POS,
 /// PCT 5 and roles two slots in eight each, PCT 3 and random one.
@@ -147,8 +145,8 @@ mod tests {
         for (seed, &arm) in (1_004..1_012).zip(&arms[4..]) {
             assert_eq!(arm, ROTATION[(seed % 8) as usize]);
         }
-        // What a failure records is the arm that ran: POS, then random.
-        assert_eq!(p.strategy_for(1_000), Some(Strategy::Pos));
-        assert_eq!(p.strategy_for(1_001), Some(Strategy::Random));
+        // What a failure records is the arm that ran: random, then POS.
+        assert_eq!(p.strategy_for(1_000), Some(Strategy::Random));
+        assert_eq!(p.strategy_for(1_001), Some(Strategy::Pos));
     }
 }
