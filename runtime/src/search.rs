@@ -132,7 +132,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     let run_id = isolate::RunId::next();
     let role = isolate::role::<Job>(&run_id);
     let replaying = config.replay.is_some();
-    let mut scheduler: Box<dyn Scheduler> = match &config.replay {
+    let scheduler: Box<dyn Scheduler> = match &config.replay {
         Some(schedule) => Box::new(ReplayScheduler::new(schedule)),
         None => for_strategy(
             &config.strategy,
@@ -141,9 +141,6 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         ),
     };
     let base_seed = config.seed.unwrap_or_else(random_seed);
-    if !replaying {
-        scheduler.start_search(base_seed);
-    }
     let planned = if replaying { 1 } else { config.schedules };
     let mut search = Search {
         executor: Executor::new(config.clone(), scheduler),

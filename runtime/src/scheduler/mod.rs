@@ -46,11 +46,6 @@ pub trait Scheduler {
     /// nothing left to explore (a replay that already ran, an exhausted search).
     fn new_execution(&mut self, seed: u64) -> bool;
 
-    /// Told once before a search's first execution the seed it starts from: execution `i`
-    /// runs from seed `base_seed + i`. A strategy may treat a search's first executions
-    /// differently (the portfolio's opening); `strategy_for` must then say so.
-    fn start_search(&mut self, _base_seed: u64) {}
-
     /// Picks the thread that performs the next operation, from `runnable` (sorted thread
     /// indices, at least two). `current` is the thread that reached the scheduling point if
     /// it is still runnable; `yielding` is true when it asked to yield. `None` means the

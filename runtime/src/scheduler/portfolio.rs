@@ -1,9 +1,7 @@
 //! The default strategy: a portfolio. Execution `i` of a search runs under one of several
-//! randomised strategies, so one test's budget is shared by the strategies that each find a
-//! different kind of bug best (measured on the SCTBench-style corpus in `tests/sct`,
-//! ARCHITECTURE.md decisions 24 and 35). A search opens with random, POS, random, POS (the
-//! fewest executions to a small program's shallow bug); from then on the seed picks the
-//! arm from a rotation:
+//! randomised strategies, chosen from its seed, so one test's budget is shared by the
+//! strategies that each find a different kind of bug best (measured on the SCTBench-style
+//! corpus in `tests/sct`, ARCHITECTURE.md decisions 24 and 35):
 //!
 //! - POS: bugs that need a few racing operations in one order (`reorder_3`, `twostage_2`,
 //!   `wronglock_N`);
@@ -14,8 +12,8 @@
 //!   others find with a probability that falls with every copy;
 //! - random: shallow bugs with many ways to hit them (`spinlock`, `lost_wakeup`).
 //!
-//! With this opening and rotation the portfolio finds all 22 corpus programs within 1,000
-//! schedules at every one of 40 seeds.
+//! With this rotation the portfolio finds all 22 corpus programs within 1,000 schedules at
+//! every one of 40 seeds.
 //!
 //! Each arm's choices depend only on the seed (PCT's and roles' also on what earlier
 //! executions of their arm showed: the longest execution, the most roles), and an arm is
@@ -32,9 +30,6 @@ pub struct PortfolioScheduler {
     arms: Vec<Box<dyn Scheduler>>,
     /// The arm of each slot of the rotation (an arm may take several slots).
     rotation: Vec<usize>,
-    /// The seed the search started from, if it said (`Scheduler::start_search`): its first
-    /// executions run the `OPENING` arms.
-    base: Option<u64>,
     active: usize,
 }
 
@@ -50,38 +45,21 @@ impl PortfolioScheduler {
         PortfolioScheduler {
             rotation: ROTATION.to_vec(),
             arms,
-            base: None,
             active: 0,
         }
     }
 
     /// The arm an execution with this seed runs under.
     pub fn arm_of(&self, seed: u64) -> usize {
-        let opening = self
-            .base
-            .map(|base| seed.wrapping_sub(base))
-            .and_then(|i| OPENING.get(usize::try_from(i).ok()?));
-        match opening {
-            Some(&arm) => arm,
-            None => self.rotation[(seed % self.rotation.len() as u64) as usize],
-        }
+        self.rotation[(seed % self.rotation.len() as u64) as usize]
     }
 }
-
-/// The arms of a search's first executions, before the rotation: random and POS, which find
-/// a small program's shallow bugs in the fewest executions (most tests are small programs),
-/// while PCT and roles need more executions there and a deep bug is only 4 later.
-const OPENING: [usize; 4] = [4, 0, 4, 0];
 
 /// Arms by index into `PortfolioScheduler::arms` (POS, PCT 3, PCT 5, roles 4, random): POS,
 /// PCT 5 and roles two slots in eight each, PCT 3 and random one.
 const ROTATION: [usize; 8] = [0, 2, 3, 1, 0, 3, 4, 2];
 
 impl Scheduler for PortfolioScheduler {
-    fn start_search(&mut self, base_seed: u64) {
-        self.base = Some(base_seed);
-    }
-
     fn new_execution(&mut self, seed: u64) -> bool {
         self.active = self.arm_of(seed);
         self.arms[self.active].new_execution(seed)
@@ -127,26 +105,5 @@ impl Scheduler for PortfolioScheduler {
         yielding: bool,
     ) -> Option<u32> {
         self.arms[self.active].next_runnable(runnable, current, yielding)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_search_opens_with_random_and_pos_then_rotates_by_seed() {
-        let mut p = PortfolioScheduler::new(ChoiceOdds::default());
-        // Before a search says where it starts, the seed alone decides.
-        assert_eq!(p.arm_of(1_000), ROTATION[0]);
-        p.start_search(1_000);
-        let arms: Vec<usize> = (1_000..1_012).map(|seed| p.arm_of(seed)).collect();
-        assert_eq!(arms[..4], OPENING);
-        for (seed, &arm) in (1_004..1_012).zip(&arms[4..]) {
-            assert_eq!(arm, ROTATION[(seed % 8) as usize]);
-        }
-        // What a failure records is the arm that ran: random, then POS.
-        assert_eq!(p.strategy_for(1_000), Some(Strategy::Random));
-        assert_eq!(p.strategy_for(1_001), Some(Strategy::Pos));
     }
 }
