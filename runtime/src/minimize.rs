@@ -440,14 +440,20 @@ fn breadth_first(
     // it takes a deviation of its own, so a one-preemption bug would need two. When the
     // plain canonical run has such a switch, canonical runs let threads go on longer (a
     // spinning thread still gives way, later).
-    let (failed, _, forced_yields) = canonical(Vec::new(), FAIR_RUN);
-    if let Some(c) = failed.filter(|c| c.cost() < best.cost()) {
-        *best = c;
-    }
+    let (failed, points, forced_yields) = canonical(Vec::new(), FAIR_RUN);
     let patience = match forced_yields {
         0 => FAIR_RUN,
         _ => PATIENT_RUN,
     };
+    // The plain run is level 0's, unless level 0 runs again patiently: then only its failure
+    // counts.
+    let mut plain = Some((failed, points));
+    if patience != FAIR_RUN {
+        let failed = plain.take().and_then(|(failed, _)| failed);
+        if let Some(c) = failed.filter(|c| c.cost() < best.cost()) {
+            *best = c;
+        }
+    }
     // Never more candidates in a level than could run: a level of a long schedule among
     // many threads is (choice points x threads)^deviations.
     let room = MAX_TRIES as usize;
@@ -459,7 +465,13 @@ fn breadth_first(
             if spent() {
                 return false;
             }
-            let (failed, points, _) = canonical(devs.clone(), patience);
+            let (failed, points) = match plain.take() {
+                Some(run) => run,
+                None => {
+                    let (failed, points, _) = canonical(devs.clone(), patience);
+                    (failed, points)
+                }
+            };
             if let Some(c) = failed {
                 if c.cost() < best.cost() {
                     *best = c;
