@@ -51,6 +51,9 @@ pub struct Config {
     pub budget: u64,
     pub budget_time: Duration,
     pub fixed_budget: u64,
+    /// Each child first runs the program's fixed twin (`WARM_UP_SCHEDULES`), then the
+    /// measured run: time to the failure in a process whose tool code is already paged in.
+    pub warm: bool,
     pub programs: Option<Vec<String>>,
     pub tools: Vec<&'static str>,
     pub exe: std::path::PathBuf,
@@ -158,10 +161,20 @@ fn print_once(line: &str) {
     let _ = out.flush();
 }
 
-/// `pulse-bench __bug-child <program> <tool-key> <buggy|fixed> <seed> <schedules> <max-ms>`
+/// Schedules of the fixed twin a warm child runs before the measured run: as an earlier
+/// test of the same binary would, it pages in every strategy the tool rotates through.
+const WARM_UP_SCHEDULES: u64 = 20;
+
+/// `pulse-bench __bug-child <program> <tool-key> <buggy|fixed> <seed> <schedules> <max-ms> [warm]`
 pub fn child(args: &[String]) -> ! {
+    let (args, warm) = match args {
+        [rest @ .., last] if last == "warm" => (rest, true),
+        _ => (args, false),
+    };
     let [prog, tool, which, seed, schedules, max_ms] = args else {
-        eprintln!("usage: __bug-child <program> <tool> <buggy|fixed> <seed> <schedules> <max-ms>");
+        eprintln!(
+            "usage: __bug-child <program> <tool> <buggy|fixed> <seed> <schedules> <max-ms> [warm]"
+        );
         std::process::exit(2);
     };
     let tool = Tool::parse_key(tool).expect("unknown tool key");
@@ -214,6 +227,19 @@ pub fn child(args: &[String]) -> ! {
             }
         }
     }));
+    if warm {
+        // The fixed twin passes: its run pages in the tool's code (and the program's) the
+        // way an earlier test of the same binary would. Another seed, so no schedule is
+        // rehearsed; nothing of it is reported.
+        let warm_up = Limits {
+            schedules: WARM_UP_SCHEDULES,
+            seed: lim.seed ^ 1,
+            ..lim
+        };
+        let _ = runners::run(tool, *fixed, &warm_up);
+        *FIRST_PANIC.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        PRINTED.store(false, Ordering::SeqCst);
+    }
     let r = runners::run(tool, f, &lim);
     let first = FIRST_PANIC
         .lock()
@@ -258,6 +284,7 @@ fn run_child(
             &schedules.to_string(),
             &max_ms.to_string(),
         ])
+        .args(cfg.warm.then_some("warm"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -792,10 +819,16 @@ pub fn run(cfg: &Config) -> String {
     md.push_str(&sched_tab);
     md.push_str(
         "\n### Seconds to first failure (median over the same runs): time to the failure's detection, then in parentheses the whole run's wall time\n\n\
-         First number: from the run's start to the failure's detection, without any failure report: pulse `Report::search_time` \
+         First number: from the run's start to the failure's detection, without any failure report: pulse `Report::detected_at` \
          (until the failing execution's first panic, or until it was found stuck), loom and shuttle the first panic (their assertion or deadlock panic). \
          \"run\": the same start to the tool's return, its failure report included (pulse: traced replay, schedule minimization, race naming). Both are medians over seeds; a seed that did not find the bug counts as +infinity.\n\n",
     );
+    if cfg.warm {
+        md.push_str(&format!(
+            "Warm (`--warm`): each child first ran the program's fixed twin under the same tool ({WARM_UP_SCHEDULES} schedules, another seed), \
+             then the measured run, as a later test of the same binary would run. The warm-up pays the first page faults of the tool's code.\n\n"
+        ));
+    }
     md.push_str(&time_tab);
     md.push_str(&format!(
         "\n### Fixed twins: no false alarm within {} schedules (seed {}; loom bound 3)\n\n",
@@ -827,7 +860,7 @@ pub fn run(cfg: &Config) -> String {
          - loom: `model::Builder` with `max_branches = 10,000` (tokio CI's value), `checkpoint_interval = 1`, `max_permutations`/`max_duration` = the budget; the count is loom's iteration number of the first failing execution. A loom deadlock aborts the process (double panic); the child reports from its panic hook first.\n\
          - Seconds, first number (time to first failure, i.e. to its detection): every tool's clock starts when the child calls the tool's entry point \
          (pulse `Builder::run_for`, shuttle `Runner::run`, loom `Builder::check`), in a fresh child process. \
-         pulse: `Report::search_time` (the search's start to the failing execution's first panic, when pulse's panic hook saw it, or to the moment the scheduler found the execution stuck: deadlock, livelock) plus the time `run_for` spent outside the search. \
+         pulse: until `Report::detected_at` (the failing execution's first panic, when pulse's panic hook saw it, or the moment the scheduler found the execution stuck: deadlock, livelock), so `run_for`'s setup before the search counts. \
          loom and shuttle: the first panic, timestamped first thing in the child's panic hook; shuttle's own hook runs before it (it prints two short lines to stderr, then calls ours), loom installs none. \
          So every tool's number ends at the panic, before unwinding (a process's first unwind costs ~40 us); a deadlock ends where the tool detects it. \
          \"run\": the wall time of the whole run to the tool's return, its failure report included: pulse's report replays the failing schedule with tracing, minimizes it and names the race; \

@@ -31,6 +31,10 @@ pulse-bench: pulse vs loom vs shuttle on the same programs (markdown on stdout)
   --seeds N             seeds per bug-finding cell (default 10, quick 3)
   --budget N            schedules per bug-finding run (default 10000, quick 1000)
   --budget-secs S       seconds per bug-finding run (default 10, quick 2)
+  --warm                bug finding in a warm process: each child first runs the
+                        program's fixed twin under the same tool (3 schedules), then
+                        the measured run, so no tool pays the process's first page
+                        faults of its own code (default: cold, the measured run first)
   --readme PATH         also write the tables into PATH between the markers
                         <!-- pulse-bench:begin --> and <!-- pulse-bench:end -->
   --list                list the programs and exit
@@ -54,6 +58,7 @@ fn main() {
     let (mut reps, mut execs, mut seeds, mut budget, mut budget_secs) =
         (None, None, None, None, None);
     let mut readme: Option<String> = None;
+    let mut warm = false;
     let mut it = args.iter();
     let list = |s: &str| {
         s.split(',')
@@ -69,6 +74,7 @@ fn main() {
         };
         match a.as_str() {
             "--quick" => quick = true,
+            "--warm" => warm = true,
             "--only" => only = list(&val()),
             "--programs" => programs = Some(list(&val())),
             "--tools" => {
@@ -195,6 +201,7 @@ fn main() {
                 10.0
             })),
             fixed_budget: if quick { 200 } else { 1_000 },
+            warm,
             programs: programs.clone(),
             tools: tools.clone(),
             exe: std::env::current_exe().expect("current_exe"),

@@ -159,7 +159,7 @@ pub struct Run {
     pub elapsed: Duration,
     /// pulse: wall time from the entry point to the failure's detection (its first panic, or
     /// the moment the execution was found stuck), without the failure report
-    /// (`Report::search_time` plus the time `run_for` spent outside the search)
+    /// (`Report::detected_at` less the entry point's instant)
     pub search: Option<Duration>,
     /// first failure: its message (pulse: kind + message)
     pub failure: Option<String>,
@@ -266,10 +266,12 @@ fn run_pulse(f: fn(), strategy: pulse::Strategy, time: pulse::TimeMode, lim: &Li
         executions: report.executions,
         decisions: Some(report.decisions),
         elapsed,
-        // `search_time` counts from the search's own start inside `run_for`; the time
-        // `run_for` spent outside the search (setup before it, return after it) is added, so
-        // this counts from the same instant as `elapsed` and the peers' time to first panic.
-        search: Some(report.search_time + elapsed.saturating_sub(report.elapsed)),
+        // From the same instant as `elapsed` and the peers' time to first panic: run_for's
+        // setup before the search counts, the search's teardown after its report does not.
+        search: Some(match report.detected_at {
+            Some(at) => at.saturating_duration_since(start),
+            None => report.search_time + elapsed.saturating_sub(report.elapsed),
+        }),
         failure: report
             .failure
             .map(|fl| format!("{:?}: {}", fl.kind, fl.message)),

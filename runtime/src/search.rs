@@ -164,6 +164,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         choices: 0,
         elapsed: Default::default(),
         search_time: Default::default(),
+        detected_at: None,
         failure: None,
         warnings: Vec::new(),
         os_threads: Vec::new(),
@@ -294,6 +295,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             Some(at) => at.saturating_duration_since(started),
             None => started.elapsed(),
         };
+        report.detected_at = outcome.failed.then(|| started + report.search_time);
         report.executions += 1;
         report.decisions += outcome.steps;
         report.choices += outcome.schedule.len() as u64;

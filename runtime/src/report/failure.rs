@@ -280,6 +280,9 @@ pub struct Report {
     /// is taken), or when the scheduler found it stuck (deadlock, livelock); from a fresh
     /// process, when that process answered. Without a failure: until the search stopped.
     pub search_time: std::time::Duration,
+    /// The instant the failure was detected (the end of `search_time`): with it a caller
+    /// times detection from its own clock, without the search's teardown after the report.
+    pub detected_at: Option<std::time::Instant>,
     pub failure: Option<Failure>,
     /// Distinct warnings raised during the run (e.g. state shared between executions).
     pub warnings: Vec<String>,
