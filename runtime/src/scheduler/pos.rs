@@ -40,9 +40,22 @@ pub struct PosScheduler {
     /// The ranked view of the execution's runnable set (`runnable_changed`), so a decision
     /// costs O(log n + racers) whatever the thread count: runnable threads by (priority,
     /// thread) and by (waiting since, thread), and the threads whose next operation is on
-    /// each object.
+    /// each object. Kept only while many threads are runnable (`ranking`).
     ranked: Ranked,
+    /// The ranked view is in step and decides; otherwise a scan of the runnable set does.
+    ranking: bool,
+    /// Build the ranked view when more than this many threads are runnable, drop it at this
+    /// many or fewer (`RANK_ABOVE`, `SCAN_UP_TO`).
+    rank_above: usize,
+    scan_up_to: usize,
 }
+
+/// Below these sizes a scan beats the ranked view: its B-tree updates (every racer's
+/// re-draw moves it) made POS 3x slower per execution than random on `wronglock_10`
+/// (11 threads on one lock), where the scan is as fast as random. The gap between the two
+/// keeps a runnable set that hovers around one size from rebuilding the view at every step.
+const RANK_ABOVE: usize = 64;
+const SCAN_UP_TO: usize = 32;
 
 #[derive(Default)]
 struct Ranked {
@@ -70,6 +83,74 @@ impl PosScheduler {
             offered: Vec::new(),
             waiting_since: Vec::new(),
             ranked: Ranked::default(),
+            ranking: false,
+            rank_above: RANK_ABOVE,
+            scan_up_to: SCAN_UP_TO,
+        }
+    }
+
+    /// Decides by the ranked view at every size (its unit tests compare it with the scan).
+    #[cfg(test)]
+    fn always_ranked(mut self) -> Self {
+        self.rank_above = 0;
+        self.scan_up_to = 0;
+        self
+    }
+
+    /// Decides by the scan at every size.
+    #[cfg(test)]
+    fn never_ranked(mut self) -> Self {
+        self.rank_above = usize::MAX;
+        self
+    }
+
+    /// Switches between the scan and the ranked view by the runnable set's size. Either way
+    /// the threads keep their priorities and how long they have waited, so the ranked view
+    /// picks what the scan would have.
+    fn choose_view(&mut self, runnable: &[u32]) {
+        let n = runnable.len();
+        if let Some(&top) = runnable.iter().max() {
+            self.track_waiting(top);
+        }
+        if self.ranking && n <= self.scan_up_to {
+            self.ranking = false;
+            self.ranked.by_priority.clear();
+            self.ranked.by_wait.clear();
+            self.ranked.on_object.clear();
+            for &t in runnable {
+                // As if offered at the last choice point: the scan keeps its waiting time.
+                self.offered[t as usize] = self.step;
+            }
+        } else if !self.ranking && n > self.rank_above {
+            // Threads that joined count as ranked from here: all are in the view.
+            self.ranked.notices.rank_joined(|_| {});
+            for (t, &object) in self.pending.iter().enumerate() {
+                if object != 0 {
+                    let on = self.ranked.on_object.entry(object).or_default();
+                    on.push(t as u32);
+                }
+            }
+            for &t in runnable {
+                let i = t as usize;
+                self.priority(t);
+                if self.offered[i] != self.step {
+                    // Not offered at the last choice point: it waits from the coming one.
+                    self.waiting_since[i] = self.step + 1;
+                }
+                let r = &mut self.ranked;
+                r.by_priority.insert((self.priorities[i], t));
+                r.by_wait.insert((self.waiting_since[i], t));
+            }
+            self.ranking = true;
+        }
+    }
+
+    /// Makes room for thread `t` in the waiting bookkeeping.
+    fn track_waiting(&mut self, t: u32) {
+        let i = t as usize;
+        if self.waiting_since.len() <= i {
+            self.offered.resize(i + 1, 0);
+            self.waiting_since.resize(i + 1, 0);
         }
     }
 
@@ -86,10 +167,7 @@ impl PosScheduler {
     /// Sets since when `t` has waited, keeping the ranked view in step.
     fn set_waiting(&mut self, t: u32, since: u64) {
         let i = t as usize;
-        if self.waiting_since.len() <= i {
-            self.offered.resize(i + 1, 0);
-            self.waiting_since.resize(i + 1, 0);
-        }
+        self.track_waiting(t);
         if self.ranked.notices.is_ranked(t) {
             self.ranked.by_wait.remove(&(self.waiting_since[i], t));
             self.ranked.by_wait.insert((since, t));
@@ -103,9 +181,11 @@ impl PosScheduler {
         let mut notices = std::mem::take(&mut self.ranked.notices);
         notices.rank_joined(|t| {
             let p = self.priority(t);
-            self.set_waiting(t, self.step);
+            // It waits from the coming choice point, as the scan counts.
+            let since = self.step + 1;
+            self.set_waiting(t, since);
             self.ranked.by_priority.insert((p, t));
-            self.ranked.by_wait.insert((self.step, t));
+            self.ranked.by_wait.insert((since, t));
         });
         self.ranked.notices = notices;
     }
@@ -140,10 +220,7 @@ impl PosScheduler {
     /// Notes that `t` is offered at this step; returns the step since which it has waited.
     fn waited_since(&mut self, t: u32) -> u64 {
         let i = t as usize;
-        if self.offered.len() <= i {
-            self.offered.resize(i + 1, 0);
-            self.waiting_since.resize(i + 1, 0);
-        }
+        self.track_waiting(t);
         if self.offered[i] + 1 != self.step {
             // Not offered at the last choice point: it has waited since now.
             self.waiting_since[i] = self.step;
@@ -172,13 +249,14 @@ impl Scheduler for PosScheduler {
         self.offered.clear();
         self.waiting_since.clear();
         self.ranked = Ranked::default();
+        self.ranking = false;
         true
     }
 
     fn runnable_changed(&mut self, thread: u32, runnable: bool) {
         let i = thread as usize;
         let r = &mut self.ranked;
-        if r.notices.changed(thread, runnable) {
+        if r.notices.changed(thread, runnable) && self.ranking {
             r.by_priority.remove(&(self.priorities[i], thread));
             r.by_wait.remove(&(self.waiting_since[i], thread));
         }
@@ -190,6 +268,12 @@ impl Scheduler for PosScheduler {
         current: Option<u32>,
         yielding: bool,
     ) -> Option<u32> {
+        self.choose_view(runnable);
+        if !self.ranking {
+            // Threads that joined count as ranked, so the view can be built from `runnable`.
+            self.ranked.notices.rank_joined(|_| {});
+            return self.next_thread(runnable, current, yielding);
+        }
         self.rank_joined();
         if self.ranked.by_priority.len() != runnable.len() {
             // Notices were missed (swapped in mid-execution): the scan decides.
@@ -236,7 +320,8 @@ impl Scheduler for PosScheduler {
             self.pending.resize(t + 1, 0);
         }
         let old = std::mem::replace(&mut self.pending[t], resource);
-        if old != resource {
+        // The scan reads `pending` alone; `on_object` is built with the ranked view.
+        if old != resource && self.ranking {
             if old != 0 {
                 if let Some(ts) = self.ranked.on_object.get_mut(&old) {
                     if let Some(k) = ts.iter().position(|&x| x == thread) {
@@ -328,7 +413,7 @@ mod tests {
     #[test]
     fn the_ranked_pick_is_the_scans_pick() {
         for seed in 0..100 {
-            let mut ranked = PosScheduler::new(ChoiceOdds::default());
+            let mut ranked = PosScheduler::new(ChoiceOdds::default()).always_ranked();
             let mut scanned = PosScheduler::new(ChoiceOdds::default());
             ranked.new_execution(seed);
             scanned.new_execution(seed);
@@ -360,7 +445,15 @@ mod tests {
     /// ten spinners racing each other do not starve a bystander.
     #[test]
     fn the_ranked_pick_is_fair() {
-        let mut pos = PosScheduler::new(ChoiceOdds::default());
+        for pos in [
+            PosScheduler::new(ChoiceOdds::default()).always_ranked(),
+            PosScheduler::new(ChoiceOdds::default()),
+        ] {
+            is_fair(pos);
+        }
+    }
+
+    fn is_fair(mut pos: PosScheduler) {
         for seed in 0..50 {
             pos.new_execution(seed);
             pos.runnable_changed(0, true);
@@ -387,6 +480,94 @@ mod tests {
                 main_ran += (current == 0) as u32;
             }
             assert!(main_ran >= 10, "seed {seed}: thread 0 ran {main_ran} times");
+        }
+    }
+
+    /// Switching between the scan and the ranked view as the runnable set grows past
+    /// `RANK_ABOVE` and shrinks to `SCAN_UP_TO` keeps every pick the scan's: priorities and
+    /// waiting times carry over.
+    #[test]
+    fn switching_views_keeps_the_scans_pick() {
+        for seed in 0..40 {
+            let mut hybrid = PosScheduler::new(ChoiceOdds::default());
+            let mut scanned = PosScheduler::new(ChoiceOdds::default()).never_ranked();
+            hybrid.new_execution(seed);
+            scanned.new_execution(seed);
+            let mut rng = rng_from_seed(seed + 1000);
+            let mut runnable: Vec<u32> = Vec::new();
+            let mut current = None;
+            let (mut switched_up, mut switched_down) = (false, false);
+            // Grow to 100 runnable threads, shrink to 10, grow to 80.
+            for target in [100usize, 10, 80] {
+                while runnable.len() != target {
+                    let grow = runnable.len() < target;
+                    for _ in 0..2 {
+                        let t = below(&mut rng, 150) as u32;
+                        match runnable.binary_search(&t) {
+                            Ok(i) if !grow && runnable.len() > target => {
+                                runnable.remove(i);
+                                hybrid.runnable_changed(t, false);
+                                scanned.runnable_changed(t, false);
+                            }
+                            Err(i) if grow && runnable.len() < target => {
+                                runnable.insert(i, t);
+                                hybrid.runnable_changed(t, true);
+                                scanned.runnable_changed(t, true);
+                            }
+                            _ => {}
+                        }
+                    }
+                    for &t in &runnable {
+                        let object = below(&mut rng, 4) as u64;
+                        hybrid.pending(t, object);
+                        scanned.pending(t, object);
+                    }
+                    if runnable.is_empty() {
+                        continue;
+                    }
+                    let cur = current.filter(|c| runnable.binary_search(c).is_ok());
+                    let a = hybrid.next_runnable(&runnable, cur, false);
+                    let b = scanned.next_runnable(&runnable, cur, false);
+                    assert_eq!(a, b, "seed {seed} at {} runnable", runnable.len());
+                    // The same priorities and waiting times, and the ranked view holds them.
+                    let of = |pos: &PosScheduler, t: u32| {
+                        (pos.priorities[t as usize], pos.waiting_since[t as usize])
+                    };
+                    for &t in &runnable {
+                        assert_eq!(of(&hybrid, t), of(&scanned, t), "seed {seed}, thread {t}");
+                    }
+                    if hybrid.ranking {
+                        let r = &hybrid.ranked;
+                        let by_priority = runnable.iter().map(|&t| (of(&scanned, t).0, t));
+                        let by_wait = runnable.iter().map(|&t| (of(&scanned, t).1, t));
+                        assert!(r
+                            .by_priority
+                            .iter()
+                            .copied()
+                            .eq(by_priority.collect::<BTreeSet<_>>()));
+                        assert!(r
+                            .by_wait
+                            .iter()
+                            .copied()
+                            .eq(by_wait.collect::<BTreeSet<_>>()));
+                        for (&object, on) in &r.on_object {
+                            let mut on = on.clone();
+                            on.sort_unstable();
+                            let expected: Vec<u32> = (0..hybrid.pending.len() as u32)
+                                .filter(|&t| hybrid.pending_of(t) == object)
+                                .collect();
+                            assert_eq!(on, expected, "seed {seed}, object {object}");
+                        }
+                    }
+                    switched_up |= hybrid.ranking;
+                    switched_down |= switched_up && !hybrid.ranking;
+                    current = a;
+                }
+            }
+            assert!(
+                switched_up && switched_down,
+                "seed {seed}: the views never switched"
+            );
         }
     }
 
