@@ -32,7 +32,7 @@ pulse-bench: pulse vs loom vs shuttle on the same programs (markdown on stdout)
   --budget N            schedules per bug-finding run (default 10000, quick 1000)
   --budget-secs S       seconds per bug-finding run (default 10, quick 2)
   --warm                bug finding in a warm process: each child first runs the
-                        program's fixed twin under the same tool (3 schedules), then
+                        program's fixed twin under the same tool (20 schedules), then
                         the measured run, so no tool pays the process's first page
                         faults of its own code (default: cold, the measured run first)
   --readme PATH         also write the tables into PATH between the markers

@@ -37,6 +37,10 @@ pub struct PosScheduler {
     /// at every choice point since, and not picked).
     offered: Vec<u64>,
     waiting_since: Vec<u64>,
+    /// Per thread: the step it last left the ranked view at. One that leaves and joins
+    /// again between two choice points was offered at both, so it keeps its waiting time,
+    /// as the scan counts.
+    left_at: Vec<u64>,
     /// The ranked view of the execution's runnable set (`runnable_changed`), so a decision
     /// costs O(log n + racers) whatever the thread count: runnable threads by (priority,
     /// thread) and by (waiting since, thread), and the threads whose next operation is on
@@ -82,6 +86,7 @@ impl PosScheduler {
             step: 0,
             offered: Vec::new(),
             waiting_since: Vec::new(),
+            left_at: Vec::new(),
             ranked: Ranked::default(),
             ranking: false,
             rank_above: RANK_ABOVE,
@@ -109,17 +114,18 @@ impl PosScheduler {
     /// picks what the scan would have.
     fn choose_view(&mut self, runnable: &[u32]) {
         let n = runnable.len();
-        if let Some(&top) = runnable.iter().max() {
-            self.track_waiting(top);
-        }
         if self.ranking && n <= self.scan_up_to {
             self.ranking = false;
             self.ranked.by_priority.clear();
             self.ranked.by_wait.clear();
             self.ranked.on_object.clear();
             for &t in runnable {
-                // As if offered at the last choice point: the scan keeps its waiting time.
-                self.offered[t as usize] = self.step;
+                // As if offered at the last choice point: the scan keeps its waiting time
+                // (a thread that joined since, not ranked yet, waits from the coming one).
+                self.track_waiting(t);
+                if self.ranked.notices.is_ranked(t) {
+                    self.offered[t as usize] = self.step;
+                }
             }
         } else if !self.ranking && n > self.rank_above {
             // Threads that joined count as ranked from here: all are in the view.
@@ -133,6 +139,7 @@ impl PosScheduler {
             for &t in runnable {
                 let i = t as usize;
                 self.priority(t);
+                self.track_waiting(t);
                 if self.offered[i] != self.step {
                     // Not offered at the last choice point: it waits from the coming one.
                     self.waiting_since[i] = self.step + 1;
@@ -151,6 +158,7 @@ impl PosScheduler {
         if self.waiting_since.len() <= i {
             self.offered.resize(i + 1, 0);
             self.waiting_since.resize(i + 1, 0);
+            self.left_at.resize(i + 1, u64::MAX);
         }
     }
 
@@ -181,8 +189,13 @@ impl PosScheduler {
         let mut notices = std::mem::take(&mut self.ranked.notices);
         notices.rank_joined(|t| {
             let p = self.priority(t);
-            // It waits from the coming choice point, as the scan counts.
-            let since = self.step + 1;
+            // It waits from the coming choice point, as the scan counts, unless it was ranked
+            // at the last one too.
+            let i = t as usize;
+            let since = match self.left_at.get(i) == Some(&self.step) {
+                true => self.waiting_since[i],
+                false => self.step + 1,
+            };
             self.set_waiting(t, since);
             self.ranked.by_priority.insert((p, t));
             self.ranked.by_wait.insert((since, t));
@@ -248,6 +261,7 @@ impl Scheduler for PosScheduler {
         self.step = 0;
         self.offered.clear();
         self.waiting_since.clear();
+        self.left_at.clear();
         self.ranked = Ranked::default();
         self.ranking = false;
         true
@@ -259,6 +273,8 @@ impl Scheduler for PosScheduler {
         if r.notices.changed(thread, runnable) && self.ranking {
             r.by_priority.remove(&(self.priorities[i], thread));
             r.by_wait.remove(&(self.waiting_since[i], thread));
+            self.track_waiting(thread);
+            self.left_at[i] = self.step;
         }
     }
 
@@ -515,6 +531,20 @@ mod tests {
                                 scanned.runnable_changed(t, true);
                             }
                             _ => {}
+                        }
+                    }
+                    // And one thread leaves while another joins, so threads also join as
+                    // the set shrinks past `SCAN_UP_TO`.
+                    let (out, join) = (below(&mut rng, 150) as u32, below(&mut rng, 150) as u32);
+                    if let (Ok(i), Err(_)) =
+                        (runnable.binary_search(&out), runnable.binary_search(&join))
+                    {
+                        runnable.remove(i);
+                        let j = runnable.binary_search(&join).unwrap_err();
+                        runnable.insert(j, join);
+                        for (t, now) in [(out, false), (join, true)] {
+                            hybrid.runnable_changed(t, now);
+                            scanned.runnable_changed(t, now);
                         }
                     }
                     for &t in &runnable {
