@@ -268,10 +268,9 @@ fn run_pulse(f: fn(), strategy: pulse::Strategy, time: pulse::TimeMode, lim: &Li
         elapsed,
         // From the same instant as `elapsed` and the peers' time to first panic: run_for's
         // setup before the search counts, the search's teardown after its report does not.
-        search: Some(match report.detected_at {
-            Some(at) => at.saturating_duration_since(start),
-            None => report.search_time + elapsed.saturating_sub(report.elapsed),
-        }),
+        search: report
+            .detected_at
+            .map(|at| at.saturating_duration_since(start)),
         failure: report
             .failure
             .map(|fl| format!("{:?}: {}", fl.kind, fl.message)),

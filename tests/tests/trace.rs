@@ -176,6 +176,9 @@ fn expected_races(trace: &serde_json::Value) -> BTreeSet<(usize, usize)> {
         }
     };
     let mut last: std::collections::BTreeMap<String, usize> = Default::default();
+    // Each object's clocks, computed once: they leave out only that object's own edges.
+    let mut clocks: std::collections::BTreeMap<String, Vec<Vec<u64>>> = Default::default();
+    let thread_of = |i: usize| events[i]["thread"].as_u64().unwrap() as usize;
     let mut out = BTreeSet::new();
     for i in 0..events.len() {
         let (Some(a), Some(obj)) = (access(i), events[i]["object"].as_str()) else {
@@ -189,7 +192,11 @@ fn expected_races(trace: &serde_json::Value) -> BTreeSet<(usize, usize)> {
                 (x, y) => x == y,
             };
             let (tp, ti) = (&events[p]["thread"], &events[i]["thread"]);
-            if tp != ti && conflict && !happens_before_without(trace, obj, p, i) {
+            let clocks = clocks
+                .entry(obj.to_string())
+                .or_insert_with(|| clocks_without(trace, obj));
+            let ordered = clocks[p][thread_of(p)] <= clocks[i][thread_of(p)];
+            if tp != ti && conflict && !ordered {
                 out.insert((p, i));
             }
         }
@@ -198,10 +205,10 @@ fn expected_races(trace: &serde_json::Value) -> BTreeSet<(usize, usize)> {
     out
 }
 
-/// Whether event `a` happens before event `b` through the trace's recorded synchronisation
-/// (each event's `sync`, the event it synchronises with, and each thread's spawn) other than
-/// `object`'s own: vector clocks computed here, not the renderer's.
-fn happens_before_without(trace: &serde_json::Value, object: &str, a: usize, b: usize) -> bool {
+/// Each event's vector clock through the trace's recorded synchronisation (each event's
+/// `sync`, the event it synchronises with, and each thread's spawn) other than `object`'s
+/// own: computed here, not the renderer's.
+fn clocks_without(trace: &serde_json::Value, object: &str) -> Vec<Vec<u64>> {
     let events = trace["events"].as_array().unwrap();
     let threads = trace["threads"].as_array().unwrap();
     let n = threads.len();
@@ -226,7 +233,7 @@ fn happens_before_without(trace: &serde_json::Value, object: &str, a: usize, b: 
         clocks.push(c.clone());
         now[t] = Some(c);
     }
-    clocks[a][thread_of(a)] <= clocks[b][thread_of(a)]
+    clocks
 }
 
 fn join_clock(into: &mut [u64], other: &[u64]) {
