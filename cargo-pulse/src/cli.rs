@@ -217,8 +217,9 @@ pub struct TestArgs {
     /// points below a fixed K instead of the longest execution seen), `pos` (partial order
     /// sampling), `roles:D` (PCT over spawn sites: threads spawned at one call site share a
     /// priority; `roles:D:R` draws change points' roles below a fixed R), `dfs:B` (every
-    /// schedule with at most B preemptions; `dfs` = `dfs:2`) or `dpor:B` (the same verdict
-    /// from fewer executions, by partial-order reduction; `dpor` = `dpor:2`).
+    /// schedule with at most B preemptions; `dfs` = `dfs:2`, `dfs:inf` = no bound) or
+    /// `dpor:B` (the same verdict from fewer executions, by partial-order reduction; `dpor` =
+    /// `dpor:2`; `dpor:inf` verifies a small test for every schedule).
     #[arg(long, value_name = "STRATEGY", value_parser = clap::value_parser!(Strategy), help_heading = "Search")]
     pub strategy: Option<Strategy>,
     /// How virtual time passes (pulse_time's modes): `portfolio` (default: each schedule

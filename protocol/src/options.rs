@@ -80,8 +80,10 @@ impl Strategy {
         "roles:DEPTH:R",
         "dfs",
         "dfs:BOUND",
+        "dfs:inf",
         "dpor",
         "dpor:BOUND",
+        "dpor:inf",
     ];
 
     /// The preemption bound `dfs` uses when none is given (dejafu's default).
@@ -121,19 +123,35 @@ impl FromStr for Strategy {
                     let roles = roles.map_err(|_| refuse(other))?;
                     Ok(Strategy::Roles { depth, roles })
                 } else if let Some(bound) = other.strip_prefix("dfs:") {
-                    bound
-                        .parse::<usize>()
-                        .map(|bound| Strategy::Dfs { bound })
-                        .map_err(|_| refuse(other))
+                    let bound = preemption_bound(bound).ok_or_else(|| refuse(other))?;
+                    Ok(Strategy::Dfs { bound })
                 } else if let Some(bound) = other.strip_prefix("dpor:") {
-                    bound
-                        .parse::<usize>()
-                        .map(|bound| Strategy::Dpor { bound })
-                        .map_err(|_| refuse(other))
+                    let bound = preemption_bound(bound).ok_or_else(|| refuse(other))?;
+                    Ok(Strategy::Dpor { bound })
                 } else {
                     Err(refuse(other))
                 }
             }
+        }
+    }
+}
+
+/// A preemption bound: a number, or `inf` for none (`usize::MAX`).
+fn preemption_bound(spec: &str) -> Option<usize> {
+    match spec {
+        "inf" => Some(usize::MAX),
+        n => n.parse::<usize>().ok().filter(|&b| b != usize::MAX),
+    }
+}
+
+/// Writes a preemption bound as `preemption_bound` reads it.
+struct Bound(usize);
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            usize::MAX => f.write_str("inf"),
+            b => write!(f, "{b}"),
         }
     }
 }
@@ -168,8 +186,8 @@ impl fmt::Display for Strategy {
                 depth,
                 roles: Some(r),
             } => write!(f, "roles:{depth}:{r}"),
-            Strategy::Dfs { bound } => write!(f, "dfs:{bound}"),
-            Strategy::Dpor { bound } => write!(f, "dpor:{bound}"),
+            Strategy::Dfs { bound } => write!(f, "dfs:{}", Bound(*bound)),
+            Strategy::Dpor { bound } => write!(f, "dpor:{}", Bound(*bound)),
             Strategy::Portfolio => f.write_str("portfolio"),
         }
     }
@@ -436,6 +454,16 @@ mod tests {
             "dpor:3".parse::<Strategy>().unwrap(),
             Strategy::Dpor { bound: 3 }
         );
+        // No bound: `inf`, both ways; the number it stands for is not a spelling of it.
+        let unbounded = Strategy::Dpor { bound: usize::MAX };
+        assert_eq!("dpor:inf".parse::<Strategy>().unwrap(), unbounded);
+        assert_eq!(unbounded.to_string(), "dpor:inf");
+        let dfs = "dfs:inf".parse::<Strategy>().unwrap();
+        assert_eq!(dfs, Strategy::Dfs { bound: usize::MAX });
+        assert_eq!(dfs.to_string(), "dfs:inf");
+        for bad in ["dpor:18446744073709551615", "dfs:-1", "dpor:infinity"] {
+            assert!(bad.parse::<Strategy>().is_err(), "{bad}");
+        }
         assert_eq!(Strategy::default(), Strategy::Portfolio);
     }
 
@@ -474,7 +502,7 @@ mod tests {
             e.to_string(),
             "unknown strategy `nosuch` (expected one of `portfolio`, `random`, `pct`, \
              `pct:DEPTH`, `pct:DEPTH:K`, `pos`, `roles`, `roles:DEPTH`, `roles:DEPTH:R`, `dfs`, \
-             `dfs:BOUND`, `dpor`, `dpor:BOUND`)"
+             `dfs:BOUND`, `dfs:inf`, `dpor`, `dpor:BOUND`, `dpor:inf`)"
         );
         assert!("pct:0".parse::<Strategy>().is_err());
         for bad in [

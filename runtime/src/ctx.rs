@@ -71,11 +71,7 @@ pub fn current() -> Option<Ctx> {
 /// for the same object within an execution, 0 for none.
 #[inline]
 fn resource(object: Option<ObjRef>) -> u64 {
-    // From the kind's text, not its address: the same in every process (a seed replays).
-    object.map_or(0, |o| {
-        let first = o.kind.as_bytes().first().copied().unwrap_or(0) as u64;
-        (o.id as u64 + 1) << 24 | (o.kind.len() as u64 & 0xffff) << 8 | first
-    })
+    object.map_or(0, ObjRef::resource)
 }
 
 impl Ctx {

@@ -573,6 +573,7 @@ impl ExecState {
             self.memory.finished(me);
         }
         self.live -= 1;
+        self.scheduler.ended(me);
         self.remove_runnable(me);
         self.wake_all(ObjRef::thread(me));
     }

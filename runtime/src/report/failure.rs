@@ -311,6 +311,14 @@ pub struct Exhaustive {
 
 impl std::fmt::Display for Exhaustive {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.bound == usize::MAX {
+            return write!(
+                f,
+                "exhaustive: all {} schedules explored without a preemption bound, no failure \
+                 (every schedule of the program, up to reordering independent operations)",
+                self.schedules
+            );
+        }
         write!(
             f,
             "exhaustive: all {} schedules within preemption bound {} explored, no failure",

@@ -1,15 +1,26 @@
-//! Dynamic partial-order reduction under a preemption bound (Flanagan and Godefroid, POPL
-//! 2005; with the conservative backtracking points Coons, Musuvathi and McKinley showed a
-//! bound needs, `dejafu-systematic-concurrency-testing.txt` §4.2).
+//! Dynamic partial-order reduction: source sets without a bound (Abdulla, Aronis, Jonsson
+//! and Sagonas, POPL 2014, Algorithm 1), persistent sets under a preemption bound (Flanagan
+//! and Godefroid, POPL 2005, with the conservative backtracking points Coons, Musuvathi and
+//! McKinley showed a bound needs, `dejafu-systematic-concurrency-testing.txt` §4.2).
 //!
 //! Like `dfs`, the search is stateless and keeps the current path of choice points; unlike
 //! it, a scheduling point does not try every thread. Each execution records its steps (a
 //! thread running from one scheduling point to its next) with a footprint, and a vector
 //! clock per step for happens-before. Whenever a step, or the pending operation of a thread
-//! that could run, is dependent with an earlier step of another thread that does not happen
-//! before it, the thread is added to the backtrack set of the choice point that started the
-//! earlier step (all the point's options if it was not one of them). Only backtrack sets are
-//! explored.
+//! that could run, races with an earlier step of another thread (is dependent with it, and
+//! it does not happen before), the race is reversed at the choice point that started the
+//! earlier step's run:
+//! - without a bound, every such race, by adding one thread that can start `v` (the steps
+//!   after that point that do not come after the earlier step, then the racing operation)
+//!   unless one is in the point's backtrack, done or sleep set already; where `v` is not
+//!   known to be runnable from the point, every option. Source sets reach every class of
+//!   equivalent executions; persistent sets, which only reverse the latest race, reach
+//!   every deadlock but not every class (`dpor_classes.rs` has a program where they miss
+//!   one; `source_sets(false)` asks for them, to compare);
+//! - under a bound, the latest such race, by adding the thread (every option if it is not
+//!   one), and every option at the last context switch before the point.
+//!
+//! Only backtrack sets are explored.
 //!
 //! Sleep sets (Godefroid): once an option's subtree is explored, that thread sleeps in the
 //! later options' subtrees, with its pending operation's footprint, until a step dependent
@@ -19,21 +30,24 @@
 //! only if nothing was left out of its subtree (no option beyond the bound, no step touching
 //! time, counted by `dirty`). Without a bound every explored option sleeps.
 //!
-//! Soundness first: the dependency relation is deliberately coarse.
+//! Soundness first: where the dependency relation does not know an operation, it is coarse.
 //! - A footprint is the object the operation acts on (`Scheduler::pending_op`'s resource),
 //!   and only for operations known to act on that one object alone: mutex, rwlock, channel,
 //!   once, barrier and join-handle operations, condvar notifications and atomics (objects
-//!   named by address). Everything else (spawn, condvar waits, which release a mutex, park
-//!   and unpark, time, anything without an object) is `UNKNOWN`: dependent with every step.
+//!   named by address). Everything else (condvar waits, which release a mutex, park and
+//!   unpark, time, anything without an object) is `UNKNOWN`: dependent with every step.
 //! - Two reads of one object commute: atomic loads (which store a load reads is a choice of
 //!   its own, explored in full; what it may read changes only with stores to that address)
 //!   and taking a `RwLock` to read. Everything else on an object is a write, including
 //!   reference-count operations (clones and drops have no scheduling point).
-//! - A step in which its thread leaves the runnable set (it blocks, or ends: an end wakes
-//!   its joiners) also writes `EXITS`, and a blocking read counts as a write; a sleeping
-//!   thread is given that footprint, since its next step may be one. A new thread's first
-//!   step runs its own code only, after its parent's spawning step; a woken thread resumes
-//!   its blocked operation with that operation's footprint.
+//! - A step in which its thread blocks acts on what its operation acts on, a blocking read
+//!   counting as a write (it joins a wait queue); a woken thread resumes its operation with
+//!   the same footprint. A thread's end (`Scheduler::ended`) writes its own exit, which its
+//!   join handle's operations act on; a sleeping thread is given both, since its next step
+//!   may block or end.
+//! - A spawn creates the thread before its `thread::spawn` scheduling point: the step that
+//!   ends there writes `SPAWNS` (thread ids are taken in spawn order), and the new thread's
+//!   first step, its own code up to its first scheduling point, comes after it.
 //! - Once an execution touches time (a sleep, a timeout, a clock read, a competing timer),
 //!   the virtual clock depends on how many steps ran, so every later choice point tries all
 //!   its options and nothing sleeps.
@@ -48,12 +62,13 @@
 //! (restarting a round per bound ran more executions than `dfs` on the corpus's fixed twins),
 //! so `dpor` is for verifying, and `dfs` or the default for finding a failure fast. Not
 //! optimal: an execution whose every way on sleeps still runs to its end (it repeats an
-//! explored one), and backtrack sets are persistent sets, not source sets.
+//! explored one; wakeup trees would avoid it).
 
 use std::collections::HashMap;
 
 use super::dfs::{fair_choice, FairChoice};
 use super::{ChoiceKind, Scheduler, FAIR_RUN};
+use crate::obj_ref::ObjRef;
 
 /// One object a step acts on, and whether it may change it (`write`) or only reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,9 +83,16 @@ type Footprint = Option<Vec<Access>>;
 /// The footprint of a step that may touch anything.
 const UNKNOWN: Footprint = None;
 
-/// The object every thread end touches (it wakes the joiners, hands over the result, ends
-/// the execution when it is the last): join-handle operations act on it.
-const EXITS: u64 = 0;
+/// What a thread's end touches: its own exit (it wakes its joiners and hands over its
+/// result), the object its join handle's operations act on.
+fn exit_of(thread: u32) -> u64 {
+    ObjRef::thread(thread).resource()
+}
+
+/// The runtime's thread table: a spawn takes the next thread id, so two spawns do not
+/// commute. Object ids are `ObjRef::resource`s (low byte ASCII) or atomics' addresses (bit
+/// 63), so this id, like `SEQCST_CLOCK`, is nobody's.
+const SPAWNS: u64 = (1 << 63) - 2;
 
 /// The relaxed memory model's one `SeqCst` clock (decision 27): `SeqCst` stores and RMWs
 /// release into it and RMWs acquire from it, so under that model atomic writes to different
@@ -90,6 +112,7 @@ const SINGLE_OBJECT: &[&str] = &[
     "Receiver::",
     "Once",
     "Barrier::",
+    "JoinHandle::",
 ];
 
 /// Operations that only read their object, so that two of them commute: an atomic load
@@ -118,11 +141,13 @@ fn is_timed(op: &str) -> bool {
 
 /// The footprint of operation `op` on `resource`.
 fn footprint(op: &str, resource: u64) -> Footprint {
+    if op == "thread::spawn" {
+        // The spawn itself happened before its scheduling point (`spawning`); what follows
+        // it is the spawner's own code.
+        return Some(Vec::new());
+    }
     if resource == 0 || is_timed(op) || op.contains("park") {
         return UNKNOWN;
-    }
-    if op.starts_with("JoinHandle::") {
-        return Some(vec![write(EXITS)]);
     }
     // Atomics and reference counts are named by address (bit 63).
     if resource >> 63 == 1 || SINGLE_OBJECT.iter().any(|p| op.starts_with(p)) {
@@ -135,17 +160,23 @@ fn footprint(op: &str, resource: u64) -> Footprint {
     }
 }
 
-/// The footprint of a step that may leave the runnable set: blocking or ending (which
-/// touches `EXITS`). A read that blocks counts as a write (it joins a wait queue); an
-/// atomic load cannot block, only be its thread's last operation before it ends.
-fn leaving(footprint: &Footprint) -> Footprint {
+/// The footprint of a step that blocks in its operation: a read that blocks counts as a
+/// write (it joins a wait queue; an atomic load cannot block).
+fn blocking(footprint: &Footprint) -> Footprint {
     footprint.clone().map(|mut accesses| {
         for a in &mut accesses {
             a.write |= a.object >> 63 == 0;
         }
-        accesses.push(write(EXITS));
         accesses
     })
+}
+
+/// `footprint` plus `access` (nothing to add to `UNKNOWN`).
+fn with(mut footprint: Footprint, access: Access) -> Footprint {
+    if let Some(accesses) = footprint.as_mut() {
+        accesses.push(access);
+    }
+    footprint
 }
 
 fn dependent(a: &Footprint, b: &Footprint) -> bool {
@@ -174,6 +205,9 @@ enum Kind {
         slept: Vec<u32>,
         /// `DporScheduler::dirty` when the current option's subtree began.
         dirty: u64,
+        /// How many steps the execution had recorded here: the picked thread's step is the
+        /// next one (the prefix replays the same steps, so it holds in every execution).
+        at: usize,
     },
     /// Any other choice, explored in full; `costly`: its alternatives cost a preemption.
     Data { untried: Vec<u32>, costly: bool },
@@ -214,7 +248,7 @@ struct ThreadInfo {
     pending: Footprint,
     /// A new thread's first step only runs its own code up to its first scheduling point.
     seen: bool,
-    /// The thread that spawned it, whose spawning step it comes after.
+    /// The thread that spawned it, until its spawning step is recorded (it comes after it).
     parent: Option<u32>,
     clock: Vec<u32>,
     steps: u32,
@@ -231,6 +265,8 @@ struct LastOn {
 pub struct DporScheduler {
     /// The search runs the relaxed memory model (see `SEQCST_CLOCK`).
     relaxed_memory: bool,
+    /// Without a bound, source sets (the default) or persistent sets (to compare).
+    source_sets: bool,
     bound: usize,
     path: Vec<Node>,
     pos: usize,
@@ -252,8 +288,8 @@ pub struct DporScheduler {
     /// The sleep set: threads not to pick, each with the footprint of its pending
     /// operation; one wakes when a step dependent with it runs.
     sleep: Vec<(u32, Footprint)>,
-    /// The thread that reached the last scheduling point.
-    running: Option<u32>,
+    /// The thread `ended` named, until it leaves the runnable set.
+    ending: Option<u32>,
     last: Option<u32>,
     run_length: u32,
 }
@@ -275,9 +311,18 @@ impl DporScheduler {
         self
     }
 
+    /// Without a bound, reverse races with source sets (Source-DPOR, the default) or, if
+    /// `on` is false, persistent sets, which can miss a class (see the module doc). Under a
+    /// bound persistent sets run either way.
+    pub fn source_sets(mut self, on: bool) -> Self {
+        self.source_sets = on;
+        self
+    }
+
     pub fn new(bound: usize) -> Self {
         DporScheduler {
             relaxed_memory: false,
+            source_sets: true,
             bound,
             path: Vec::new(),
             pos: 0,
@@ -293,7 +338,7 @@ impl DporScheduler {
             last_sched: None,
             timed: false,
             sleep: Vec::new(),
-            running: None,
+            ending: None,
             last: None,
             run_length: 0,
         }
@@ -317,7 +362,7 @@ impl DporScheduler {
         self.last_sched = None;
         self.timed = false;
         self.sleep.clear();
-        self.running = None;
+        self.ending = None;
         self.last = None;
         self.run_length = 0;
     }
@@ -385,9 +430,124 @@ impl DporScheduler {
         self.race_before(p, &clock, footprint, self.steps.len());
     }
 
-    /// `race` for an operation of `p` with happens-before `clock`, against the steps before
-    /// `limit`.
+    /// `race` for an operation of `p` with happens-before `clock` (its thread's earlier
+    /// steps), against the steps before `limit`: source sets if asked for and without a
+    /// bound, persistent sets otherwise.
     fn race_before(&mut self, p: u32, clock: &[u32], footprint: &Footprint, limit: usize) {
+        if self.source_sets && self.bound == usize::MAX {
+            self.source_races(p, clock, footprint, limit);
+        } else {
+            self.persistent_race(p, clock, footprint, limit);
+        }
+    }
+
+    /// Source-DPOR's race check (Abdulla et al., POPL 2014, Algorithm 1): every step `e` of
+    /// another thread that races with `p`'s operation (dependent with it, and not happening
+    /// before it through a later step or one of `p`'s own) is reversed at the choice point
+    /// `n` that started `e`'s run, by adding one initial of `v` (the steps after `n` that do
+    /// not come after the run's first step, then `p`'s operation) to `n`'s backtrack set,
+    /// unless one is there, done or asleep already.
+    fn source_races(&mut self, p: u32, clock: &[u32], footprint: &Footprint, limit: usize) {
+        let mut covered = clock.to_vec();
+        let mut races = Vec::new();
+        for (i, s) in self.steps[..limit].iter().enumerate().rev() {
+            if s.thread == p || !dependent(&s.footprint, footprint) {
+                continue;
+            }
+            if covered.get(s.thread as usize).copied().unwrap_or(0) < s.local {
+                races.push(i);
+            }
+            join(&mut covered, &s.clock);
+        }
+        for i in races {
+            if let Some(n) = self.steps[i].start {
+                self.reverse(n, p, clock, footprint, limit);
+            }
+        }
+    }
+
+    /// Reverses a race of `p`'s operation (footprint `footprint`, after `p`'s earlier steps
+    /// of happens-before `clock`, in the trace cut at `limit`) with the run choice point `n`
+    /// started: adds one thread that can start `v` at `n`, or, where `v` is not known to be
+    /// runnable from `n`, every option (the persistent-set step).
+    fn reverse(&mut self, n: usize, p: u32, clock: &[u32], footprint: &Footprint, limit: usize) {
+        let Kind::Sched {
+            options,
+            backtrack,
+            done,
+            asleep,
+            at,
+            ..
+        } = &self.path[n].kind
+        else {
+            return;
+        };
+        let at = *at;
+        let q = self.path[n].choice;
+        let first = self.steps.get(at).filter(|s| s.thread == q && at < limit);
+        let after =
+            |c: &[u32], first: &Step| c.get(q as usize).copied().unwrap_or(0) >= first.local;
+        let Some(first) = first.filter(|f| !after(clock, f)) else {
+            // The run did not begin with `q`'s step, or `p`'s own earlier steps come after
+            // it: no `v` to run from `n`.
+            self.add_all(n);
+            return;
+        };
+        // v: the steps after `n` that do not come after `first`, then `p`'s operation.
+        let v: Vec<&Step> = self.steps[at..limit]
+            .iter()
+            .filter(|s| !after(&s.clock, first))
+            .collect();
+        let before =
+            |c: &[u32], u: &Step| c.get(u.thread as usize).copied().unwrap_or(0) >= u.local;
+        let mut initials = Vec::new();
+        let mut seen = Vec::new();
+        for (k, w) in v.iter().enumerate() {
+            if seen.contains(&w.thread) {
+                continue;
+            }
+            seen.push(w.thread);
+            if v[..k].iter().all(|u| !before(&w.clock, u)) {
+                initials.push(w.thread);
+            }
+        }
+        if !seen.contains(&p) {
+            // `p`'s operation comes after its own earlier steps and the steps of `v` it is
+            // dependent with (and what they come after, all in `v`).
+            let mut pred = clock.to_vec();
+            for w in v.iter().filter(|w| dependent(&w.footprint, footprint)) {
+                join(&mut pred, &w.clock);
+            }
+            if v.iter().all(|u| !before(&pred, u)) {
+                initials.push(p);
+            }
+        }
+        if initials
+            .iter()
+            .any(|t| backtrack.contains(t) || done.contains(t) || asleep.contains(t))
+        {
+            return;
+        }
+        let pick = if initials.contains(&p) && options.contains(&p) {
+            Some(p)
+        } else {
+            initials
+                .iter()
+                .copied()
+                .filter(|t| options.contains(t))
+                .min()
+        };
+        match pick {
+            Some(t) => self.add(n, t),
+            None => self.add_all(n),
+        }
+    }
+
+    /// Flanagan and Godefroid's race check, for a bounded search: the latest dependent step
+    /// of another thread that does not happen before `p`'s operation; `p` is added to the
+    /// backtrack set of the choice point that started it (all its options if `p` is not one
+    /// of them), and every option at the last context switch before it.
+    fn persistent_race(&mut self, p: u32, clock: &[u32], footprint: &Footprint, limit: usize) {
         let found = self.steps[..limit].iter().rev().find(|s| {
             s.thread != p
                 && dependent(&s.footprint, footprint)
@@ -547,7 +707,7 @@ impl DporScheduler {
         if self.timed || self.sleep.iter().any(|(s, _)| *s == d) {
             return;
         }
-        let f = leaving(&self.thread(d).pending);
+        let f = with(blocking(&self.thread(d).pending), write(exit_of(d)));
         self.sleep.push((d, f));
     }
 }
@@ -602,8 +762,17 @@ impl Scheduler for DporScheduler {
     }
 
     fn pending_op(&mut self, thread: u32, op: &'static str, resource: u64) {
-        self.running = Some(thread);
-        let previous = self.thread(thread).pending.take();
+        let mut previous = self.thread(thread).pending.take();
+        if op == "thread::spawn" {
+            // The thread named here was created (its id taken) in the step that ends here,
+            // which it comes after. (Not the thread that reached the last scheduling point:
+            // the spawner may have been picked there by another.)
+            previous = with(previous, write(SPAWNS));
+            let child = (0..self.threads.len() as u32).find(|&c| exit_of(c) == resource);
+            if let Some(child) = child {
+                self.threads[child as usize].parent = Some(thread);
+            }
+        }
         self.step(thread, previous, false);
         if is_timed(op) {
             self.touch_time();
@@ -618,23 +787,31 @@ impl Scheduler for DporScheduler {
     }
 
     fn runnable_changed(&mut self, thread: u32, runnable: bool) {
-        let running = self.running;
         let info = self.thread(thread);
         if runnable {
             if !info.seen {
                 // A new thread: its first step is its own code up to its first scheduling
-                // point (or its end, which `runnable_changed(false)` reports).
+                // point (or its end, which `runnable_changed(false)` reports). Its spawner's
+                // `thread::spawn` scheduling point names it next (`pending_op`).
                 info.seen = true;
                 info.pending = Some(Vec::new());
-                info.parent = running;
             }
             // A woken thread resumes its operation: the same footprint.
             return;
         }
-        // Its step ends here: it blocked inside its operation, or ended (which touches
-        // `EXITS`; the two look alike from here).
-        let footprint = leaving(&info.pending);
+        // Its step ends here: it blocked inside its operation, or ended (`ended` said so just
+        // before), which touches its exit.
+        let pending = info.pending.clone();
+        let footprint = if self.ending.take() == Some(thread) {
+            with(pending, write(exit_of(thread)))
+        } else {
+            blocking(&pending)
+        };
         self.step(thread, footprint, true);
+    }
+
+    fn ended(&mut self, thread: u32) {
+        self.ending = Some(thread);
     }
 
     fn by_seed(&self) -> bool {
@@ -695,6 +872,7 @@ impl Scheduler for DporScheduler {
                 asleep,
                 slept: Vec::new(),
                 dirty: self.dirty,
+                at: self.steps.len(),
             },
             spent: self.spent,
         };
@@ -791,6 +969,7 @@ mod tests {
                 left[t as usize] -= 1;
                 if left[t as usize] == 0 {
                     runnable.retain(|&r| r != t);
+                    dpor.ended(t);
                     dpor.runnable_changed(t, false);
                     current = None;
                 } else {
@@ -813,7 +992,7 @@ mod tests {
             [x, y],
             "AtomicUsize::store",
         );
-        assert_eq!(sc.len(), 2, "{sc:?}");
+        assert_eq!(sc.len(), 1, "{sc:?}");
         // They meet in the SeqCst clock: as many orders as on one object (C(6, 3) = 20).
         let relaxed = DporScheduler::new(usize::MAX).relaxed_memory(true);
         let relaxed = explore_op(relaxed, 4, [x, y], "AtomicUsize::store");
@@ -821,16 +1000,16 @@ mod tests {
         // Loads still commute.
         let relaxed = DporScheduler::new(usize::MAX).relaxed_memory(true);
         let loads = explore_op(relaxed, 4, [x, y], "AtomicUsize::load");
-        assert_eq!(loads.len(), 2, "{loads:?}");
+        assert_eq!(loads.len(), 1, "{loads:?}");
     }
 
     #[test]
     fn independent_threads_are_not_interleaved() {
-        // Different objects: only the two threads' ends (dependent) are reordered; with
-        // sleep sets, one execution per order of the ends, where dfs runs C(8, 4) = 70 (and
-        // dpor without sleep sets ran 5).
+        // Different objects: nothing to reorder (each thread's end touches only its own
+        // exit), one execution where dfs runs C(8, 4) = 70 (and dpor ran 5 before sleep
+        // sets, 2 while every thread end touched one object).
         let seen = explore(usize::MAX, 4, [8, 9]);
-        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert_eq!(seen.len(), 1, "{seen:?}");
         // The same object: every order of the dependent operations (each thread's first step
         // runs its own code only; the other three act on the object: C(6, 3) = 20 orders).
         let seen = explore(usize::MAX, 4, [8, 8]);
@@ -848,6 +1027,25 @@ mod tests {
         assert_eq!(orders.len(), 20);
         // One execution per order (dfs: 70; dpor without sleep sets ran more than 20).
         assert_eq!(seen.len(), 20);
+    }
+
+    #[test]
+    fn persistent_sets_serve_every_bound() {
+        // Without a bound they may be asked for (to compare); on these programs they reach
+        // the same orders as source sets.
+        let persistent = || DporScheduler::new(usize::MAX).source_sets(false);
+        let seen = explore_op(persistent(), 4, [8, 9], "Mutex::lock");
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        let seen = explore_op(persistent(), 4, [8, 8], "Mutex::lock");
+        assert_eq!(seen.len(), 20, "{seen:?}");
+        // Under a bound they are what runs, whatever the flag says.
+        let bounded = explore_op(
+            DporScheduler::new(1).source_sets(false),
+            3,
+            [8, 8],
+            "Mutex::lock",
+        );
+        assert_eq!(bounded, explore(1, 3, [8, 8]));
     }
 
     #[test]
@@ -873,7 +1071,7 @@ mod tests {
             footprint("AtomicUsize::fetch_add", 1 << 63 | 4),
             Some(vec![write(1 << 63 | 4)])
         );
-        assert_eq!(footprint("JoinHandle::join", 7), Some(vec![write(EXITS)]));
+        assert_eq!(footprint("JoinHandle::join", 7), Some(vec![write(7)]));
         // Two loads of one address, two read acquisitions of one rwlock, commute; a load
         // and a store do not, nor a blocked read and anything on its lock.
         assert!(!dependent(&load, &load));
@@ -881,8 +1079,8 @@ mod tests {
         assert!(!dependent(&rd, &footprint("RwLock::try_read", 5)));
         assert!(dependent(&rd, &footprint("RwLock::write", 5)));
         assert!(dependent(&rd, &footprint("RwLock::read_unlock", 5)));
-        assert!(dependent(&leaving(&rd), &rd));
-        assert!(!dependent(&leaving(&load), &load));
+        assert!(dependent(&blocking(&rd), &rd));
+        assert!(!dependent(&blocking(&load), &load));
         assert!(dependent(
             &load,
             &footprint("AtomicUsize::store", 1 << 63 | 4)
@@ -892,7 +1090,8 @@ mod tests {
             Some(vec![write(1 << 63 | 4)])
         );
         assert_eq!(footprint("Condvar::wait", 5), UNKNOWN);
-        assert_eq!(footprint("thread::spawn", 0), UNKNOWN);
+        // A spawn's own step is the one before its scheduling point (`pending_op`).
+        assert_eq!(footprint("thread::spawn", 7), Some(vec![]));
         assert_eq!(footprint("Condvar::wait_timeout", 5), UNKNOWN);
         assert_eq!(footprint("thread::park", 5), UNKNOWN);
         assert!(is_timed("Receiver::recv_timeout") && is_timed("Instant::now"));

@@ -9,6 +9,8 @@ use std::panic::Location;
 
 mod dfs;
 mod dpor;
+#[cfg(test)]
+mod dpor_classes;
 mod pct;
 mod portfolio;
 mod pos;
@@ -89,6 +91,11 @@ pub trait Scheduler {
     /// notify wakes, which timer fires) are not tracked.
     #[inline]
     fn runnable_changed(&mut self, _thread: u32, _runnable: bool) {}
+
+    /// Told when `thread` ends, just before it leaves the runnable set for good (a thread
+    /// that blocks leaves it too, without this call).
+    #[inline]
+    fn ended(&mut self, _thread: u32) {}
 
     /// `next_thread` when `runnable` is the execution's whole runnable set (the one
     /// `runnable_changed` describes): a strategy that tracks it may answer without a scan.
