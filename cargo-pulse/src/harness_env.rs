@@ -38,6 +38,13 @@ pub struct HarnessEnv<'a> {
 }
 
 impl HarnessEnv<'_> {
+    /// `value` as the environment can carry it: a long schedule (a step-limit failure's can
+    /// pass Linux's 128 KiB per string) goes through a file in the failure dir, which stays
+    /// with the run's other records.
+    fn passable(&self, value: &str) -> String {
+        env::spill(value, self.failure_dir).map_or_else(|_| value.to_string(), |(v, _)| v)
+    }
+
     pub fn apply(&self, cmd: &mut Command) {
         cmd.env(env::SCHEDULES, self.seeds.len().to_string())
             .env(env::SEED, self.seeds.from.to_string())
@@ -58,7 +65,7 @@ impl HarnessEnv<'_> {
             (env::CLEANUP, self.cleanup.map(|c| c.to_string())),
             (env::DETACHED, self.detached.map(|d| d.to_string())),
             (env::MEMORY, self.memory.map(|m| m.to_string())),
-            (env::REPLAY, self.replay.map(str::to_string)),
+            (env::REPLAY, self.replay.map(|r| self.passable(r))),
             (
                 env::REPLAY_FALLBACK,
                 self.replay_fallback.map(str::to_string),

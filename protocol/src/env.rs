@@ -78,3 +78,61 @@ pub const ALL: &[&str] = &[
     TRACE_OUT,
     ISOLATED_WORKER,
 ];
+
+/// The longest value passed in the environment itself. Linux refuses to start a process
+/// with any one environment string over 128 KiB (`E2BIG`, "Argument list too long"), and
+/// a long execution's schedule is longer: such a value goes through a file.
+pub const INLINE_MAX: usize = 64 * 1024;
+
+/// How a value that went through a file is written: this, then the file's path.
+pub const FROM_FILE: &str = "@file:";
+
+/// What to put in the environment for `value`: the value itself, or, past `INLINE_MAX`,
+/// `@file:PATH` of a new file in `dir` that holds it (returned too: the sender removes it
+/// once the child is done).
+pub fn spill(
+    value: &str,
+    dir: &std::path::Path,
+) -> std::io::Result<(String, Option<std::path::PathBuf>)> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    if value.len() <= INLINE_MAX {
+        return Ok((value.to_string(), None));
+    }
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let path = dir.join(format!("pulse-env-{}-{n}", std::process::id()));
+    std::fs::write(&path, value)?;
+    Ok((format!("{FROM_FILE}{}", path.display()), Some(path)))
+}
+
+/// The value an environment variable stands for: itself, or the contents of the file a
+/// `spill` named.
+pub fn unspill(raw: &str) -> std::io::Result<String> {
+    match raw.strip_prefix(FROM_FILE) {
+        Some(path) => std::fs::read_to_string(path),
+        None => Ok(raw.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_value_goes_through_a_file_and_comes_back() {
+        let dir = std::env::temp_dir();
+        let short = "p1:0*3.1";
+        assert_eq!(spill(short, &dir).unwrap(), (short.to_string(), None));
+        assert_eq!(unspill(short).unwrap(), short);
+        let long = "p1:".to_string() + &"0.1.".repeat(INLINE_MAX / 2);
+        let (raw, file) = spill(&long, &dir).unwrap();
+        let file = file.unwrap();
+        assert!(raw.starts_with(FROM_FILE) && raw.len() < 1024, "{raw}");
+        assert_eq!(unspill(&raw).unwrap(), long);
+        std::fs::remove_file(&file).unwrap();
+        assert!(
+            unspill(&raw).is_err(),
+            "a missing file is an error, not a value"
+        );
+    }
+}

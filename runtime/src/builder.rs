@@ -54,9 +54,12 @@ impl Builder {
             T::Err: std::fmt::Display,
         {
             var(name)
-                .map(|v| {
+                .map(|raw| {
+                    // A long value (a schedule) may come through a file (`env::spill`).
+                    let v =
+                        env::unspill(&raw).map_err(|e| EnvError(format!("{name}={raw}: {e}")))?;
                     v.parse::<T>()
-                        .map_err(|e| EnvError(format!("{name}={v}: {e}")))
+                        .map_err(|e| EnvError(format!("{name}={raw}: {e}")))
                 })
                 .transpose()
         }

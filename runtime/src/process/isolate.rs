@@ -16,7 +16,7 @@
 //! that takes longer is killed and reported, never waited for forever.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -87,7 +87,9 @@ pub(crate) fn role<J: DeserializeOwned>(run: &RunId) -> Role<J> {
     let Some(order) = std::env::var_os(WORKER_ENV) else {
         return Role::Search;
     };
-    let order: Order<J> = match json::from_str(&order.to_string_lossy()) {
+    let order = env::unspill(&order.to_string_lossy())
+        .unwrap_or_else(|e| panic!("pulse: {WORKER_ENV} names a file pulse cannot read ({e})"));
+    let order: Order<J> = match json::from_str(&order) {
         Ok(order) => order,
         Err(e) => panic!("pulse: {WORKER_ENV} is not an order pulse wrote ({e})"),
     };
@@ -154,6 +156,15 @@ pub(crate) enum Reply<T> {
     },
 }
 
+/// A file removed when this goes out of scope (a spilled order, once its worker is done).
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// Runs jobs of one run, each in a fresh re-run of this process.
 pub(crate) struct Isolator {
     command: (PathBuf, Vec<OsString>),
@@ -206,6 +217,19 @@ impl Isolator {
             reply: reply.clone(),
         };
         let order = json::to_string(&order);
+        // A long schedule goes through a file (`E2BIG`), next to the reply.
+        let dir = reply
+            .parent()
+            .map_or_else(std::env::temp_dir, Path::to_path_buf);
+        let (order, spilled) = match env::spill(&order, &dir) {
+            Ok(spilled) => spilled,
+            Err(e) => {
+                return Reply::Unreachable {
+                    how: format!("could not write its order: {e}"),
+                }
+            }
+        };
+        let _remove = spilled.map(RemoveOnDrop);
         let spawned = std::fs::File::create(&stderr).and_then(|err| self.spawn(&order, err));
         // What the worker said on stderr: part of the report when it died, else passed on.
         let said = || {
