@@ -71,6 +71,18 @@ fn search(strategy: Strategy, schedules: u64, seed: u64, f: impl Fn()) -> Report
         .run(f)
 }
 
+/// The verdict of a search that passed having explored its whole space, each schedule once.
+fn exhausted(name: &str, report: &Report) -> pulse::Exhaustive {
+    if let Some(failure) = &report.failure {
+        panic!("{name}: {failure}");
+    }
+    let exhaustive = report
+        .exhaustive
+        .unwrap_or_else(|| panic!("{name}: not exhausted in {}", report.executions));
+    assert_eq!(exhaustive.schedules, report.executions);
+    exhaustive
+}
+
 /// The acceptance test of issue #9: the default strategy with the default budget (1,000
 /// schedules) finds every bug and passes every fixed twin.
 #[test]
@@ -153,11 +165,7 @@ fn dfs_finds_the_bugs_and_verifies_small_fixed_twins() {
         let p = corpus().into_iter().find(|p| p.name == name).unwrap();
         let (fixed, n) = (p.fixed, p.n);
         let report = search(Strategy::Dfs { bound: 2 }, 100_000, 0, move || fixed(n));
-        assert!(report.passed(), "{name}: {}", report.failure.unwrap());
-        let exhaustive = report
-            .exhaustive
-            .unwrap_or_else(|| panic!("{name}: not exhausted in {}", report.executions));
-        assert_eq!(exhaustive.schedules, report.executions);
+        let exhaustive = exhausted(name, &report);
         assert_eq!(exhaustive.bound, 2);
         assert!(
             exhaustive.to_string().starts_with(&format!(
@@ -206,11 +214,7 @@ fn dpor_finds_the_bugs_and_verifies_small_fixed_twins_in_fewer_executions() {
         let (fixed, n) = (p.fixed, p.n);
         let dfs = search(Strategy::Dfs { bound: 2 }, 100_000, 0, move || fixed(n));
         let report = search(Strategy::Dpor { bound: 2 }, 100_000, 0, move || fixed(n));
-        assert!(report.passed(), "{name}: {}", report.failure.unwrap());
-        let exhaustive = report
-            .exhaustive
-            .unwrap_or_else(|| panic!("{name}: not exhausted in {}", report.executions));
-        assert_eq!(exhaustive.schedules, report.executions);
+        let exhaustive = exhausted(name, &report);
         assert!(
             exhaustive.to_string().starts_with(&format!(
                 "exhaustive: all {} schedules within preemption bound 2 explored, no failure",
@@ -317,8 +321,8 @@ fn strategy_table() {
 
 /// Without a bound (`dpor:inf`), DPOR reverses every race (source sets): a fixed twin it
 /// exhausts has passed every schedule, up to reordering independent operations; and it
-/// finds each buggy twin. (Of the
-/// corpus's other programs of at most five threads, none finished within 5,000 executions.)
+/// finds each buggy twin. (Of the corpus's other programs of at most five threads, none
+/// finished within 5,000 executions.)
 #[test]
 fn unbounded_dpor_proves_small_fixed_twins_and_finds_their_bugs() {
     let unbounded = Strategy::Dpor { bound: usize::MAX };
@@ -338,11 +342,7 @@ fn unbounded_dpor_proves_small_fixed_twins_and_finds_their_bugs() {
         let p = corpus().into_iter().find(|p| p.name == name).unwrap();
         let (fixed, buggy, n) = (p.fixed, p.buggy, p.n);
         let report = search(unbounded, 10_000, 0, move || fixed(n));
-        assert!(report.passed(), "{name}: {}", report.failure.unwrap());
-        let exhaustive = report
-            .exhaustive
-            .unwrap_or_else(|| panic!("{name}: not exhausted in {}", report.executions));
-        assert_eq!(exhaustive.schedules, report.executions);
+        let exhaustive = exhausted(name, &report);
         assert_eq!(
             exhaustive.to_string(),
             format!(
