@@ -38,6 +38,7 @@ impl ObjRef {
     /// The number strategies know the object by (`Scheduler::pending`): nonzero, equal for
     /// the same object within an execution. From the kind's text, not its address: the same
     /// in every process (a seed replays).
+    #[inline]
     pub fn resource(self) -> u64 {
         let first = self.kind.as_bytes().first().copied().unwrap_or(0) as u64;
         (self.id as u64 + 1) << 24 | (self.kind.len() as u64 & 0xffff) << 8 | first
