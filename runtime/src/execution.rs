@@ -3,6 +3,7 @@
 //! the scheduler); switching stacks is `ctx`'s and the runner's business.
 
 use std::any::Any;
+use std::collections::HashMap;
 use std::panic::Location;
 use std::sync::Arc;
 
@@ -189,8 +190,12 @@ pub(crate) struct ExecState {
     pub pending_spawns: Vec<PendingSpawn>,
     pub warnings: Vec<String>,
     pub capture_backtraces: bool,
-    /// Objects named by address (atomics), numbered in first-use order while tracing.
-    pub addr_objects: Vec<(usize, ObjRef)>,
+    /// Objects named by address (atomics), numbered per kind in first-use order while
+    /// tracing; looked up by (address, kind), since a traced replay of a test with 50,000
+    /// atomics made a scan quadratic (minutes).
+    addr_objects: HashMap<(usize, &'static str), ObjRef>,
+    /// How many objects of each kind `addr_objects` has numbered.
+    addr_object_counts: HashMap<&'static str, u32>,
     pub heartbeat: Option<Arc<crate::process::watchdog::Heartbeat>>,
     /// The threads blocked on each object, in index order: waking an object's waiters costs
     /// what there is to wake, not a scan of every thread (1,000-thread tests).
@@ -260,7 +265,8 @@ impl ExecState {
             pending_spawns: Vec::new(),
             warnings: Vec::new(),
             capture_backtraces: false,
-            addr_objects: Vec::new(),
+            addr_objects: HashMap::new(),
+            addr_object_counts: HashMap::new(),
             heartbeat: None,
             blocked_on: BlockedOn::default(),
             blocked_on_count: 0,
@@ -295,6 +301,7 @@ impl ExecState {
         self.teardown = false;
         self.pending_spawns.clear();
         self.addr_objects.clear();
+        self.addr_object_counts.clear();
         self.memory.reset(relaxed);
         if self.blocked_on_count != 0 {
             self.blocked_on.values_mut().for_each(Vec::clear);
@@ -303,22 +310,16 @@ impl ExecState {
     }
 
     pub fn object_at(&mut self, kind: &'static str, addr: usize) -> ObjRef {
-        if let Some((_, obj)) = self
-            .addr_objects
-            .iter()
-            .find(|(a, o)| *a == addr && o.kind == kind)
-        {
-            return *obj;
-        }
         // Numbered apart from stateful objects so tracing never renumbers those.
-        let id = self
-            .addr_objects
-            .iter()
-            .filter(|(_, o)| o.kind == kind)
-            .count() as u32;
-        let obj = ObjRef { kind, id };
-        self.addr_objects.push((addr, obj));
-        obj
+        let counts = &mut self.addr_object_counts;
+        *self.addr_objects.entry((addr, kind)).or_insert_with(|| {
+            let next = counts.entry(kind).or_insert(0);
+            *next += 1;
+            ObjRef {
+                kind,
+                id: *next - 1,
+            }
+        })
     }
 
     /// Registers a new runnable thread and returns its index.
