@@ -142,7 +142,7 @@ fn is_timed(op: &str) -> bool {
 /// The footprint of operation `op` on `resource`.
 fn footprint(op: &str, resource: u64) -> Footprint {
     if op == "thread::spawn" {
-        // The spawn itself happened before its scheduling point (`spawning`); what follows
+        // The spawn itself happened before its scheduling point (`pending_op`); what follows
         // it is the spawner's own code.
         return Some(Vec::new());
     }
@@ -248,8 +248,6 @@ struct ThreadInfo {
     pending: Footprint,
     /// A new thread's first step only runs its own code up to its first scheduling point.
     seen: bool,
-    /// The thread that spawned it, until its spawning step is recorded (it comes after it).
-    parent: Option<u32>,
     clock: Vec<u32>,
     steps: u32,
 }
@@ -620,13 +618,6 @@ impl DporScheduler {
         }
         clock[t as usize] = local;
         info.clock = clock.clone();
-        // Threads this step spawned come after it.
-        for child in &mut self.threads {
-            if child.parent == Some(t) {
-                child.parent = None;
-                join(&mut child.clock, &clock);
-            }
-        }
         let i = self.steps.len();
         match &footprint {
             None => self.last_unknown = Some(i),
@@ -763,17 +754,21 @@ impl Scheduler for DporScheduler {
 
     fn pending_op(&mut self, thread: u32, op: &'static str, resource: u64) {
         let mut previous = self.thread(thread).pending.take();
-        if op == "thread::spawn" {
-            // The thread named here was created (its id taken) in the step that ends here,
-            // which it comes after. (Not the thread that reached the last scheduling point:
-            // the spawner may have been picked there by another.)
+        let spawning = op == "thread::spawn";
+        if spawning {
+            // The thread was created (its id taken) in the step that ends here.
             previous = with(previous, write(SPAWNS));
-            let child = (0..self.threads.len() as u32).find(|&c| exit_of(c) == resource);
-            if let Some(child) = child {
-                self.threads[child as usize].parent = Some(thread);
-            }
         }
         self.step(thread, previous, false);
+        if spawning {
+            // The thread named here comes after that step. (Not after the thread that reached
+            // the last scheduling point: the spawner may have been picked there by another.)
+            let child = (0..self.threads.len() as u32).find(|&c| exit_of(c) == resource);
+            if let Some(child) = child {
+                let clock = self.thread(thread).clock.clone();
+                join(&mut self.thread(child).clock, &clock);
+            }
+        }
         if is_timed(op) {
             self.touch_time();
         }
