@@ -16,6 +16,7 @@ use crate::cli::{CargoArgs, TargetArgs};
 use crate::console::Console;
 use crate::diagnostic_map::DiagnosticMap;
 use crate::mirror::Mirror;
+use crate::rustc_wrapper;
 
 /// One test executable of the instrumented build.
 #[derive(Debug, Clone)]
@@ -141,6 +142,7 @@ pub fn cargo_command(mirror: &Mirror) -> Command {
     let mut cmd = Command::new(cargo);
     cmd.current_dir(&mirror.root);
     cmd.env("CARGO_TARGET_DIR", &mirror.target_dir);
+    rustc_wrapper::install(&mut cmd, &mirror.foreign_dirs());
     cmd
 }
 

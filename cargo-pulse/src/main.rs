@@ -26,6 +26,7 @@ mod output;
 mod path_map;
 mod process;
 mod run;
+mod rustc_wrapper;
 mod seeds;
 mod stop;
 mod support;
@@ -34,10 +35,15 @@ mod trace_cmd;
 mod workspace;
 
 fn main() {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if argv.first().is_some_and(|a| a == nextest::WRAP_ARG) {
         // nextest starting one test process through us (its target runner).
+        let argv: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into()).collect();
         std::process::exit(nextest::wrap(&argv[1..]));
+    }
+    if let Some(code) = rustc_wrapper::run_if_wrapping(&argv) {
+        // cargo compiling the mirror through us (its rustc wrapper).
+        std::process::exit(code);
     }
     let cli = cli::parse();
     let json = matches!(&cli.command, cli::Command::Test(t) if t.message_format == cli::MessageFormat::Json);

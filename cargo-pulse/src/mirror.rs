@@ -228,6 +228,8 @@ pub struct Mirror {
     /// The registry crates instrumented, every version of each.
     pub deps: Vec<DepSource>,
     pub deps_report: DepsReport,
+    /// pulse's own crates the mirror depends on (`Support::root`).
+    support_root: PathBuf,
     /// Held for the whole run (released when the process exits).
     _lock: std::fs::File,
 }
@@ -241,6 +243,12 @@ struct Patching<'a> {
 }
 
 impl Mirror {
+    /// The packages cargo would treat as foreign (their lints capped) had they not been
+    /// patched in by path: the instrumented registry crates and pulse's own.
+    pub fn foreign_dirs(&self) -> Vec<PathBuf> {
+        vec![deps_dir_in(&self.pulse_dir), self.support_root.clone()]
+    }
+
     /// Creates or refreshes the mirror of `user`.
     pub fn prepare(user: UserWorkspace, opts: &MirrorOptions) -> Result<Mirror> {
         let pulse_dir = pulse_dir_for(&user);
@@ -340,7 +348,7 @@ impl Mirror {
             &opts_i,
             dep_names(&selection).iter().map(String::as_str),
         );
-        let deps_base = pulse_dir.join("deps");
+        let deps_base = deps_dir_in(&pulse_dir);
         let is_manifest = |p: &Path| p.file_name().is_some_and(|n| n == "Cargo.toml");
         let user_lock = user.root.join("Cargo.lock");
 
@@ -531,6 +539,7 @@ impl Mirror {
             stats,
             deps,
             deps_report: report,
+            support_root: support.root.clone(),
             _lock: lock,
         })
     }
@@ -698,6 +707,11 @@ fn dep_transform(
         return Ok(instrumenting::instrument_file(src, bytes, opts, edition));
     }
     Ok(Transformed { bytes, note: None })
+}
+
+/// Where the instrumented registry crates are copied.
+fn deps_dir_in(pulse_dir: &Path) -> PathBuf {
+    pulse_dir.join("deps")
 }
 
 fn dep_dir(base: &Path, d: &DepSource) -> PathBuf {

@@ -624,6 +624,19 @@ const CRATES: &[Crate] = &[
         precise: &[],
         deadline: MIN.saturating_mul(5),
     },
+    // Edition 2021; a notification primitive (its tests are single-threaded). Its
+    // dev-dependency try-lock has `#![deny(warnings)]` and is instrumented: it builds only
+    // because the mirror's cargo caps the lints of instrumented crates as cargo caps every
+    // registry crate's (cargo-pulse/src/rustc_wrapper.rs).
+    Crate {
+        name: "event-listener",
+        version: "5.4.2",
+        tests: 11,
+        expected: &[],
+        relaxed: &[],
+        precise: &[],
+        deadline: MIN.saturating_mul(5),
+    },
     // CRATES_END
 ];
 
@@ -682,4 +695,9 @@ fn crossbeam_queue() {
 #[test]
 fn once_cell() {
     check("once_cell", None);
+}
+
+#[test]
+fn event_listener() {
+    check("event-listener", None);
 }
