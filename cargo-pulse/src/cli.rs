@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use pulse_protocol::{Cleanup, Detached, Isolation, Memory, Strategy, TimeMode};
+use pulse_protocol::{Cleanup, Detached, Isolation, Memory, Strategy, TimeMode, WeakCas};
 
 use crate::seeds::SeedRange;
 
@@ -247,6 +247,11 @@ pub struct TestArgs {
     /// search under `relaxed`).
     #[arg(long, value_name = "MODEL", value_parser = clap::value_parser!(Memory), help_heading = "Search")]
     pub memory: Option<Memory>,
+    /// Whether `compare_exchange_weak` may fail when the value matches: `spurious` (default:
+    /// a scheduler choice, as std allows and ARM, RISC-V and POWER do) or `strong` (never, as
+    /// on x86-64, and as loom and shuttle run it).
+    #[arg(long, value_name = "MODE", value_parser = clap::value_parser!(WeakCas), help_heading = "Search")]
+    pub weak_cas: Option<WeakCas>,
     /// Replay one schedule (as printed in a failure report), or a failure file (.json): its
     /// schedule, or when that no longer fits the program (the code changed), its seed.
     #[arg(long, value_name = "SCHEDULE|FILE", help_heading = "Search")]

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use pulse_protocol::{env, Cleanup, Detached, Isolation, Memory, Strategy, TimeMode};
+use pulse_protocol::{env, Cleanup, Detached, Isolation, Memory, Strategy, TimeMode, WeakCas};
 
 use crate::seeds::SeedRange;
 
@@ -20,6 +20,7 @@ pub struct HarnessEnv<'a> {
     pub cleanup: Option<Cleanup>,
     pub detached: Option<Detached>,
     pub memory: Option<Memory>,
+    pub weak_cas: Option<WeakCas>,
     pub replay: Option<&'a str>,
     pub blocking_timeout: Duration,
     /// Where the harness writes the test's `FailureRecord`.
@@ -65,6 +66,7 @@ impl HarnessEnv<'_> {
             (env::CLEANUP, self.cleanup.map(|c| c.to_string())),
             (env::DETACHED, self.detached.map(|d| d.to_string())),
             (env::MEMORY, self.memory.map(|m| m.to_string())),
+            (env::WEAK_CAS, self.weak_cas.map(|w| w.to_string())),
             (env::REPLAY, self.replay.map(|r| self.passable(r))),
             (
                 env::REPLAY_FALLBACK,

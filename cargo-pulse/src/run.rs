@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use pulse_protocol::{
     Cleanup, Detached, FailureKind, FailureRecord, Isolation, Memory, SeedReplay, Strategy,
-    TimeMode,
+    TimeMode, WeakCas,
 };
 
 use crate::events::{Reporter, TestEvent, TestId};
@@ -52,6 +52,7 @@ pub struct RunPlan {
     pub isolation: Option<Isolation>,
     pub cleanup: Option<Cleanup>,
     pub detached: Option<Detached>,
+    pub weak_cas: Option<WeakCas>,
     pub memory: Option<Memory>,
     pub blocking_timeout: Duration,
     pub timeout: Option<Duration>,
@@ -245,6 +246,7 @@ pub fn configure(
         isolation,
         cleanup: plan.cleanup,
         detached: plan.detached,
+        weak_cas: plan.weak_cas,
         memory: plan.memory,
         replay: plan.replay.as_deref(),
         blocking_timeout: plan.blocking_timeout,
@@ -1147,6 +1149,7 @@ mod tests {
             isolation: None,
             cleanup: None,
             detached: None,
+            weak_cas: None,
             memory: None,
             blocking_timeout: Duration::from_secs(1),
             timeout: None,

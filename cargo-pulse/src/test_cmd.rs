@@ -106,6 +106,7 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         isolation: args.isolation,
         cleanup: args.cleanup,
         detached: args.detached,
+        weak_cas: args.weak_cas,
         memory: args.memory,
         blocking_timeout: Duration::from_secs_f64(args.blocking_timeout.max(0.1)),
         timeout: args.timeout.map(Duration::from_secs_f64),
@@ -313,6 +314,10 @@ fn replay_flags(args: &TestArgs) -> Vec<String> {
     // The memory model decides which choices a schedule holds (which store a load read).
     if let Some(m) = args.memory {
         f.extend(["--memory".to_string(), m.to_string()]);
+    }
+    // Whether a weak compare-exchange is a choice in the schedule.
+    if let Some(w) = args.weak_cas {
+        f.extend(["--weak-cas".to_string(), w.to_string()]);
     }
     f
 }

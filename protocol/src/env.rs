@@ -29,6 +29,8 @@ pub const CLEANUP: &str = "PULSE_CLEANUP";
 pub const DETACHED: &str = "PULSE_DETACHED";
 /// How atomics behave (`Memory`: `sc`, `relaxed` or `portfolio`).
 pub const MEMORY: &str = "PULSE_MEMORY";
+/// Whether `compare_exchange_weak` may fail spuriously (`WeakCas`: `spurious` or `strong`).
+pub const WEAK_CAS: &str = "PULSE_WEAK_CAS";
 /// The watchdog: a thread running this long (ms) without a pulse operation is reported.
 pub const BLOCKING_TIMEOUT_MS: &str = "PULSE_BLOCKING_TIMEOUT_MS";
 /// The replay line's template: `{test}`, `{schedule}` and `{seed}` are substituted.
@@ -68,6 +70,7 @@ pub const ALL: &[&str] = &[
     CLEANUP,
     DETACHED,
     MEMORY,
+    WEAK_CAS,
     BLOCKING_TIMEOUT_MS,
     REPLAY_COMMAND,
     SEED_COMMAND,

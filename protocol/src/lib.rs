@@ -13,7 +13,9 @@ mod schedule;
 pub mod time;
 pub mod trace;
 
-pub use options::{Cleanup, Detached, Isolation, Memory, ParseOptionError, SeedReplay, Strategy};
+pub use options::{
+    Cleanup, Detached, Isolation, Memory, ParseOptionError, SeedReplay, Strategy, WeakCas,
+};
 pub use record::{FailureKind, FailureRecord, TraceEvent, FELL_BACK_TO_SEED, FORMAT_VERSION};
 pub use schedule::{ParseScheduleError, Schedule};
 pub use time::{TimeMode, TimeParams};

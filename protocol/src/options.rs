@@ -331,6 +331,24 @@ word_option!(
     Fail = "fail"
 );
 
+/// Whether `compare_exchange_weak` may fail when the value matches. std allows it on every
+/// target, and LL/SC hardware (ARM without LSE, RISC-V, POWER) does it; x86-64 never does, and
+/// neither do loom and shuttle. `Spurious`, the default, makes it a scheduler choice (one in
+/// eight under the randomised strategies); `Strong` runs it as `compare_exchange`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WeakCas {
+    #[default]
+    Spurious,
+    Strong,
+}
+
+word_option!(
+    WeakCas,
+    "weak compare-exchange behaviour",
+    Spurious = "spurious",
+    Strong = "strong"
+);
+
 /// How atomics behave: `Sc` runs every ordering as `SeqCst` (each load reads the latest
 /// store); `Relaxed` follows Rust's (C++20's) orderings, so a load may read an older store
 /// happens-before and coherence allow (a recorded scheduler choice); `Portfolio`, the
@@ -405,6 +423,7 @@ mod tests {
         round_trips::<Cleanup>(Cleanup::VALUES);
         round_trips::<Detached>(Detached::VALUES);
         round_trips::<Memory>(Memory::VALUES);
+        round_trips::<WeakCas>(WeakCas::VALUES);
         let relaxed = (0..4000)
             .filter(|&s| Memory::Portfolio.relaxed_for(s))
             .count();

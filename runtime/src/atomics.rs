@@ -25,7 +25,7 @@ impl Ctx {
             actual
         };
         if tracing {
-            self.note_atomic(Some(value), None, false);
+            self.note_atomic(AtomicValue::read(value));
         }
         value
     }
@@ -63,7 +63,7 @@ impl Ctx {
     pub fn atomic_store(self, addr: usize, actual: u64, new: u64, order: Ordering) {
         let (relaxed, tracing) = self.atomic_duties();
         if tracing {
-            self.note_atomic(None, Some(new), false);
+            self.note_atomic(AtomicValue::wrote(new));
         }
         if relaxed {
             let at = Location::caller();
@@ -76,9 +76,28 @@ impl Ctx {
     #[track_caller]
     #[inline]
     pub fn atomic_rmw(self, addr: usize, actual: u64, new: Option<u64>, order: Ordering) {
+        self.rmw(addr, actual, new, order, false);
+    }
+
+    /// A `compare_exchange_weak` that failed spuriously: it read `actual`, the value it
+    /// expected, and wrote nothing.
+    #[track_caller]
+    #[inline]
+    pub fn atomic_cas_spurious(self, addr: usize, actual: u64, failure: Ordering) {
+        self.rmw(addr, actual, None, failure, true);
+    }
+
+    #[track_caller]
+    #[inline]
+    fn rmw(self, addr: usize, actual: u64, new: Option<u64>, order: Ordering, spurious: bool) {
         let (relaxed, tracing) = self.atomic_duties();
         if tracing {
-            self.note_atomic(Some(actual), new, new.is_none());
+            self.note_atomic(AtomicValue {
+                read: Some(actual),
+                wrote: new,
+                failed: new.is_none(),
+                spurious,
+            });
         }
         if relaxed {
             let at = Location::caller();
@@ -100,7 +119,7 @@ impl Ctx {
     /// Puts what the running thread's atomic operation read and wrote on its trace row (its
     /// last one, made at the operation's scheduling point). Untraced executions pay one flag
     /// read (`atomic_duties`).
-    fn note_atomic(self, read: Option<u64>, wrote: Option<u64>, failed: bool) {
+    fn note_atomic(self, value: AtomicValue) {
         let mut st = self.state();
         let me = st.current;
         let row = st
@@ -113,11 +132,7 @@ impl Ctx {
                 && matches!(e.kind, EventKind::Op | EventKind::ReadOld(_))
                 && e.atomic.is_none()
             {
-                e.atomic = Some(AtomicValue {
-                    read,
-                    wrote,
-                    failed,
-                });
+                e.atomic = Some(value);
             }
         }
     }

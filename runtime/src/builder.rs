@@ -9,7 +9,9 @@ use std::str::FromStr;
 
 use pulse_protocol::{env, SeedReplay};
 
-use crate::config::{duration_nanos, Cleanup, Config, Detached, Isolation, Memory, TimeMode};
+use crate::config::{
+    duration_nanos, Cleanup, Config, Detached, Isolation, Memory, TimeMode, WeakCas,
+};
 use crate::report::failure::{Failure, Report};
 use crate::scheduler::{ChoiceOdds, Strategy};
 
@@ -77,6 +79,10 @@ impl Builder {
         c.memory = parsed(env::MEMORY)?.unwrap_or(c.memory);
         c.isolation = parsed(env::ISOLATION)?.unwrap_or(c.isolation);
         c.time = parsed(env::TIME)?.unwrap_or(c.time);
+        if let Some(w) = parsed::<WeakCas>(env::WEAK_CAS)? {
+            b = b.weak_cas(w);
+        }
+        let c = &mut b.config;
         if let Some(ms) = parsed::<u64>(env::MINIMIZE_MS)? {
             c.minimize = (ms > 0).then(|| Duration::from_millis(ms));
         }
@@ -128,6 +134,17 @@ impl Builder {
             spurious_wakeup: wakeup_one_in,
             weak_cas_failure: weak_cas_one_in,
             ..self.config.odds
+        };
+        self
+    }
+
+    /// Whether `compare_exchange_weak` may fail when the value matches (`WeakCas::Spurious`,
+    /// the default: a scheduler choice, as std allows) or never (`WeakCas::Strong`, as on
+    /// x86-64).
+    pub fn weak_cas(mut self, mode: WeakCas) -> Self {
+        self.config.odds.weak_cas_failure = match mode {
+            WeakCas::Spurious => ChoiceOdds::default().weak_cas_failure,
+            WeakCas::Strong => 0,
         };
         self
     }

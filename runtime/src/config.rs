@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::scheduler::{ChoiceOdds, Strategy};
 use pulse_protocol::{Schedule, SeedReplay};
 
-pub use pulse_protocol::{Cleanup, Detached, Isolation, Memory, TimeMode};
+pub use pulse_protocol::{Cleanup, Detached, Isolation, Memory, TimeMode, WeakCas};
 
 /// Called with the watchdog's report before it ends the process (e.g. to write a failure
 /// record).

@@ -71,6 +71,7 @@ impl Outcome {
                 trace: Vec::new(),
                 backtrace: None,
                 full: None,
+                notes: Vec::new(),
             }),
             warnings: Vec::new(),
             passed_trace: None,

@@ -26,7 +26,7 @@ mod stack_pool;
 
 pub use builder::{Builder, EnvError};
 pub use config::{
-    BlockedFn, Cleanup, Config, Detached, FoundFn, Isolation, Memory, ProgressFn, TimeMode,
+    BlockedFn, Cleanup, Config, Detached, FoundFn, Isolation, Memory, ProgressFn, TimeMode, WeakCas,
 };
 pub use ctx::{current, Ctx, PulseAbort};
 pub use execution::WakeReason;

@@ -588,6 +588,7 @@ impl Search {
             trace_tail: config.trace_tail,
             full_trace: expl.full,
             race: None,
+            notes: expl.notes,
         };
         // Said before the traced replay, which may take the process down with it: then what
         // the hook kept (seed, schedule, the first explanation) is all that is left.

@@ -266,6 +266,37 @@ fn compare_exchange_weak_fails_spuriously_on_some_schedules() {
     assert!(n > 0 && n < 400, "spurious failures: {n} of 400");
 }
 
+/// A test that takes a weak CAS's failure for contention (crossbeam-deque's `Injector`
+/// tests do) fails, with the spurious failure marked in its trace and explained; under
+/// `WeakCas::Strong` it passes, as on x86-64.
+#[test]
+fn a_test_assuming_weak_cas_never_fails_is_found_and_passes_when_strong() {
+    let body = || {
+        let a = pa::AtomicUsize::new(0);
+        assert_eq!(a.compare_exchange_weak(0, 1, SeqCst, SeqCst), Ok(0));
+    };
+    let report = Builder::new().schedules(100).seed(1).run(body);
+    let failure = report
+        .failure
+        .expect("a spurious failure within 100 schedules");
+    let text = failure.to_string();
+    assert!(
+        text.contains("AtomicUsize::compare_exchange_weak (fails spuriously)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("note: `AtomicUsize::compare_exchange_weak` at"),
+        "{text}"
+    );
+    assert!(text.contains("--weak-cas strong"), "{text}");
+    let strong = Builder::new()
+        .schedules(100)
+        .seed(1)
+        .weak_cas(pulse_runtime::WeakCas::Strong)
+        .run(body);
+    assert!(strong.passed(), "{:?}", strong.failure);
+}
+
 #[test]
 fn weak_cas_loop_and_fetch_update_stay_correct() {
     let retries = sa::AtomicUsize::new(0);

@@ -29,6 +29,9 @@ pub(crate) struct Explanation {
     /// The whole trace, for the trace file (`None` when the execution was not traced).
     #[serde(default)]
     pub full: Option<pulse_protocol::trace::Trace>,
+    /// What the reader needs to know to judge the failure (a spurious weak-CAS failure).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 pub(crate) fn replay_command(
@@ -259,7 +262,29 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
         trace,
         backtrace,
         full,
+        notes: spurious_cas_note(st).into_iter().collect(),
     }
+}
+
+/// The execution's first spurious `compare_exchange_weak` failure, explained: a failure
+/// that needs one is real on LL/SC hardware but never seen on x86-64, where tests are run.
+fn spurious_cas_note(st: &ExecState) -> Option<String> {
+    let e = st
+        .trace
+        .as_ref()?
+        .iter()
+        .find(|e| e.atomic.is_some_and(|a| a.spurious))?;
+    let at = e
+        .location
+        .map(|l| format!(" at {}", location_string(l)))
+        .unwrap_or_default();
+    Some(format!(
+        "`{}`{at} failed spuriously (step {}): std lets a weak compare-exchange fail even \
+         when the value matches, and ARM, RISC-V and POWER do, so code that takes one failure \
+         for contention or a final answer breaks there; `--weak-cas strong` runs it as x86-64 \
+         does",
+        e.op, e.step
+    ))
 }
 
 fn describe_blocked(

@@ -65,6 +65,8 @@ pub struct Failure {
     pub full_trace: Option<pulse_protocol::trace::Trace>,
     /// The racing pair in words, when the trace shows one (`Trace::race_summary`).
     pub race: Option<String>,
+    /// What the reader needs to know to judge the failure (`Explanation::notes`).
+    pub notes: Vec<String>,
 }
 
 fn serialize_display<S: serde::Serializer, T: fmt::Display>(
@@ -144,6 +146,9 @@ impl fmt::Display for Failure {
         }
         if let Some(race) = &self.race {
             writeln!(f, "  race: {race}")?;
+        }
+        for note in &self.notes {
+            writeln!(f, "  note: {note}")?;
         }
         match self.seed {
             Some(seed) => match &self.strategy {
@@ -381,6 +386,7 @@ mod tests {
             trace_tail: 30,
             full_trace: None,
             race: None,
+            notes: Vec::new(),
         }
     }
 

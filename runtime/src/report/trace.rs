@@ -47,11 +47,32 @@ pub(crate) struct AtomicValue {
     pub wrote: Option<u64>,
     /// A compare-exchange that failed: it only read.
     pub failed: bool,
+    /// A `compare_exchange_weak` that failed though it read the value it expected.
+    pub spurious: bool,
 }
 
 impl AtomicValue {
+    pub fn read(value: u64) -> AtomicValue {
+        AtomicValue {
+            read: Some(value),
+            wrote: None,
+            failed: false,
+            spurious: false,
+        }
+    }
+
+    pub fn wrote(value: u64) -> AtomicValue {
+        AtomicValue {
+            read: None,
+            wrote: Some(value),
+            failed: false,
+            spurious: false,
+        }
+    }
+
     pub fn describe(&self) -> String {
         match (self.read, self.wrote, self.failed) {
+            (Some(r), _, true) if self.spurious => format!("failed spuriously, read {r}"),
             (Some(r), _, true) => format!("failed, read {r}"),
             (Some(r), Some(w), false) => format!("read {r}, wrote {w}"),
             (Some(r), None, false) => format!("read {r}"),
@@ -64,6 +85,9 @@ impl AtomicValue {
 impl Event {
     pub fn describe(&self) -> String {
         match self.kind {
+            EventKind::Op if self.atomic.is_some_and(|a| a.spurious) => {
+                format!("{} (fails spuriously)", self.op)
+            }
             EventKind::Op => self.op.to_string(),
             EventKind::Block => format!("{} (blocks)", self.op),
             EventKind::Exit => "thread exits".to_string(),

@@ -270,7 +270,8 @@ macro_rules! common_methods {
                     if self.inner().load(failure) == current
                         && ctx.choose(ChoiceKind::WeakCasFailure)
                     {
-                        return self.cas_done(Some(ctx), Err(current), new, success, failure);
+                        ctx.atomic_cas_spurious(self.addr(), Self::to_bits(current), failure);
+                        return Err(current);
                     }
                     let r = self
                         .inner()
