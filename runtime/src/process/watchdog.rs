@@ -68,13 +68,20 @@ pub(crate) fn start(
         let _ = heartbeat.os_thread.set(unsafe { libc::pthread_self() });
     }
     let hb = heartbeat.clone();
+    let (ready_tx, ready) = std::sync::mpsc::sync_channel::<()>(1);
     let spawned = std::thread::Builder::new()
         .name(THREAD_NAME.into())
         .spawn(move || {
+            // A thread's first allocation makes glibc map it an arena (64 MiB of address
+            // space, reserved as 128 and trimmed): done here, before the test runs, so a test
+            // that measures its process (`/proc/self/statm`) does not see it happen.
+            drop(std::hint::black_box(Box::new(0u64)));
+            let _ = ready_tx.send(());
             let mut last = hb.beats.load(Ordering::Relaxed);
             let mut since = Instant::now();
             while !hb.done.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(50).min(timeout));
+                // (Parked, not asleep: the guard wakes it to end it at once.)
+                std::thread::park_timeout(Duration::from_millis(50).min(timeout));
                 let now = hb.beats.load(Ordering::Relaxed);
                 if now != last || hb.paused.load(Ordering::Relaxed) {
                     last = now;
@@ -103,10 +110,17 @@ pub(crate) fn start(
                 }
             }
         });
-    if let Err(e) = spawned {
-        eprintln!("pulse: could not start the blocking watchdog: {e}");
-    }
-    Guard(heartbeat)
+    let thread = match spawned {
+        Ok(thread) => {
+            let _ = ready.recv_timeout(Duration::from_secs(1));
+            Some(thread)
+        }
+        Err(e) => {
+            eprintln!("pulse: could not start the blocking watchdog: {e}");
+            None
+        }
+    };
+    Guard(heartbeat, thread)
 }
 
 fn describe(hb: &Heartbeat, stalled: Duration) -> String {
@@ -202,12 +216,17 @@ impl Drop for Pause {
     }
 }
 
-/// Stops the monitor when the run ends.
-pub(crate) struct Guard(Arc<Heartbeat>);
+/// Stops the monitor when the run ends, and waits for its thread to end: a thread that
+/// ended later would change the process (its stack and TLS unmapped) under the next test.
+pub(crate) struct Guard(Arc<Heartbeat>, Option<std::thread::JoinHandle<()>>);
 
 impl Drop for Guard {
     fn drop(&mut self) {
         self.0.done.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.1.take() {
+            thread.thread().unpark();
+            let _ = thread.join();
+        }
     }
 }
 
