@@ -236,6 +236,10 @@ pub fn build(
     let deps_root = format!("{}/", mirror.pulse_dir.join("deps").display());
     let mut deps_compiled = std::collections::BTreeSet::new();
     let mut dep_errors = std::collections::BTreeSet::new();
+    // Registry and git crates pulse left as they are, with errors: what they use of an
+    // instrumented (or shimmed) crate does not fit them.
+    let mut untouched_errors = std::collections::BTreeSet::new();
+    let mut own_shown = 0usize;
     // The lib and its test harness build report the same error twice; show it once.
     let mut shown = std::collections::HashSet::new();
     let stdout = child.stdout.take().unwrap();
@@ -276,6 +280,8 @@ pub fn build(
                     support_errors += 1;
                 } else if is_error && m.package_id.repr.contains(&deps_root) {
                     dep_errors.insert(package_name(&m.package_id.repr));
+                } else if is_error && !m.package_id.repr.contains("path+") {
+                    untouched_errors.insert(package_name(&m.package_id.repr));
                 } else if is_error {
                     errors += 1;
                 } else if matches!(level, cargo_metadata::diagnostic::DiagnosticLevel::Warning)
@@ -284,9 +290,14 @@ pub fn build(
                     // (A registry crate's warnings are cargo's business to cap, not the user's.)
                     warnings += 1;
                 }
+                let own_error = is_error
+                    && m.package_id.repr.contains("path+")
+                    && !m.package_id.repr.contains(&deps_root)
+                    && !m.package_id.repr.contains(&support_root);
                 if is_error || console.verbose() {
                     if let Some(rendered) = &m.message.rendered {
                         if shown.insert(rendered.clone()) {
+                            own_shown += usize::from(own_error);
                             let rendered = diagnostics.map(rendered);
                             console.eprint(&mirror.paths.map_text(&rendered));
                         }
@@ -333,8 +344,31 @@ pub fn build(
             console.eprintln(&console.error(
                 "pulse's own support crates failed to build: this is a bug in cargo-pulse, not in your code",
             ));
+        } else if !untouched_errors.is_empty() {
+            let names: Vec<&str> = untouched_errors.iter().map(String::as_str).collect();
+            let own = if errors > 0 {
+                format!(" (and {} in your own files)", own_shown.clamp(1, errors))
+            } else {
+                String::new()
+            };
+            let deps: Vec<&str> = mirror.deps.iter().map(|d| d.name.as_str()).collect();
+            let hint = if deps.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ". To test without scheduling the instrumented dependencies ({}), pass \
+                     `--instrument-deps none`",
+                    deps.join(", ")
+                )
+            };
+            console.eprintln(&console.error(&format!(
+                "the instrumented build failed in {}, which pulse does not instrument{own}: \
+                 something it uses from an instrumented crate does not fit there, a bug in \
+                 pulse's shims or instrumenter{hint}",
+                names.join(", ")
+            )));
         } else if errors > 0 {
-            let errors = shown.len().min(errors);
+            let errors = own_shown.clamp(1, errors);
             console.eprintln(&console.error(&format!(
                 "the instrumented build failed with {errors} error(s); the locations above are in your own files"
             )));

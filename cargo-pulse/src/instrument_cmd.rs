@@ -28,7 +28,7 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
             ..Default::default()
         },
     )?;
-    let (src, build_scripts, facade_roots, inherits_from) =
+    let (src, build_scripts, (facade_roots, crate_roots), inherits_from) =
         match user.packages.iter().find(|p| p.name == args.krate) {
             Some(p) if p.proc_macro => bail!(
                 "`{}` is a proc-macro crate: it runs in the compiler and is not instrumented",
@@ -43,7 +43,7 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
                 (
                     p.dir.clone(),
                     p.build_scripts.clone(),
-                    p.facade_roots.clone(),
+                    (p.facade_roots.clone(), p.crate_roots.clone()),
                     ws,
                 )
             }
@@ -58,7 +58,12 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
                     .into_iter()
                     .next()
                     .expect("resolve_deps returns the crate or fails");
-                (d.src, d.build_scripts, d.facade_roots, None)
+                (
+                    d.src,
+                    d.build_scripts,
+                    (d.facade_roots, d.crate_roots),
+                    None,
+                )
             }
         };
     // (`..` resolved: `absolute` keeps it, and `crate/../out` is not inside `crate`.)
@@ -95,9 +100,9 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
         &|_| true,
         &mut |path: &Path, bytes: Vec<u8>| {
             if instrumented_here(path, &src, &build_scripts) {
-                let edition = instrumenting::Edition2015::of(&facade_roots, path);
+                let place = instrumenting::Place::of(&facade_roots, &crate_roots, path);
                 let (bytes, file_report) =
-                    instrumenting::instrument_bytes(path, bytes, &opts, edition);
+                    instrumenting::instrument_bytes(path, bytes, &opts, place);
                 let shown = path.strip_prefix(&src).unwrap_or(path).to_path_buf();
                 let file_report = match file_report {
                     Ok(r) => pulse_instrument::FileReport { path: shown, ..r },
@@ -243,6 +248,7 @@ mod tests {
                 proc_macro: false,
                 build_scripts: vec![],
                 facade_roots: vec![],
+                crate_roots: vec![],
                 inherits_from: None,
             }],
             metadata_instrument_deps: vec![],

@@ -43,22 +43,27 @@ pub fn with_instrumented_deps<'a>(
     opts
 }
 
-/// A file's place with respect to edition 2015: in a 2015 crate (syn must read `try` and
-/// the like as names) and whether it is a crate root (it declares the facade).
+/// A file's place in its package: in an edition-2015 crate (syn must read `try` and the like
+/// as names), the root of a 2015 target (it declares the facade), the root of any target (it
+/// re-exports the facade when the crate exports macros, see `Options::crate_root`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Edition2015 {
-    pub in_crate: bool,
+pub struct Place {
+    pub in_2015_crate: bool,
+    pub facade_root: bool,
     pub crate_root: bool,
 }
 
-impl Edition2015 {
-    /// The place of `path` in a package whose edition-2015 crate roots are `facade_roots`.
-    /// A package with any 2015 target is taken as a 2015 crate (targets inherit the package's
-    /// edition; an instrumented dependency lists only its library's root).
-    pub fn of(facade_roots: &[PathBuf], path: &Path) -> Edition2015 {
-        Edition2015 {
-            in_crate: !facade_roots.is_empty(),
-            crate_root: facade_roots.iter().any(|r| r == path),
+impl Place {
+    /// The place of `path` in a package whose edition-2015 crate roots are `facade_roots` and
+    /// whose instrumented targets' roots are `crate_roots`. A package with any 2015 target is
+    /// taken as a 2015 crate (targets inherit the package's edition; an instrumented
+    /// dependency lists only its library's root).
+    pub fn of(facade_roots: &[PathBuf], crate_roots: &[PathBuf], path: &Path) -> Place {
+        let facade_root = facade_roots.iter().any(|r| r == path);
+        Place {
+            in_2015_crate: !facade_roots.is_empty(),
+            facade_root,
+            crate_root: facade_root || crate_roots.iter().any(|r| r == path),
         }
     }
 }
@@ -193,9 +198,9 @@ pub fn instrument_file(
     user_path: &Path,
     bytes: Vec<u8>,
     opts: &Options,
-    edition: Edition2015,
+    place: Place,
 ) -> Transformed {
-    let (bytes, report) = instrument_bytes(user_path, bytes, opts, edition);
+    let (bytes, report) = instrument_bytes(user_path, bytes, opts, place);
     let note = match &report {
         Ok(report) => serde_json::to_value(report).ok(),
         Err(e) => Some(json!({
@@ -218,7 +223,7 @@ pub fn instrument_bytes(
     user_path: &Path,
     bytes: Vec<u8>,
     opts: &Options,
-    edition: Edition2015,
+    place: Place,
 ) -> (Vec<u8>, Result<FileReport, pulse_instrument::ParseError>) {
     let Ok(text) = std::str::from_utf8(&bytes) else {
         let report = FileReport {
@@ -228,7 +233,7 @@ pub fn instrument_bytes(
         return (bytes, Ok(report));
     };
     let facts = facts(&crate_dir(user_path));
-    let file_opts = file_options(&facts, opts, edition);
+    let file_opts = file_options(&facts, opts, place);
     match pulse_instrument::instrument_file(text, user_path, &file_opts, &facts.0) {
         Ok(out) => {
             let mut report = out.report;
@@ -239,12 +244,13 @@ pub fn instrument_bytes(
     }
 }
 
-/// The options one file is instrumented with: the command's, its crate's cfgs, its place
-/// with respect to edition 2015, the crates instrumented with it.
-fn file_options(facts: &Facts, opts: &Options, edition: Edition2015) -> Options {
+/// The options one file is instrumented with: the command's, its crate's cfgs, its place in
+/// its package, the crates instrumented with it.
+fn file_options(facts: &Facts, opts: &Options, place: Place) -> Options {
     let mut file_opts = Options {
-        declare_facade: opts.declare_facade || edition.crate_root,
-        edition_2015: opts.edition_2015 || edition.in_crate,
+        declare_facade: opts.declare_facade || place.facade_root,
+        crate_root: opts.crate_root || place.crate_root,
+        edition_2015: opts.edition_2015 || place.in_2015_crate,
         cfg: opts.cfg.clone().or_else(|| facts.1.clone()),
         ..opts.clone()
     };
@@ -260,11 +266,11 @@ pub fn parse_error(
     user_path: &Path,
     bytes: &[u8],
     opts: &Options,
-    edition: Edition2015,
+    place: Place,
 ) -> Option<pulse_instrument::ParseError> {
     let text = std::str::from_utf8(bytes).ok()?;
     let facts = facts(&crate_dir(user_path));
-    pulse_instrument::check_parse(text, &file_options(&facts, opts, edition)).err()
+    pulse_instrument::check_parse(text, &file_options(&facts, opts, place)).err()
 }
 
 /// The target's cfgs: `rustc --print cfg` plus `--cfg` flags in RUSTFLAGS.
@@ -592,12 +598,26 @@ mod tests {
     #[test]
     fn every_file_of_a_2015_crate_is_read_as_2015() {
         let roots = [PathBuf::from("/c/src/lib.rs")];
-        let root = Edition2015::of(&roots, Path::new("/c/src/lib.rs"));
-        assert_eq!((root.in_crate, root.crate_root), (true, true));
-        let module = Edition2015::of(&roots, Path::new("/c/src/once.rs"));
-        assert_eq!((module.in_crate, module.crate_root), (true, false));
-        let later = Edition2015::of(&[], Path::new("/c/src/lib.rs"));
-        assert_eq!(later, Edition2015::default());
+        let root = Place::of(&roots, &roots, Path::new("/c/src/lib.rs"));
+        assert_eq!(
+            (root.in_2015_crate, root.facade_root, root.crate_root),
+            (true, true, true)
+        );
+        let module = Place::of(&roots, &roots, Path::new("/c/src/once.rs"));
+        assert_eq!(
+            (module.in_2015_crate, module.facade_root, module.crate_root),
+            (true, false, false)
+        );
+        let later = Place::of(&[], &[], Path::new("/c/src/once.rs"));
+        assert_eq!(later, Place::default());
+        let later_root = Place::of(&[], &roots, Path::new("/c/src/lib.rs"));
+        assert_eq!(
+            later_root,
+            Place {
+                crate_root: true,
+                ..Place::default()
+            }
+        );
         // spin 0.5.2's src/once.rs, as the mirror instruments it.
         let src = b"pub fn try(&self) -> Option<&std::sync::Mutex<u8>> { None }\n".to_vec();
         let opts = options(&[]);

@@ -51,6 +51,9 @@ pub struct DepSource {
     /// Its library's crate root when that target is edition 2015 (see `UserPackage`).
     #[serde(default)]
     pub facade_roots: Vec<PathBuf>,
+    /// Its library's crate root, any edition (see `UserPackage`).
+    #[serde(default)]
+    pub crate_roots: Vec<PathBuf>,
 }
 
 impl DepSource {
@@ -297,19 +300,25 @@ impl Mirror {
         let mode = DepsMode::from_flags(&opts.instrument_deps, &user.metadata_instrument_deps);
 
         let opts_i = instrumenting::options(&user.atomic_paths);
-        // Which files are edition-2015 crate roots changes their text without changing them.
-        let facade_roots: Vec<String> = user
+        // Which files are crate roots (of edition 2015 or any) changes their text without
+        // changing them.
+        let crate_roots: Vec<String> = user
             .packages
             .iter()
-            .flat_map(|p| &p.facade_roots)
-            .map(|r| r.display().to_string())
+            .flat_map(|p| {
+                let facade = p
+                    .facade_roots
+                    .iter()
+                    .map(|r| format!("2015:{}", r.display()));
+                facade.chain(p.crate_roots.iter().map(|r| r.display().to_string()))
+            })
             .collect();
         let key = format!(
             "{}|{}|{}|{:016x}",
             tool_fingerprint(),
             Support::hash(),
             instrumenting::options_key(&opts_i),
-            fnv(facade_roots.join("|").as_bytes())
+            fnv(crate_roots.join("|").as_bytes())
         );
         let jobs: Vec<TreeJob> = roots
             .iter()
@@ -624,13 +633,8 @@ fn mirror_transform(
         });
     }
     if user.should_instrument(src) {
-        let edition = instrumenting::Edition2015 {
-            in_crate: user
-                .package_of(src)
-                .is_some_and(|p| !p.facade_roots.is_empty()),
-            crate_root: user.is_facade_root(src),
-        };
-        return Ok(instrumenting::instrument_file(src, bytes, opts, edition));
+        let place = user.place_of(src);
+        return Ok(instrumenting::instrument_file(src, bytes, opts, place));
     }
     Ok(Transformed { bytes, note: None })
 }
@@ -652,8 +656,8 @@ fn check_dep_parses(dep: &DepSource, opts: &pulse_instrument::Options) -> ParseC
     files.sort();
     files.into_iter().find_map(|path| {
         let bytes = std::fs::read(&path).ok()?;
-        let edition = instrumenting::Edition2015::of(&dep.facade_roots, &path);
-        let e = instrumenting::parse_error(&path, &bytes, opts, edition)?;
+        let place = instrumenting::Place::of(&dep.facade_roots, &dep.crate_roots, &path);
+        let e = instrumenting::parse_error(&path, &bytes, opts, place)?;
         let note = serde_json::json!({
             "path": path,
             "rewrites": [],
@@ -703,8 +707,8 @@ fn dep_transform(
             let note = (path == src).then(|| note.clone());
             return Ok(Transformed { bytes, note });
         }
-        let edition = instrumenting::Edition2015::of(&dep.facade_roots, src);
-        return Ok(instrumenting::instrument_file(src, bytes, opts, edition));
+        let place = instrumenting::Place::of(&dep.facade_roots, &dep.crate_roots, src);
+        return Ok(instrumenting::instrument_file(src, bytes, opts, place));
     }
     Ok(Transformed { bytes, note: None })
 }

@@ -27,6 +27,9 @@ pub struct UserPackage {
     /// Crate roots of the package's edition-2015 targets (lib, bins, tests, benches,
     /// examples): `::pulse` resolves from the crate root there, so each declares the facade.
     pub facade_roots: Vec<PathBuf>,
+    /// Crate roots of all the package's instrumented targets, any edition: where the crate
+    /// exports macros, each re-exports the facade for them (`Options::crate_root`).
+    pub crate_roots: Vec<PathBuf>,
     /// Workspace root of an outside path dependency that inherits fields from it.
     pub inherits_from: Option<PathBuf>,
 }
@@ -141,11 +144,11 @@ impl UserWorkspace {
             .max_by_key(|p| p.dir.components().count())
     }
 
-    /// Whether the file at `path` (in the user's tree) is the crate root of an edition-2015
-    /// target.
-    pub fn is_facade_root(&self, path: &Path) -> bool {
+    /// The place of the file at `path` (in the user's tree) in its package.
+    pub fn place_of(&self, path: &Path) -> crate::instrumenting::Place {
         self.package_of(path)
-            .is_some_and(|p| p.facade_roots.iter().any(|r| r == path))
+            .map(|p| crate::instrumenting::Place::of(&p.facade_roots, &p.crate_roots, path))
+            .unwrap_or_default()
     }
 
     /// Whether the file at `path` (in the user's tree) is Rust code that runs under the
@@ -187,6 +190,7 @@ fn user_package(
             .map(|t| t.src_path.clone().into_std_path_buf())
             .collect(),
         facade_roots: facade_roots(pkg, |_| true),
+        crate_roots: crate_roots(pkg, |_| true),
         inherits_from,
     }
 }
@@ -197,9 +201,18 @@ pub fn facade_roots(
     pkg: &cargo_metadata::Package,
     want: impl Fn(&cargo_metadata::Target) -> bool,
 ) -> Vec<PathBuf> {
+    crate_roots(pkg, |t| {
+        t.edition == cargo_metadata::Edition::E2015 && want(t)
+    })
+}
+
+/// Crate roots of `pkg`'s targets chosen by `want`, any edition (never build scripts).
+pub fn crate_roots(
+    pkg: &cargo_metadata::Package,
+    want: impl Fn(&cargo_metadata::Target) -> bool,
+) -> Vec<PathBuf> {
     pkg.targets
         .iter()
-        .filter(|t| t.edition == cargo_metadata::Edition::E2015)
         .filter(|t| !t.kind.contains(&TargetKind::CustomBuild) && want(t))
         .map(|t| normalize(t.src_path.as_std_path()))
         .collect()

@@ -14,6 +14,11 @@
 //! (mixed groups are split on the same line), expressions, types, patterns, bounds, impl
 //! headers, attributes, and the tokens of macro invocations and `macro_rules!` bodies.
 //! Roots reached through `extern crate std as foo` and `use std as s` are followed.
+//! Inside a `#[macro_export] macro_rules!` body, which other crates expand (some of them not
+//! instrumented, with no dependency on the facade), the root becomes
+//! `$crate::`[`MACRO_FACADE`] (`$crate::__pulse::std::sync::Mutex`) and every crate root of a
+//! crate that exports macros re-exports the facade under that name (see
+//! [`Options::crate_root`]).
 //! A bare `thread_local!` becomes `<shim>::thread_local!` unless the file defines its own.
 //! `Arc`, `Weak`, `Duration` and the other types the shim re-exports from std are rewritten
 //! too: the result is the same type, and one uniform rule is easier to trust.
@@ -76,6 +81,15 @@ pub struct Options {
     /// pulse;` is appended after the file's last item, on that item's line, so no line or
     /// earlier column moves. [`instrument_tree`] sets it for the roots it is given.
     pub declare_facade: bool,
+    /// The file is a crate root (lib, bin, test, bench or example; any edition). If its crate
+    /// defines a `#[macro_export] macro_rules!` (this file, or any file [`CrateContext`] saw),
+    /// ` #[doc(hidden)] pub extern crate pulse as __pulse;` is appended after the file's last
+    /// item, as for [`Options::declare_facade`]: exported macro bodies name the shim through
+    /// `$crate::__pulse` (see [`MACRO_FACADE`]), which must resolve in every crate that expands
+    /// them, instrumented or not. A caller instrumenting a crate marks every root it builds
+    /// (an unmarked one leaves those paths dangling); [`instrument_tree`] marks cargo's
+    /// conventional roots and the facade roots it is given.
+    pub crate_root: bool,
     /// std's modules whose paths go to `shim_root` (default: `sync`, `thread`, `time`, `hint`,
     /// `thread_local`, the last also covering a bare `thread_local!`). `core::{sync, hint}` and
     /// `alloc::sync` follow their std namesake. A port to a tool that does not model time
@@ -97,6 +111,11 @@ pub struct Options {
     pub instrumented_crates: Vec<String>,
 }
 
+/// The name under which a crate root re-exports the facade crate for its exported macros'
+/// bodies (`$crate::__pulse::std::sync::atomic::AtomicU8`): the crate expanding such a macro
+/// may not be instrumented and so may not depend on the facade itself.
+pub const MACRO_FACADE: &str = "__pulse";
+
 /// std's modules the shim mirrors: [`Options::std_modules`]' default.
 pub const SHIM_MODULES: &[&str] = &["sync", "thread", "time", "hint", "thread_local"];
 
@@ -107,6 +126,7 @@ impl Default for Options {
             wrap_tests: false,
             atomic_paths: Vec::new(),
             declare_facade: false,
+            crate_root: false,
             std_modules: SHIM_MODULES.iter().map(|m| m.to_string()).collect(),
             cfg: None,
             edition_2015: false,
@@ -116,14 +136,17 @@ impl Default for Options {
 }
 
 /// Facts about a whole crate that one of its files cannot see: the `extern crate std as foo;`
-/// aliases declared anywhere in it (which hold crate-wide), and its directory (source pulled
-/// in from outside it is reported). Collected once per crate by [`CrateContext::scan`] (what
-/// [`instrument_tree`] does) and handed to [`instrument_file`] for each file, so instrumenting
-/// a crate file by file and as a tree give the same text.
+/// aliases declared anywhere in it (which hold crate-wide), whether any of its files defines a
+/// `#[macro_export] macro_rules!` (its roots then re-export the facade, see
+/// [`Options::crate_root`]), and its directory (source pulled in from outside it is reported).
+/// Collected once per crate by [`CrateContext::scan`] (what [`instrument_tree`] does) and
+/// handed to [`instrument_file`] for each file, so instrumenting a crate file by file and as a
+/// tree give the same text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CrateContext {
     dir: PathBuf,
     aliases: Vec<(String, paths::Crate)>,
+    exports_macros: bool,
 }
 
 impl CrateContext {
@@ -146,6 +169,7 @@ impl CrateContext {
         CrateContext {
             dir: dir.to_path_buf(),
             aliases: Vec::new(),
+            exports_macros: false,
         }
     }
 
@@ -156,6 +180,7 @@ impl CrateContext {
                 self.aliases.push(alias);
             }
         }
+        self.exports_macros |= tokens::exports_macro(src);
     }
 
     /// The crate's directory.
@@ -170,7 +195,12 @@ impl CrateContext {
             .iter()
             .map(|(alias, krate)| format!("{alias}={krate:?}"))
             .collect();
-        names.join(",")
+        let exports = if self.exports_macros {
+            "|macro_export"
+        } else {
+            ""
+        };
+        format!("{}{exports}", names.join(","))
     }
 }
 
@@ -289,6 +319,11 @@ pub(crate) fn instrument(
         Err(expr) => visit::main(&mut plan, visit::Tree::Expr(expr)),
     }
     tokens::sweep(&mut plan, tokens);
+    if let (true, Ok(file)) = (opts.crate_root, &parsed) {
+        if cx.exports_macros || plan.exports_macros {
+            visit::declare_macro_facade(&mut plan, file);
+        }
+    }
     tests_wrap::finalize(&mut plan);
     visit::finalize(&mut plan);
     let external = std::mem::take(&mut plan.external);

@@ -32,6 +32,8 @@ pub(crate) struct PendingTest {
     /// The `TestMeta::name` expression: `"name"`, or `stringify!($name)` in a macro body.
     pub(crate) name_expr: String,
     pub(crate) should_panic: bool,
+    /// The facade root the wrapper names (`Plan::pulse` where the test was found).
+    pub(crate) facade: String,
     pub(crate) ret: Option<Range<usize>>,
     pub(crate) open: usize,
     pub(crate) close: usize,
@@ -63,6 +65,16 @@ pub(crate) struct Plan<'a> {
     pub(crate) shim: String,
     /// The facade crate root, e.g. `::pulse`: the shim root without its last segment.
     pub(crate) pulse: String,
+    /// `shim` and `pulse` as a `#[macro_export]` macro body writes them (`$crate::__pulse::std`),
+    /// swapped in while the sweep is inside one; `None` when the shim root has no such form.
+    pub(crate) exported: Option<(String, String)>,
+    /// The crate root re-exports this crate as `MACRO_FACADE` when its crate exports macros
+    /// (`None`: the exported form needs no re-export, e.g. a `crate::` shim root).
+    pub(crate) macro_facade: Option<String>,
+    /// The sweep is inside a `#[macro_export]` macro body.
+    pub(crate) in_exported_macro: bool,
+    /// The file defines a `#[macro_export] macro_rules!`.
+    pub(crate) exports_macros: bool,
     pub(crate) roots: Roots,
     pub(crate) patterns: Patterns,
     pub(crate) changes: Vec<Change>,
@@ -96,6 +108,10 @@ impl<'a> Plan<'a> {
             Some(i) if i > 0 => shim[..i].to_owned(),
             _ => "::pulse".to_owned(),
         };
+        let (exported, macro_facade) = match exported_roots(&shim, &pulse) {
+            Some((shim, pulse, krate)) => (Some((shim, pulse)), krate),
+            None => (None, None),
+        };
         let mut roots = Roots::default();
         for (alias, krate) in &cx.aliases {
             roots.add_alias(alias, *krate);
@@ -105,6 +121,10 @@ impl<'a> Plan<'a> {
             opts,
             shim,
             pulse,
+            exported,
+            macro_facade,
+            in_exported_macro: false,
+            exports_macros: false,
             roots,
             patterns: Patterns::new(&opts.atomic_paths),
             changes: Vec::new(),
@@ -272,6 +292,28 @@ impl<'a> Plan<'a> {
     }
 }
 
+/// The shim root and the facade root as a `#[macro_export]` macro body must write them, and
+/// the crate a crate root then re-exports for them. A macro body's paths resolve where it is
+/// expanded, possibly in a crate that is not instrumented and has no dependency on the facade:
+/// `::pulse::std` becomes `$crate::__pulse::std` (with `pulse` re-exported as `__pulse`), a
+/// crate-local root `crate::peer` becomes `$crate::peer`. A relative root is left as it is.
+fn exported_roots(shim: &str, pulse: &str) -> Option<(String, String, Option<String>)> {
+    let (prefix, to, krate) = if let Some(rest) = shim.strip_prefix("::") {
+        let krate = rest.split("::").next().filter(|k| !k.is_empty())?;
+        let to = format!("$crate::{}", crate::MACRO_FACADE);
+        (format!("::{krate}"), to, Some(krate.to_owned()))
+    } else if shim == "crate" || shim.starts_with("crate::") {
+        ("crate".to_owned(), "$crate".to_owned(), None)
+    } else {
+        return None;
+    };
+    let map = |p: &str| match p.strip_prefix(prefix.as_str()) {
+        Some(rest) if rest.is_empty() || rest.starts_with("::") => format!("{to}{rest}"),
+        _ => p.to_owned(),
+    };
+    Some((map(shim), map(pulse), krate))
+}
+
 /// One-line abbreviation of source text for reports.
 pub(crate) fn abbrev(text: &str) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -280,5 +322,41 @@ pub(crate) fn abbrev(text: &str) -> String {
         format!("{cut}...")
     } else {
         flat
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exported_roots;
+
+    #[test]
+    fn exported_macro_bodies_reach_the_shim_through_dollar_crate() {
+        let got = |shim: &str, pulse: &str| exported_roots(shim, pulse);
+        assert_eq!(
+            got("::pulse::std", "::pulse"),
+            Some((
+                "$crate::__pulse::std".into(),
+                "$crate::__pulse".into(),
+                Some("pulse".into())
+            ))
+        );
+        assert_eq!(
+            got("crate::peer::loom", "crate::peer"),
+            Some(("$crate::peer::loom".into(), "$crate::peer".into(), None))
+        );
+        // A one-segment root: the facade (a default) is another crate's, left as it is.
+        assert_eq!(
+            got("::shuttle", "::pulse"),
+            Some((
+                "$crate::__pulse".into(),
+                "::pulse".into(),
+                Some("shuttle".into())
+            ))
+        );
+        assert_eq!(
+            got("::pulsex::std", "::pulsex").unwrap().2.as_deref(),
+            Some("pulsex")
+        );
+        assert_eq!(got("pulse::std", "pulse"), None);
     }
 }

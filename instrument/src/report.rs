@@ -42,7 +42,9 @@ pub enum RewriteKind {
     AtomicCall,
     /// A method call whose name matches the last segment of an `atomic` `Type::method` entry.
     AtomicMethod,
-    /// `extern crate pulse;` appended to the root of an edition-2015 crate.
+    /// `extern crate pulse;` appended to the root of an edition-2015 crate, or
+    /// `#[doc(hidden)] pub extern crate pulse as __pulse;` to a crate root whose crate exports
+    /// macros (for their `$crate::__pulse::..` paths).
     ExternCrate,
     /// A call on std's `Arc`/`Weak` whose answer other threads change (`Arc::strong_count`,
     /// `get_mut`, `try_unwrap`, `Weak::upgrade`, ...) routed to the shim's visible twin.

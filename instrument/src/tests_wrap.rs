@@ -139,6 +139,7 @@ pub(crate) fn visit_fn(plan: &mut Plan, f: &syn::ItemFn) {
         name,
         name_expr,
         should_panic,
+        facade: plan.pulse.clone(),
         ret,
         open,
         close,
@@ -197,7 +198,7 @@ pub(crate) fn finalize(plan: &mut Plan) {
             }
             None => String::new(),
         };
-        let p = &plan.pulse;
+        let p = &t.facade;
         let prefix = format!(
             "{p}::__private::run_test({p}::__private::TestMeta {{ module_path: module_path!(), name: {}, should_panic: {} }}, ||{ret} {{",
             t.name_expr, t.should_panic

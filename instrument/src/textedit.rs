@@ -43,6 +43,7 @@ pub(crate) mod order {
     pub(crate) const SEMICOLON: u8 = 85;
     pub(crate) const TEST_CLOSE: u8 = 90;
     pub(crate) const EXTERN_CRATE: u8 = 95;
+    pub(crate) const MACRO_FACADE: u8 = 96;
 }
 
 /// Which changes (by index) were dropped because an edit overlapped an earlier change.

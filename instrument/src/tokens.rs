@@ -36,7 +36,19 @@ fn scan(plan: &mut Plan, tokens: &[TokenTree], ctx: Ctx) {
                 if inner == Ctx::Attr && ctx == Ctx::Macro && is_test_attr(&inner_tokens) {
                     macro_test(plan, tokens, i);
                 }
+                let exported = macro_rules_body(tokens, i) && exported(tokens, i);
+                plan.exports_macros |= exported;
+                // Other crates expand it, maybe uninstrumented ones: its paths name the shim
+                // through `$crate` (a nested `macro_rules!` keeps that: it is expanded where
+                // the exported one is).
+                let swap = exported && !plan.in_exported_macro && plan.exported.is_some();
+                if swap {
+                    swap_exported_roots(plan);
+                }
                 scan(plan, &inner_tokens, inner);
+                if swap {
+                    swap_exported_roots(plan);
+                }
             }
             TokenTree::Ident(id) => {
                 if id == "use" {
@@ -343,14 +355,77 @@ fn group_ctx(tokens: &[TokenTree], i: usize) -> Option<Ctx> {
     {
         return Some(Ctx::Macro);
     }
-    // `macro_rules! name { .. }`
-    if ident(back(1)).is_some()
-        && punct(back(2), '!')
-        && ident(back(3)).as_deref() == Some("macro_rules")
-    {
+    if macro_rules_body(tokens, i) {
         return Some(Ctx::Macro);
     }
     None
+}
+
+/// Whether `tokens[i]` is the body of `macro_rules! name { .. }`.
+fn macro_rules_body(tokens: &[TokenTree], i: usize) -> bool {
+    let at = |n: usize| i.checked_sub(n).and_then(|k| tokens.get(k));
+    matches!(tokens.get(i), Some(TokenTree::Group(_)))
+        && matches!(at(1), Some(TokenTree::Ident(_)))
+        && matches!(at(2), Some(TokenTree::Punct(p)) if p.as_char() == '!')
+        && matches!(at(3), Some(TokenTree::Ident(id)) if id == "macro_rules")
+}
+
+/// Whether the `macro_rules!` whose body is `tokens[i]` is exported: one of the attributes
+/// right before it names `macro_export` (`#[macro_export]`, `#[macro_export(local_inner_macros)]`,
+/// `#[cfg_attr(feature = "x", macro_export)]`, with any others and doc comments around it).
+/// A conditional export counts: `$crate` paths are right in a macro that is not exported too.
+fn exported(tokens: &[TokenTree], i: usize) -> bool {
+    fn names_macro_export(stream: TokenStream) -> bool {
+        stream.into_iter().any(|t| match t {
+            TokenTree::Ident(id) => id == "macro_export",
+            TokenTree::Group(g) => names_macro_export(g.stream()),
+            _ => false,
+        })
+    }
+    // `tokens[k]` is the `macro_rules` ident, then each attribute before it.
+    let mut k = i - 3;
+    while k >= 2 {
+        let (TokenTree::Punct(pound), TokenTree::Group(attr)) = (&tokens[k - 2], &tokens[k - 1])
+        else {
+            break;
+        };
+        if pound.as_char() != '#' || attr.delimiter() != Delimiter::Bracket {
+            break;
+        }
+        if names_macro_export(attr.stream()) {
+            return true;
+        }
+        k -= 2;
+    }
+    false
+}
+
+/// Swaps the shim and facade roots for their `#[macro_export]` body forms, or back.
+fn swap_exported_roots(plan: &mut Plan) {
+    if let Some((shim, pulse)) = &mut plan.exported {
+        std::mem::swap(&mut plan.shim, shim);
+        std::mem::swap(&mut plan.pulse, pulse);
+    }
+    plan.in_exported_macro = !plan.in_exported_macro;
+}
+
+/// Whether a file's source defines a `#[macro_export] macro_rules!` anywhere (also inside a
+/// module, a function or another macro's tokens, like `cfg_if!`'s). `false` when it does not
+/// lex.
+pub(crate) fn exports_macro(src: &str) -> bool {
+    fn walk(stream: TokenStream) -> bool {
+        let tokens: Vec<TokenTree> = stream.into_iter().collect();
+        (0..tokens.len()).any(|i| match &tokens[i] {
+            TokenTree::Group(g) => {
+                (macro_rules_body(&tokens, i) && exported(&tokens, i)) || walk(g.stream())
+            }
+            _ => false,
+        })
+    }
+    src.contains("macro_export")
+        && crate::span::lexable(src)
+            .parse::<TokenStream>()
+            .is_ok_and(walk)
 }
 
 fn is_test_attr(tokens: &[TokenTree]) -> bool {
@@ -477,6 +552,7 @@ fn macro_test(plan: &mut Plan, tokens: &[TokenTree], i: usize) {
         name,
         name_expr,
         should_panic,
+        facade: plan.pulse.clone(),
         ret,
         open,
         close,
@@ -529,6 +605,82 @@ mod tests {
             "fn f<T>() where for<'a> ::pulse::std::sync::Arc<&'a T>: Send {}\nmacro_rules! m { () => { Vec<u8>::std::sync::X } }"
         );
         assert_eq!(kinds, [RewriteKind::TypePath]);
+    }
+
+    #[test]
+    fn exported_macro_bodies_reach_the_shim_through_dollar_crate() {
+        // cpufeatures 0.3.1's `new!`, expanded by chacha20 (not instrumented).
+        let src = "#[macro_export]\nmacro_rules! new { ($n:ident) => { mod $n { use core::sync::atomic::{AtomicU8, Ordering::Relaxed}; } } }\nmacro_rules! local { () => { std::thread::yield_now() } }\n";
+        let (text, _) = run(src);
+        assert_eq!(
+            text,
+            src.replace("use core::", "use $crate::__pulse::std::")
+                .replace("{ std::", "{ ::pulse::std::")
+        );
+        // Inside another macro's tokens (`cfg_if!`), after doc comments, conditionally.
+        for src in [
+            "cfg_if! { if #[cfg(x)] { #[macro_export] macro_rules! m { () => { std::thread::yield_now() } } } }",
+            "/// Docs.\n#[macro_export]\n/// More.\n#[allow(unused)]\nmacro_rules! m { () => { std::thread::yield_now() } }",
+            "#[cfg_attr(feature = \"x\", macro_export)] macro_rules! m { () => { std::thread::yield_now() } }",
+        ] {
+            let (text, _) = run(src);
+            assert_eq!(
+                text,
+                src.replace("std::thread", "$crate::__pulse::std::thread"),
+                "{src}"
+            );
+            assert!(super::exports_macro(src), "{src}");
+        }
+        // An attribute of the item before does not count.
+        let src = "#[macro_export] macro_rules! a { () => {} }\nfn f() {}\nmacro_rules! m { () => { std::thread::yield_now() } }";
+        assert!(run(src).0.contains("{ ::pulse::std::thread"));
+        assert!(super::exports_macro(src));
+        assert!(!super::exports_macro(
+            "// #[macro_export]\nmacro_rules! m { () => {} }\nconst S: &str = \"#[macro_export]\";"
+        ));
+    }
+
+    #[test]
+    fn a_crate_root_re_exports_the_facade_when_its_crate_exports_macros() {
+        let opts = Options {
+            crate_root: true,
+            ..Options::default()
+        };
+        let root = "mod m;\npub fn f() {}\n";
+        let text = |src: &str, cx: &crate::CrateContext| {
+            crate::instrument_file(src, std::path::Path::new("src/lib.rs"), &opts, cx)
+                .unwrap()
+                .text
+        };
+        // No exported macro in the crate: nothing added.
+        let mut cx = crate::CrateContext::new(std::path::Path::new("."));
+        assert_eq!(text(root, &cx), root);
+        // One in another file: the root re-exports the facade, once.
+        cx.add_source("#[macro_export] macro_rules! m { () => {} }", &opts);
+        let declared = "mod m;\npub fn f() {} #[doc(hidden)] pub extern crate pulse as __pulse;\n";
+        assert_eq!(text(root, &cx), declared);
+        assert_eq!(text(declared, &cx), declared);
+        // One in the root itself, with no crate context.
+        let src = "#[macro_export]\nmacro_rules! m { () => { std::thread::yield_now() } }\n";
+        let out = crate::instrument_source(src, &opts).unwrap().text;
+        assert_eq!(out, "#[macro_export]\nmacro_rules! m { () => { $crate::__pulse::std::thread::yield_now() } } #[doc(hidden)] pub extern crate pulse as __pulse;\n");
+        // An edition-2015 root declares the facade too.
+        let o2015 = Options {
+            declare_facade: true,
+            ..opts.clone()
+        };
+        let out = crate::instrument_source(src, &o2015).unwrap().text;
+        assert!(out.ends_with("} #[allow(unused_extern_crates)] extern crate pulse; #[doc(hidden)] pub extern crate pulse as __pulse;\n"), "{out}");
+        // A crate-local shim root needs no re-export.
+        let local = Options {
+            shim_root: "crate::peer::loom".into(),
+            ..opts.clone()
+        };
+        let out = crate::instrument_source(src, &local).unwrap().text;
+        assert_eq!(
+            out,
+            "#[macro_export]\nmacro_rules! m { () => { $crate::peer::loom::thread::yield_now() } }\n"
+        );
     }
 
     #[test]

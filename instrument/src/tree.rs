@@ -12,7 +12,11 @@ use std::path::{Path, PathBuf};
 /// Rewrites in place every .rs file under `crate_dir`, skipping `target/` directories, hidden
 /// directories, `build.rs` next to a `Cargo.toml`, and the files in `skip` (absolute, or
 /// relative to `crate_dir`). The files in `facade_roots` (same forms) are the crate roots of
-/// edition-2015 targets: their copy declares the facade (see `Options::declare_facade`).
+/// edition-2015 targets: their copy declares the facade (see `Options::declare_facade`). Those
+/// and the files where cargo looks for crate roots by convention (`src/lib.rs`, `src/main.rs`,
+/// `src/bin/*.rs`, `tests/*.rs`, `benches/*.rs`, `examples/*.rs`, and `*/main.rs` one level
+/// into the last four) are crate roots (see `Options::crate_root`); a target whose root is
+/// elsewhere (`[lib] path = ..`) and exports macros needs the file-by-file [`crate::instrument_file`].
 /// Returns the report of every file that was rewritten or has
 /// findings or a parse error (`FileReport::path` relative to `crate_dir`); files that do not
 /// parse are left untouched.
@@ -48,8 +52,12 @@ fn instrument_files(
     opts: &Options,
 ) -> io::Result<TreeReport> {
     let root_opts = Options {
-        declare_facade: true,
+        crate_root: true,
         ..opts.clone()
+    };
+    let facade_opts = Options {
+        declare_facade: true,
+        ..root_opts.clone()
     };
     let cx = CrateContext::scan(crate_dir, &[], opts)?;
     let mut sources = Vec::with_capacity(files.len());
@@ -75,6 +83,8 @@ fn instrument_files(
             continue;
         };
         let file_opts = if facade_roots.contains(&normalize(path)) {
+            &facade_opts
+        } else if is_conventional_root(crate_dir, path) {
             &root_opts
         } else {
             opts
@@ -140,6 +150,21 @@ pub(crate) fn rust_files(
     }
     files.sort();
     Ok(files)
+}
+
+/// Whether `path` is where cargo looks for a target's crate root when the manifest names
+/// none.
+fn is_conventional_root(crate_dir: &Path, path: &Path) -> bool {
+    let Ok(rel) = path.strip_prefix(crate_dir) else {
+        return false;
+    };
+    let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
+    match parts.as_slice() {
+        ["src", "lib.rs" | "main.rs"] => true,
+        ["src", "bin", file] | ["tests" | "benches" | "examples", file] => file.ends_with(".rs"),
+        ["src", "bin", _, "main.rs"] | ["tests" | "benches" | "examples", _, "main.rs"] => true,
+        _ => false,
+    }
 }
 
 fn is_hidden(path: &Path) -> bool {
@@ -316,6 +341,45 @@ mod tests {
             (
                 "src/m.rs",
                 "use ::pulse::std::sync::Arc;\npub fn f() {} // the end\n",
+            ),
+        ] {
+            assert_eq!(
+                std::fs::read_to_string(dir.join(f)).unwrap(),
+                expected,
+                "{f}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn conventional_roots_re_export_the_facade_for_exported_macros() {
+        let dir = tempdir("macro-export");
+        write(&dir, "Cargo.toml", "[package]\nname = \"x\"\n");
+        let root = "mod m;\npub fn f() {}\n";
+        for f in [
+            "src/lib.rs",
+            "tests/t.rs",
+            "src/bin/b/main.rs",
+            "tests/common/mod.rs",
+        ] {
+            write(&dir, f, root);
+        }
+        write(
+            &dir,
+            "src/m.rs",
+            "#[macro_export]\nmacro_rules! m { () => { std::thread::yield_now() } }\n",
+        );
+        instrument_tree(&dir, &[], &[], &Options::default()).unwrap();
+        let declared = "mod m;\npub fn f() {} #[doc(hidden)] pub extern crate pulse as __pulse;\n";
+        for (f, expected) in [
+            ("src/lib.rs", declared),
+            ("tests/t.rs", declared),
+            ("src/bin/b/main.rs", declared),
+            ("tests/common/mod.rs", root),
+            (
+                "src/m.rs",
+                "#[macro_export]\nmacro_rules! m { () => { $crate::__pulse::std::thread::yield_now() } }\n",
             ),
         ] {
             assert_eq!(

@@ -922,6 +922,44 @@ pub(crate) fn declare_facade(plan: &mut Plan, file: &syn::File) {
     );
 }
 
+/// Re-exports the facade in a crate root for the crate's `#[macro_export]` macro bodies (see
+/// `Options::crate_root`): ` #[doc(hidden)] pub extern crate pulse as __pulse;` appended as
+/// `declare_facade` appends its declaration. `pub extern crate` rather than `pub use`: an
+/// edition-2015 crate cannot re-export its private `extern crate pulse;`, and the item
+/// trips no lint (`unused_extern_crates`, `missing_docs`, `unreachable_pub`) in any edition or
+/// target kind. A file that has it already, or has no items, is left alone.
+pub(crate) fn declare_macro_facade(plan: &mut Plan, file: &syn::File) {
+    use quote::ToTokens;
+    let Some(krate) = plan.macro_facade.clone() else {
+        return;
+    };
+    let declared = file.items.iter().any(|i| {
+        matches!(i, syn::Item::ExternCrate(e)
+            if e.rename.as_ref().is_some_and(|(_, r)| r == crate::MACRO_FACADE))
+    });
+    let Some(last) = file.items.last() else {
+        return;
+    };
+    if declared {
+        return;
+    }
+    let Some(token) = last.to_token_stream().into_iter().last() else {
+        return;
+    };
+    let at = plan.index.end(token.span());
+    let text = format!(
+        " #[doc(hidden)] pub extern crate {krate} as {};",
+        crate::MACRO_FACADE
+    );
+    plan.change(
+        at,
+        RewriteKind::ExternCrate,
+        String::new(),
+        text.trim_start().to_owned(),
+        vec![Edit::insert(at, text, order::MACRO_FACADE)],
+    );
+}
+
 fn is_path_kind(kind: RewriteKind) -> bool {
     !matches!(
         kind,

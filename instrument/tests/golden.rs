@@ -5,13 +5,19 @@
 //! The second test builds the rewritten fixtures as modules of a scratch crate depending on
 //! the real `pulse` facade, so the rewrites are checked against the shim's actual API.
 
-use pulse_instrument::{instrument_source, Options};
+use pulse_instrument::{instrument_file, instrument_source, CrateContext, Options};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The options every fixture runs with.
-fn options() -> Options {
+/// The options every fixture runs with; one whose first line says `fixture: crate-root` is
+/// instrumented as a crate root (see `Options::crate_root`).
+fn options(src: &str) -> Options {
     Options {
+        crate_root: src
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .contains("fixture: crate-root"),
         wrap_tests: true,
         atomic_paths: vec![
             "std::fs::*".into(),
@@ -52,7 +58,7 @@ fn fixtures() -> Vec<(String, String)> {
 
 /// Instrumented text and rendered report (the report of a parse error included).
 fn run(name: &str, src: &str) -> (String, String) {
-    match instrument_source(src, &options()) {
+    match instrument_source(src, &options(src)) {
         Ok(out) => {
             let mut report = out.report;
             report.path = PathBuf::from(format!("{name}.rs"));
@@ -111,14 +117,14 @@ fn fixtures_match_expected_output_and_report() {
         if text.lines().count() != src.lines().count() {
             failures.push(format!("{name}: line count changed"));
         }
-        if let Ok(again) = instrument_source(&text, &options()) {
+        if let Ok(again) = instrument_source(&text, &options(src)) {
             if again.text != text {
                 failures.push(format!(
                     "{name}: not idempotent, {}",
                     first_difference(&text, &again.text)
                 ));
             }
-        } else if instrument_source(src, &options()).is_ok() {
+        } else if instrument_source(src, &options(src)).is_ok() {
             failures.push(format!("{name}: output does not parse"));
         }
         if report.contains(" Tokens ") {
@@ -162,13 +168,24 @@ fn rewritten_fixtures_compile_against_the_shim() {
         scratch.join("Cargo.lock"),
     );
     let mut lib = String::from("#![allow(warnings)]\n");
+    // The scratch crate's root is instrumented as one, knowing its modules' exported macros.
+    let mut cx = CrateContext::new(&scratch);
     for (name, src) in fixtures() {
         let (text, _) = run(&name, &src);
         std::fs::write(src_dir.join(format!("{name}.rs")), &text).expect("write module");
         if compiles(&src) {
             lib.push_str(&format!("pub mod {name};\n"));
+            cx.add_source(&src, &options(&src));
         }
     }
+    let root = Options {
+        crate_root: true,
+        ..options("")
+    };
+    let lib = instrument_file(&lib, &src_dir.join("lib.rs"), &root, &cx)
+        .expect("lib.rs parses")
+        .text;
+    assert!(lib.contains("pub extern crate pulse as __pulse;"), "{lib}");
     std::fs::write(src_dir.join("lib.rs"), lib).expect("write lib.rs");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)

@@ -97,6 +97,30 @@ fn a_workspace_with_a_proc_macro_member_runs() {
 }
 
 #[test]
+fn an_exported_macro_expands_in_a_crate_pulse_does_not_instrument() {
+    // `counters` exports `counter!()`, whose body names std's atomics; `app`'s build script
+    // (never instrumented, no dependency on pulse) expands it, as chacha20 expands cpufeatures'
+    // `new!`. The body must reach the shim through `$crate`, not `::pulse`.
+    let dir = fixture("macro-export-ws", "macro-export-ws");
+    let run = cargo_pulse(
+        &dir,
+        &args(&["test", "--workspace", "--message-format", "json"]),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.event_of("tests::two_threads_count_both_hits")
+            .as_deref(),
+        Some("ok")
+    );
+    let mirrored = |f: &str| {
+        std::fs::read_to_string(dir.join("target/pulse/mirror").join(f)).unwrap_or_default()
+    };
+    assert!(mirrored("counters/src/lib.rs")
+        .contains("$crate::__pulse::std::sync::atomic::AtomicUsize::new(0)"));
+    assert!(mirrored("counters/src/lib.rs").contains("pub extern crate pulse as __pulse;"));
+}
+
+#[test]
 fn a_bug_only_an_integration_test_shows() {
     let dir = fixture("integration-bug", "integration-bug");
     let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));

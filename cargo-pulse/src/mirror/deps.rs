@@ -409,11 +409,13 @@ pub fn dep_source(p: &Package) -> DepSource {
         .to_path_buf()
         .into_std_path_buf();
     // Only the library is built from a dependency.
-    let facade_roots = workspace::facade_roots(p, |t| {
+    let lib = |t: &cargo_metadata::Target| {
         t.kind
             .iter()
             .any(|k| matches!(k, TargetKind::Lib | TargetKind::RLib | TargetKind::DyLib))
-    });
+    };
+    let facade_roots = workspace::facade_roots(p, lib);
+    let crate_roots = workspace::crate_roots(p, lib);
     DepSource {
         name: p.name.clone(),
         version: p.version.to_string(),
@@ -421,6 +423,7 @@ pub fn dep_source(p: &Package) -> DepSource {
         src,
         build_scripts: build_scripts(p),
         facade_roots,
+        crate_roots,
     }
 }
 
@@ -602,6 +605,7 @@ mod tests {
             lib_dir: PathBuf::from(format!("/reg/spin-{v}/src")),
             build_scripts: vec![],
             facade_roots: vec![],
+            crate_roots: vec![],
         };
         let e = patch_entries(&[d("0.5.2"), d("0.9.8")], |d| {
             PathBuf::from(format!("/deps/{}-{}", d.name, d.version))
