@@ -52,6 +52,10 @@ pub enum RewriteKind {
     /// A `.upgrade()` method call given a scheduling point before and after (its receiver's
     /// type is unknown to the instrumenter: std's `Weak` or not, it is called as written).
     ArcMethod,
+    /// The receiver of `.duration_since(UNIX_EPOCH)` passed through the shim's
+    /// `__pulse_system_time`, so std's `SystemTime` (a file's `modified()`) takes pulse's
+    /// `UNIX_EPOCH` (pulse's passes through unchanged).
+    SystemTimeReceiver,
 }
 
 /// Why a site that may synchronise was left alone.

@@ -428,6 +428,43 @@ impl Main<'_, '_> {
             || self.plan.index.text().contains("sync::Weak")
     }
 
+    /// Whether `path` names std's `UNIX_EPOCH` (`UNIX_EPOCH` imported from `std::time`, by
+    /// name, alias or glob; `time::UNIX_EPOCH`; `std::time::UNIX_EPOCH`; the same through
+    /// `SystemTime::UNIX_EPOCH`) in a crate whose `std::time` becomes the shim's.
+    fn is_std_unix_epoch(&self, path: &syn::Path) -> bool {
+        if !paths::is_shim_module(Crate::Std, "time", &self.plan.opts.std_modules)
+            || path
+                .segments
+                .iter()
+                .any(|s| s.arguments != syn::PathArguments::None)
+        {
+            return false;
+        }
+        let segs = self.call_path(path);
+        let is_epoch = |full: &[String]| match full {
+            [root, time, rest @ ..] => {
+                time == "time"
+                    && self.plan.roots.lookup(root) == Some(Crate::Std)
+                    && (rest == ["UNIX_EPOCH"] || rest == ["SystemTime", "UNIX_EPOCH"])
+            }
+            _ => false,
+        };
+        if path.leading_colon.is_some() {
+            return is_epoch(&segs);
+        }
+        match self.plan.imports.get(&segs[0]) {
+            Some(full) => is_epoch(&[full.as_slice(), &segs[1..]].concat()),
+            None => {
+                is_epoch(&segs)
+                    || self
+                        .plan
+                        .glob_imports
+                        .iter()
+                        .any(|g| is_epoch(&[g.as_slice(), &segs].concat()))
+            }
+        }
+    }
+
     fn call_path(&self, path: &syn::Path) -> Vec<String> {
         path.segments.iter().map(|s| s.ident.to_string()).collect()
     }
@@ -842,6 +879,17 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
                     .change(call.start, RewriteKind::ArcMethod, from, to, edits);
             }
         }
+        if m.method == "duration_since"
+            && m.turbofish.is_none()
+            && self.const_depth == 0
+            && !is_system_time_now_or_wrapped(&m.receiver)
+        {
+            if let [Expr::Path(arg)] = m.args.iter().collect::<Vec<_>>().as_slice() {
+                if arg.qself.is_none() && self.is_std_unix_epoch(&arg.path) {
+                    self.system_time_receiver(m);
+                }
+            }
+        }
         if self.atomic_depth == 0
             && self.const_depth == 0
             && self.patterns.matches_method(&m.method.to_string())
@@ -865,6 +913,50 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
         }
         visit::visit_expr_method_call(self, m);
     }
+}
+
+impl Main<'_, '_> {
+    /// `recv.duration_since(UNIX_EPOCH)`: std's `duration_since` takes only std's
+    /// `SystemTime`, and `UNIX_EPOCH` becomes pulse's, so a receiver of std's type (a file's
+    /// `modified()`) would no longer compile. It becomes
+    /// `<shim>::time::__pulse_system_time(recv).duration_since(UNIX_EPOCH)`, which takes
+    /// std's or pulse's `SystemTime` (or a reference to one) as pulse's.
+    fn system_time_receiver(&mut self, m: &syn::ExprMethodCall) {
+        let Some((a, b)) = atomic::bounds(&*m.receiver) else {
+            return;
+        };
+        let receiver = self.range(a, b);
+        let call = self.range(a, m.paren_token.span.close());
+        let open = format!("{}::time::__pulse_system_time(", self.plan.shim);
+        let from = abbrev(self.plan.index.slice(call.clone()));
+        let to = format!(
+            "{open}{}).duration_since(..)",
+            abbrev(self.plan.index.slice(receiver.clone()))
+        );
+        let edits = vec![
+            Edit::insert(receiver.start, open, order::ATOMIC_OPEN),
+            Edit::insert(receiver.end, ")", order::ATOMIC_CLOSE),
+        ];
+        self.plan
+            .change(call.start, RewriteKind::SystemTimeReceiver, from, to, edits);
+    }
+}
+
+/// Whether `e` is `SystemTime::now()` (pulse's already, once rewritten: nothing to convert)
+/// or a receiver the instrumenter wrapped before (instrumenting twice changes nothing).
+fn is_system_time_now_or_wrapped(e: &Expr) -> bool {
+    let Expr::Call(c) = e else { return false };
+    let Expr::Path(p) = &*c.func else {
+        return false;
+    };
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    segs.ends_with(&["SystemTime".into(), "now".into()]) && c.args.is_empty()
+        || segs.last().is_some_and(|s| s == "__pulse_system_time")
 }
 
 /// Reports attribute macros once the sweep has decided which paths it rewrote.
@@ -970,6 +1062,7 @@ fn is_path_kind(kind: RewriteKind) -> bool {
             | RewriteKind::AtomicMethod
             | RewriteKind::ArcCall
             | RewriteKind::ArcMethod
+            | RewriteKind::SystemTimeReceiver
     )
 }
 

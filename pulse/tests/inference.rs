@@ -2,6 +2,7 @@
 //! types are inferred from the one impl std has still compiles instrumented. serde_json,
 //! once a dependency, made the first assertion ambiguous (E0283: `impl PartialEq<Value>
 //! for usize`), and a real crate's suite failed to build under `cargo pulse test`.
+//! (The one exception, std's `SystemTime` against pulse's, is ARCHITECTURE.md decision 36.)
 
 use pulse::std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 

@@ -475,6 +475,13 @@ impl Ctx {
         Duration::from_nanos(self.state().clock_ns)
     }
 
+    /// The execution's `SystemTime`: the run's date (the real one when the run started; in
+    /// an isolated worker, its parent run's) plus the virtual clock.
+    pub fn wall_clock(self) -> std::time::SystemTime {
+        let st = self.state();
+        st.wall_clock + Duration::from_nanos(st.clock_ns)
+    }
+
     /// Whether the running virtual thread is unwinding from a panic (std's answer is per
     /// OS thread, shared by every virtual thread, so it is combined with ours).
     pub fn panicking(self) -> bool {

@@ -164,6 +164,11 @@ pub(crate) struct ExecState {
     pub step_bound: u64,
     pub schedule: Vec<u32>,
     pub clock_ns: u64,
+    /// The run's date: where every execution's `SystemTime` starts (`Ctx::wall_clock`). The
+    /// real wall clock when the run started (an isolated worker's: its parent run's), so the
+    /// executions and replays of one run read the same dates and real files' times are in
+    /// the past (ARCHITECTURE.md, decision 36).
+    pub wall_clock: std::time::SystemTime,
     /// How time passes in this execution (drawn per execution under the portfolio).
     pub time: TimeParams,
     /// Virtual ns an untimed step costs (`time.increment`, else the run's `step_nanos`).
@@ -250,6 +255,7 @@ impl ExecState {
             step_bound: u64::MAX,
             schedule: Vec::new(),
             clock_ns: 0,
+            wall_clock: std::time::SystemTime::now(),
             time: TimeParams::INFINITELY_FAST,
             increment: 0,
             last_timer_step: 0,

@@ -178,9 +178,14 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     // execution here: a fresh process would start it over.
     let by_seed = search.executor.state().scheduler.by_seed();
     match role {
-        isolate::Role::Serve { job, reply } => {
+        isolate::Role::Serve {
+            job,
+            reply,
+            wall_clock,
+        } => {
             // This process was started to run one job of this run: run it and answer, under
-            // the strategy the search would have run that seed with.
+            // the strategy the search would have run that seed with, from the run's date.
+            search.executor.state().wall_clock = wall_clock;
             if let Job::Seed {
                 strategy: Some(strategy),
                 ..
@@ -197,7 +202,8 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             reply.send(&outcome)
         }
         isolate::Role::Search if config.isolation != Isolation::Off && !replaying && by_seed => {
-            search.isolator = isolate::Isolator::new(run_id, config.blocking_timeout);
+            let wall_clock = search.executor.state().wall_clock;
+            search.isolator = isolate::Isolator::new(run_id, config.blocking_timeout, wall_clock);
             if search.isolator.is_none() && config.isolation == Isolation::Always {
                 search.executor.state().warn(NO_ISOLATION.to_string());
             }

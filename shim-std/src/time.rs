@@ -5,9 +5,14 @@
 //! points, and both read the execution's virtual clock, which advances 1µs per scheduling
 //! point and jumps forward when every thread waits on a timer. Sleeps and timeouts
 //! therefore cost no real time, and what a test observes depends only on its schedule.
-//! `SystemTime` starts from a fixed virtual date, so traces are identical across runs;
+//! `SystemTime` starts from the real date the run started (so every execution and replay of
+//! a search reads the same dates, and real files' times are in the past, as outside pulse);
 //! `Instant` starts from a process-wide base instant (instants are opaque: only differences
 //! between them mean anything). Outside an execution both are std's.
+//!
+//! std's own `SystemTime` still reaches instrumented code from APIs pulse does not rewrite
+//! (`fs::Metadata::modified`, `accessed`, `created`): pulse's converts to and from it
+//! (`From`), compares with it both ways (`==`, `<`), and `duration_since` takes either.
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub, SubAssign};
@@ -16,9 +21,6 @@ use std::sync::OnceLock;
 use crate::rt;
 
 pub use std::time::{Duration, TryFromFloatSecsError};
-
-/// What `SystemTime::now` reads at the start of every execution: 2024-01-01T00:00:00Z.
-const VIRTUAL_EPOCH: Duration = Duration::from_secs(1_704_067_200);
 
 /// The instant every execution's virtual clock counts from.
 fn base_instant() -> std::time::Instant {
@@ -146,8 +148,8 @@ impl fmt::Debug for Instant {
     }
 }
 
-/// A measurement of the system clock: std's, or a fixed virtual date plus pulse's virtual
-/// clock inside an execution.
+/// A measurement of the system clock: std's, or inside an execution the date its run started
+/// (real) plus pulse's virtual clock.
 #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SystemTime(std::time::SystemTime);
 
@@ -158,25 +160,30 @@ impl SystemTime {
     /// 1970-01-01 00:00:00 UTC.
     pub const UNIX_EPOCH: SystemTime = UNIX_EPOCH;
 
-    /// The current system time. Inside an execution: a scheduling point, then
-    /// 2024-01-01T00:00:00Z plus the virtual clock.
+    /// The current system time. Inside an execution: a scheduling point, then the date its
+    /// run started plus the virtual clock (the same in every execution and replay of a
+    /// search, in a fresh process running one of them too).
     #[must_use]
     #[track_caller]
     pub fn now() -> SystemTime {
         match rt::current() {
             Some(ctx) => {
                 ctx.switch("SystemTime::now", None);
-                SystemTime(std::time::UNIX_EPOCH + VIRTUAL_EPOCH + ctx.now())
+                SystemTime(ctx.wall_clock())
             }
             None => SystemTime(std::time::SystemTime::now()),
         }
     }
 
-    /// The time elapsed from `earlier` to this time; `Err` (holding how much later
-    /// `earlier` is) if `earlier` is later.
-    pub fn duration_since(&self, earlier: SystemTime) -> Result<Duration, SystemTimeError> {
+    /// The time elapsed from `earlier` (pulse's `SystemTime` or std's, e.g. a file's
+    /// `modified()`) to this time; `Err` (holding how much later `earlier` is) if `earlier`
+    /// is later.
+    pub fn duration_since(
+        &self,
+        earlier: impl Into<SystemTime>,
+    ) -> Result<Duration, SystemTimeError> {
         self.0
-            .duration_since(earlier.0)
+            .duration_since(earlier.into().0)
             .map_err(|e| SystemTimeError(e.duration()))
     }
 
@@ -233,6 +240,90 @@ impl fmt::Debug for SystemTime {
     }
 }
 
+// std's `SystemTime` next to pulse's. Instrumented code names only pulse's (every
+// `std::time::SystemTime` path is rewritten), but APIs pulse does not rewrite still return
+// std's: `fs::Metadata::{modified, accessed, created}`, other crates' functions. These let the
+// two meet as two values of one type would. The impls on std's type are the exception to
+// decision 16 (ARCHITECTURE.md): each names pulse's type, so only code that has both can
+// select it.
+
+impl From<std::time::SystemTime> for SystemTime {
+    fn from(t: std::time::SystemTime) -> SystemTime {
+        SystemTime(t)
+    }
+}
+
+impl From<SystemTime> for std::time::SystemTime {
+    /// For APIs that take std's `SystemTime` (`File::set_modified`, `FileTimes`).
+    fn from(t: SystemTime) -> std::time::SystemTime {
+        t.0
+    }
+}
+
+impl PartialEq<std::time::SystemTime> for SystemTime {
+    fn eq(&self, other: &std::time::SystemTime) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<SystemTime> for std::time::SystemTime {
+    fn eq(&self, other: &SystemTime) -> bool {
+        *self == other.0
+    }
+}
+
+impl PartialOrd<std::time::SystemTime> for SystemTime {
+    fn partial_cmp(&self, other: &std::time::SystemTime) -> Option<std::cmp::Ordering> {
+        self.0.partial_cmp(other)
+    }
+}
+
+impl PartialOrd<SystemTime> for std::time::SystemTime {
+    fn partial_cmp(&self, other: &SystemTime) -> Option<std::cmp::Ordering> {
+        self.partial_cmp(&other.0)
+    }
+}
+
+/// What a `.duration_since(UNIX_EPOCH)` call's receiver is passed through by the
+/// instrumenter: std's `duration_since` takes only std's `SystemTime`, and `UNIX_EPOCH`
+/// became pulse's, so `metadata.modified()?.duration_since(UNIX_EPOCH)` needs the
+/// receiver as pulse's. Pulse's own pass through unchanged (so does a reference to either).
+#[doc(hidden)]
+pub fn __pulse_system_time(t: impl __PulseAnySystemTime) -> SystemTime {
+    t.__pulse_system_time()
+}
+
+/// std's `SystemTime` or pulse's, or a reference to one (`__pulse_system_time`).
+#[doc(hidden)]
+pub trait __PulseAnySystemTime {
+    #[doc(hidden)]
+    fn __pulse_system_time(&self) -> SystemTime;
+}
+
+impl __PulseAnySystemTime for SystemTime {
+    fn __pulse_system_time(&self) -> SystemTime {
+        *self
+    }
+}
+
+impl __PulseAnySystemTime for std::time::SystemTime {
+    fn __pulse_system_time(&self) -> SystemTime {
+        SystemTime(*self)
+    }
+}
+
+impl<T: __PulseAnySystemTime + ?Sized> __PulseAnySystemTime for &T {
+    fn __pulse_system_time(&self) -> SystemTime {
+        (**self).__pulse_system_time()
+    }
+}
+
+impl<T: __PulseAnySystemTime + ?Sized> __PulseAnySystemTime for &mut T {
+    fn __pulse_system_time(&self) -> SystemTime {
+        (**self).__pulse_system_time()
+    }
+}
+
 /// Returned by `SystemTime::duration_since` and `elapsed` when the second time is later
 /// than the first. (std's cannot be constructed outside std, hence this copy.)
 #[derive(Clone, Debug)]
@@ -247,6 +338,14 @@ impl SystemTimeError {
 }
 
 impl std::error::Error for SystemTimeError {}
+
+impl From<std::time::SystemTimeError> for SystemTimeError {
+    /// So `?` carries the error of std's `duration_since` (on a file's time) where the
+    /// code, instrumented, names pulse's.
+    fn from(e: std::time::SystemTimeError) -> SystemTimeError {
+        SystemTimeError(e.duration())
+    }
+}
 
 impl fmt::Display for SystemTimeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

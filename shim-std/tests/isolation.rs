@@ -254,3 +254,29 @@ fn a_failure_that_changes_a_static_is_replayed_in_a_fresh_process() {
         report.warnings
     );
 }
+
+/// A worker runs its execution from the parent run's date, not from its own start: the
+/// search and its fresh-process replays read the same `SystemTime`s.
+#[test]
+fn an_isolated_execution_reads_its_parent_runs_dates() {
+    use pulse_shim_std::time::SystemTime;
+    // In a worker (a re-run of this test) this is read after the parent's run began.
+    let before = std::time::SystemTime::now();
+    let report = Builder::new()
+        .schedules(3)
+        .seed(1)
+        .isolation(Isolation::Always)
+        .run(move || {
+            let now = SystemTime::now();
+            assert!(now < before, "{now:?} is not the parent run's date");
+        });
+    assert!(report.passed(), "{}", report.failure.unwrap());
+    assert!(
+        !report
+            .warnings
+            .iter()
+            .any(|w| w.contains("ran in this process")),
+        "{:?}",
+        report.warnings
+    );
+}

@@ -4,10 +4,7 @@
 use pulse_runtime::{Builder, TimeMode};
 use pulse_shim_std::sync::{Arc, Mutex};
 use pulse_shim_std::thread;
-use pulse_shim_std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-/// 2024-01-01T00:00:00Z, where every execution's `SystemTime` starts.
-const VIRTUAL_DATE: Duration = Duration::from_secs(1_704_067_200);
+use pulse_shim_std::time::{Duration, Instant, SystemTime, SystemTimeError, UNIX_EPOCH};
 
 #[test]
 fn outside_an_execution_the_clocks_are_std() {
@@ -114,21 +111,28 @@ fn sleeping_advances_the_virtual_clock_without_real_time() {
 }
 
 #[test]
-fn system_time_starts_at_a_fixed_date_and_replays_identically() {
+fn system_time_starts_at_the_runs_real_date_and_replays_identically() {
     let readings = || {
+        let before = std::time::SystemTime::now();
         let seen = std::sync::Mutex::new(Vec::new());
         Builder::new().schedules(20).seed(8).check(|| {
             let t = thread::spawn(|| SystemTime::now());
             let mine = SystemTime::now();
             let theirs = t.join().unwrap();
-            seen.lock().unwrap().push(format!("{mine:?} {theirs:?}"));
-            let since = mine.duration_since(UNIX_EPOCH).unwrap();
-            assert!(
-                since >= VIRTUAL_DATE && since < VIRTUAL_DATE + Duration::from_secs(1),
-                "{since:?}"
-            );
+            seen.lock().unwrap().push((mine, theirs));
+            // The date the run started (real), not a fixed one.
+            let after = std::time::SystemTime::now();
+            assert!(before <= mine && mine < after + Duration::from_secs(1));
         });
-        seen.into_inner().unwrap()
+        let seen = seen.into_inner().unwrap();
+        // Every execution starts from the same date: readings differ by virtual time alone.
+        let start = seen.iter().map(|(m, t)| *m.min(t)).min().unwrap();
+        let since = |t: &SystemTime| t.duration_since(start).unwrap();
+        let offsets: Vec<_> = seen.iter().map(|(m, t)| (since(m), since(t))).collect();
+        assert!(offsets
+            .iter()
+            .all(|(m, t)| *m.max(t) < Duration::from_secs(1)));
+        offsets
     };
     let first = readings();
     assert_eq!(first.len(), 20);
@@ -136,7 +140,106 @@ fn system_time_starts_at_a_fixed_date_and_replays_identically() {
         first.iter().any(|r| r != &first[0]),
         "readings depend on the schedule"
     );
-    assert_eq!(first, readings(), "same seed, same times");
+    assert_eq!(
+        first,
+        readings(),
+        "same seed, same times (from the run's date)"
+    );
+}
+
+/// A file's time is std's `SystemTime` (`fs::Metadata` is not rewritten): pulse's converts
+/// to and from it, compares with it both ways and takes it in `duration_since`, so code
+/// mixing them (trybuild's lock-file staleness check) compiles instrumented.
+#[test]
+fn std_and_pulse_system_times_mix() {
+    let file: std::time::SystemTime = std::fs::metadata("Cargo.toml").unwrap().modified().unwrap();
+    let now = SystemTime::now();
+    // Each direction is its own impl.
+    assert!(file < now);
+    assert!(now > file);
+    assert!(file <= now);
+    assert!(now >= file);
+    assert!(file != now);
+    assert!(now != file);
+    let ours: SystemTime = file.into();
+    assert!(ours == file);
+    assert!(file == ours);
+    let back: std::time::SystemTime = ours.into();
+    assert_eq!(back, file);
+    assert_eq!(SystemTime::from(file), ours);
+    assert_eq!(std::time::SystemTime::from(ours), file);
+
+    // `duration_since` takes either; the usual calls still infer.
+    let age = now.duration_since(file).unwrap();
+    assert_eq!(now.duration_since(ours).unwrap(), age);
+    assert_eq!(
+        ours.duration_since(UNIX_EPOCH).unwrap(),
+        file.duration_since(std::time::UNIX_EPOCH).unwrap()
+    );
+    let earlier = now - Duration::from_secs(2);
+    assert_eq!(now.duration_since(earlier).unwrap(), Duration::from_secs(2));
+    let times = [earlier, now];
+    let gaps: Vec<Duration> = times
+        .iter()
+        .map(|t| now.duration_since(*t).unwrap())
+        .collect();
+    assert_eq!(gaps, [Duration::from_secs(2), Duration::ZERO]);
+    let since = |e| now.duration_since(e);
+    assert!(since(UNIX_EPOCH).is_ok());
+    // std's own method takes only std's type: `file.duration_since(now)` does not compile
+    // (`now.into()` does); with `UNIX_EPOCH` the instrumenter handles it (below).
+    assert!(file.duration_since(now.into()).is_err());
+
+    // std's error converts to ours (`?` where the code names `SystemTimeError`).
+    fn future(file: std::time::SystemTime) -> Result<Duration, SystemTimeError> {
+        Ok(std::time::UNIX_EPOCH.duration_since(file)?)
+    }
+    assert_eq!(
+        future(file).unwrap_err().duration(),
+        file.duration_since(std::time::UNIX_EPOCH).unwrap()
+    );
+
+    // What the instrumenter makes of `file.duration_since(UNIX_EPOCH)` (std's method takes
+    // only std's type; `UNIX_EPOCH` is pulse's): the receiver goes through this.
+    use pulse_shim_std::time::__pulse_system_time as receiver;
+    let (file_ref, ours_ref) = (&file, &&ours);
+    let std_epoch = file.duration_since(std::time::UNIX_EPOCH).unwrap();
+    assert_eq!(
+        receiver(file).duration_since(UNIX_EPOCH).unwrap(),
+        std_epoch
+    );
+    assert_eq!(
+        receiver(file_ref).duration_since(UNIX_EPOCH).unwrap(),
+        std_epoch
+    );
+    assert_eq!(
+        receiver(ours_ref).duration_since(UNIX_EPOCH).unwrap(),
+        std_epoch
+    );
+    assert_eq!(receiver(now), now);
+}
+
+/// Inside an execution `SystemTime::now` is the run's real date plus virtual time:
+/// files written before the run are in the past (from a fixed 2024 date every real file was
+/// in the future, and freshness checks were false alarms).
+#[test]
+fn real_files_are_older_than_now_inside_an_execution() {
+    let touched = std::time::SystemTime::now();
+    let report = Builder::new().schedules(50).seed(3).run(|| {
+        let modified = std::fs::metadata("Cargo.toml").unwrap().modified().unwrap();
+        let now = SystemTime::now();
+        assert!(modified < now, "{modified:?} is after {now:?}");
+        assert!(now.duration_since(modified).is_ok());
+        // trybuild's lock-file check (src/flock.rs): a file touched as the run started is
+        // neither stale nor from the future.
+        let stale = now - Duration::from_millis(1500);
+        let future = now + Duration::from_millis(1500);
+        assert!(
+            !(touched < stale || future < touched),
+            "{touched:?} vs {now:?}"
+        );
+    });
+    assert!(report.passed(), "{}", report.failure.unwrap());
 }
 
 #[test]

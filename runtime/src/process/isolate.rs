@@ -18,7 +18,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use pulse_protocol::{env, json};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -66,6 +66,9 @@ struct Order<J> {
     run: RunId,
     job: J,
     reply: PathBuf,
+    /// The run's date (`ExecState::wall_clock`) in ns since the Unix epoch: the worker's
+    /// execution reads the dates the parent's would have.
+    wall_clock_ns: u64,
 }
 
 /// What this process is asked to do for one run.
@@ -74,7 +77,12 @@ pub(crate) enum Role<J> {
     Search,
     /// A worker, and this is the run it was started for: execute `job`, then send the
     /// outcome to `reply`.
-    Serve { job: J, reply: ReplyTo },
+    Serve {
+        job: J,
+        reply: ReplyTo,
+        /// The parent run's date (`ExecState::wall_clock`).
+        wall_clock: SystemTime,
+    },
     /// A worker, but not this run: run as usual, in process, without isolation.
     Bystander,
 }
@@ -101,6 +109,7 @@ pub(crate) fn role<J: DeserializeOwned>(run: &RunId) -> Role<J> {
     Role::Serve {
         job: order.job,
         reply: ReplyTo(order.reply),
+        wall_clock: UNIX_EPOCH + Duration::from_nanos(order.wall_clock_ns),
     }
 }
 
@@ -169,6 +178,8 @@ impl Drop for RemoveOnDrop {
 pub(crate) struct Isolator {
     command: (PathBuf, Vec<OsString>),
     run: RunId,
+    /// The run's date, passed to every worker.
+    wall_clock: SystemTime,
     deadline: Duration,
     /// Reply files are this with a counter appended.
     reply_stem: PathBuf,
@@ -181,7 +192,11 @@ impl Isolator {
     /// if that is how it was started). A run on `main` or an unnamed thread belongs to a
     /// program of its own: running it again would repeat everything it did before (the bench
     /// re-ran itself this way, ~100 ms per failure), side effects included, so it is not.
-    pub(crate) fn new(run: RunId, blocking_timeout: Option<Duration>) -> Option<Isolator> {
+    pub(crate) fn new(
+        run: RunId,
+        blocking_timeout: Option<Duration>,
+        wall_clock: SystemTime,
+    ) -> Option<Isolator> {
         let test = run.thread.as_deref().filter(|name| *name != "main")?;
         let exe = current_exe()?;
         let args = [test, "--exact", "--test-threads=1", "--include-ignored"]
@@ -196,6 +211,7 @@ impl Isolator {
         Some(Isolator {
             command: (exe, args),
             run,
+            wall_clock,
             deadline,
             reply_stem,
             next_reply: 0,
@@ -215,6 +231,10 @@ impl Isolator {
             run: self.run.clone(),
             job,
             reply: reply.clone(),
+            wall_clock_ns: self
+                .wall_clock
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
         };
         let order = json::to_string(&order);
         // A long schedule goes through a file (`E2BIG`), next to the reply.
