@@ -148,19 +148,11 @@ pub(crate) fn visit_fn(plan: &mut Plan, f: &syn::ItemFn) {
 
 /// A body that is one call to `..::__private::run_test(..)` was wrapped by an earlier run.
 fn already_wrapped(block: &syn::Block) -> bool {
-    let [syn::Stmt::Expr(syn::Expr::Call(call), None)] = block.stmts.as_slice() else {
+    let [syn::Stmt::Expr(call, None)] = block.stmts.as_slice() else {
         return false;
     };
-    let syn::Expr::Path(p) = &*call.func else {
-        return false;
-    };
-    let segs: Vec<String> = p
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    segs.ends_with(&["__private".to_owned(), "run_test".to_owned()])
+    crate::visit::called_path(call)
+        .is_some_and(|(segs, _)| segs.ends_with(&["__private".to_owned(), "run_test".to_owned()]))
 }
 
 fn is_unit(ty: &syn::Type) -> bool {

@@ -945,18 +945,26 @@ impl Main<'_, '_> {
 /// Whether `e` is `SystemTime::now()` (pulse's already, once rewritten: nothing to convert)
 /// or a receiver the instrumenter wrapped before (instrumenting twice changes nothing).
 fn is_system_time_now_or_wrapped(e: &Expr) -> bool {
-    let Expr::Call(c) = e else { return false };
-    let Expr::Path(p) = &*c.func else {
+    let Some((segs, args)) = called_path(e) else {
         return false;
     };
-    let segs: Vec<String> = p
+    segs.ends_with(&["SystemTime".into(), "now".into()]) && args == 0
+        || segs.last().is_some_and(|s| s == "__pulse_system_time")
+}
+
+/// `e` as a call of a path (`a::b::f(..)`): the path's segments and the number of arguments.
+pub(crate) fn called_path(e: &Expr) -> Option<(Vec<String>, usize)> {
+    let Expr::Call(c) = e else { return None };
+    let Expr::Path(p) = &*c.func else {
+        return None;
+    };
+    let segs = p
         .path
         .segments
         .iter()
         .map(|s| s.ident.to_string())
         .collect();
-    segs.ends_with(&["SystemTime".into(), "now".into()]) && c.args.is_empty()
-        || segs.last().is_some_and(|s| s == "__pulse_system_time")
+    Some((segs, c.args.len()))
 }
 
 /// Reports attribute macros once the sweep has decided which paths it rewrote.
@@ -1069,17 +1077,7 @@ fn is_path_kind(kind: RewriteKind) -> bool {
 /// Whether `e` is a call into the shim's `arc_ops` already (instrumenting twice changes
 /// nothing).
 fn is_arc_ops_call(e: &Expr) -> bool {
-    let Expr::Call(c) = e else { return false };
-    let Expr::Path(p) = &*c.func else {
-        return false;
-    };
-    let segs: Vec<String> = p
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    segs.len() >= 2 && segs[segs.len() - 2] == "arc_ops"
+    called_path(e).is_some_and(|(segs, _)| segs.len() >= 2 && segs[segs.len() - 2] == "arc_ops")
 }
 
 /// The shim's visible twin of `Type::op` on std's `Arc`/`Weak`, if it has one.
