@@ -985,12 +985,9 @@ pub(crate) fn finalize(plan: &mut Plan) {
     }
 }
 
-/// Declares the facade crate in an edition-2015 crate root (see `Options::declare_facade`):
-/// appended after the last item's last token, so it lands on that item's line, after any code
-/// and before any trailing comment. A file that declares the facade already, or has no items
-/// (nothing in it can name the facade), is left alone.
+/// Declares the facade crate in an edition-2015 crate root (see `Options::declare_facade`).
+/// A file that declares the facade already is left alone.
 pub(crate) fn declare_facade(plan: &mut Plan, file: &syn::File) {
-    use quote::ToTokens;
     let name = plan
         .pulse
         .trim_start_matches("::")
@@ -1002,34 +999,18 @@ pub(crate) fn declare_facade(plan: &mut Plan, file: &syn::File) {
         .items
         .iter()
         .any(|i| matches!(i, syn::Item::ExternCrate(e) if e.rename.is_none() && e.ident == name));
-    let Some(last) = file.items.last() else {
-        return;
-    };
-    if declared {
-        return;
+    if !declared {
+        let text = format!(" #[allow(unused_extern_crates)] extern crate {name};");
+        append_item(plan, file, text, order::EXTERN_CRATE);
     }
-    let Some(token) = last.to_token_stream().into_iter().last() else {
-        return;
-    };
-    let at = plan.index.end(token.span());
-    let text = format!(" #[allow(unused_extern_crates)] extern crate {name};");
-    plan.change(
-        at,
-        RewriteKind::ExternCrate,
-        String::new(),
-        text.trim_start().to_owned(),
-        vec![Edit::insert(at, text, order::EXTERN_CRATE)],
-    );
 }
 
 /// Re-exports the facade in a crate root for the crate's `#[macro_export]` macro bodies (see
-/// `Options::crate_root`): ` #[doc(hidden)] pub extern crate pulse as __pulse;` appended as
-/// `declare_facade` appends its declaration. `pub extern crate` rather than `pub use`: an
-/// edition-2015 crate cannot re-export its private `extern crate pulse;`, and the item
-/// trips no lint (`unused_extern_crates`, `missing_docs`, `unreachable_pub`) in any edition or
-/// target kind. A file that has it already, or has no items, is left alone.
+/// `Options::crate_root`): ` #[doc(hidden)] pub extern crate pulse as __pulse;`. `pub extern
+/// crate` rather than `pub use`: an edition-2015 crate cannot re-export its private `extern
+/// crate pulse;`, and the item trips no lint (`unused_extern_crates`, `missing_docs`,
+/// `unreachable_pub`) in any edition or target kind. A file that has it already is left alone.
 pub(crate) fn declare_macro_facade(plan: &mut Plan, file: &syn::File) {
-    use quote::ToTokens;
     let Some(krate) = plan.macro_facade.clone() else {
         return;
     };
@@ -1037,26 +1018,34 @@ pub(crate) fn declare_macro_facade(plan: &mut Plan, file: &syn::File) {
         matches!(i, syn::Item::ExternCrate(e)
             if e.rename.as_ref().is_some_and(|(_, r)| r == crate::MACRO_FACADE))
     });
-    let Some(last) = file.items.last() else {
-        return;
-    };
-    if declared {
-        return;
+    if !declared {
+        let text = format!(
+            " #[doc(hidden)] pub extern crate {krate} as {};",
+            crate::MACRO_FACADE
+        );
+        append_item(plan, file, text, order::MACRO_FACADE);
     }
-    let Some(token) = last.to_token_stream().into_iter().last() else {
+}
+
+/// Appends an `extern crate` item after the file's last item's last token, so it lands on
+/// that item's line, after any code and before any trailing comment: no line moves. A file
+/// with no items (nothing in it can name the crate) is left alone.
+fn append_item(plan: &mut Plan, file: &syn::File, text: String, order: u8) {
+    use quote::ToTokens;
+    let Some(token) = file
+        .items
+        .last()
+        .and_then(|last| last.to_token_stream().into_iter().last())
+    else {
         return;
     };
     let at = plan.index.end(token.span());
-    let text = format!(
-        " #[doc(hidden)] pub extern crate {krate} as {};",
-        crate::MACRO_FACADE
-    );
     plan.change(
         at,
         RewriteKind::ExternCrate,
         String::new(),
         text.trim_start().to_owned(),
-        vec![Edit::insert(at, text, order::MACRO_FACADE)],
+        vec![Edit::insert(at, text, order)],
     );
 }
 
