@@ -242,6 +242,13 @@ impl Builder {
         self
     }
 
+    /// Drops the warnings `keep` returns false for (for a harness that knows a warning says
+    /// nothing about its test).
+    pub fn keep_warning(mut self, keep: fn(&str) -> bool) -> Self {
+        self.config.keep_warning = keep;
+        self
+    }
+
     /// Called with a failure as soon as it is found, before the traced replay that builds
     /// the final report (keep what it says: if that replay crashes the process, nothing
     /// else is left).

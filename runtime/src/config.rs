@@ -66,6 +66,9 @@ pub struct Config {
     /// Called with a failure as soon as it is found, before its traced replay (which can
     /// crash the process).
     pub on_found: Option<FoundFn>,
+    /// Warnings this returns false for are not raised: a harness that knows one says nothing
+    /// about its test (pulse's proptest harness and proptest's own config `static`).
+    pub keep_warning: fn(&str) -> bool,
     /// The crate of the test being run (set by the harness): when a thread stalls in it,
     /// the watchdog does not advise instrumenting it, since it already is.
     pub home_crate: Option<String>,
@@ -109,6 +112,7 @@ impl Default for Config {
             blocking_timeout: None,
             on_blocked: None,
             on_found: None,
+            keep_warning: |_| true,
             home_crate: None,
             watch_os_threads: false,
         }

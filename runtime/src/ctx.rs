@@ -297,6 +297,15 @@ impl Ctx {
         st.choose_bool(kind)
     }
 
+    /// Test data the execution draws like a scheduling choice: a property test's input seed
+    /// (`pulse::__private::run_proptest`). A replay of the execution's schedule draws the
+    /// same value, so the input replays with the interleaving.
+    pub fn choose_data(self) -> u64 {
+        let mut st = self.state();
+        let high = st.choose_word() as u64;
+        (high << 32) | st.choose_word() as u64
+    }
+
     /// Notes that the running thread took lock `object` (for deadlock reports).
     #[track_caller]
     pub fn acquired(self, object: ObjRef) {

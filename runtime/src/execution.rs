@@ -892,6 +892,24 @@ impl ExecState {
         }
     }
 
+    /// A word of test data, recorded in the schedule like any choice (0 once the execution
+    /// is tearing down or its replay diverged).
+    pub fn choose_word(&mut self) -> u32 {
+        if self.teardown || self.stop.is_some() {
+            return 0;
+        }
+        match self.scheduler.next_word() {
+            Some(w) => {
+                self.schedule.push(w);
+                w
+            }
+            None => {
+                self.stop = Some(Stop::ReplayDiverged);
+                0
+            }
+        }
+    }
+
     /// A thread's name in reports: the test's own thread is `main` (its real name, the
     /// test's, is already in the report's header); unnamed threads are `thread-N`.
     pub fn thread_name(&self, tid: Tid) -> String {
@@ -903,7 +921,7 @@ impl ExecState {
     }
 
     pub fn warn(&mut self, message: String) {
-        if !self.warnings.contains(&message) {
+        if (self.config.keep_warning)(&message) && !self.warnings.contains(&message) {
             self.warnings.push(message);
         }
     }

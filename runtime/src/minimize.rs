@@ -41,13 +41,26 @@ pub(crate) enum Entry {
     Bool(bool),
     /// Which store a relaxed load read (0: the newest; an older one costs like a `yes`).
     Read(u32),
+    /// A word of test data (`next_word`): kept as the failure drew it, never minimized.
+    Word(u32),
 }
 
 impl Entry {
     /// An answer other than a thread pick: skipped where the plan expects a thread.
     fn is_answer(&self) -> bool {
-        matches!(self, Entry::Bool(_) | Entry::Read(_))
+        matches!(self, Entry::Bool(_) | Entry::Read(_) | Entry::Word(_))
     }
+}
+
+/// The data words of `entries`, in order: every plan run from them draws the same input.
+fn words(entries: &[Entry]) -> Vec<u32> {
+    entries
+        .iter()
+        .filter_map(|e| match *e {
+            Entry::Word(w) => Some(w),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What a guided run did, shared with the minimizer (the scheduler is boxed away inside
@@ -71,6 +84,9 @@ enum Plan {
 
 pub(crate) struct GuidedScheduler {
     plan: Plan,
+    /// A `Guide` plan's data words, and how many this execution drew.
+    words: Vec<u32>,
+    words_drawn: usize,
     next: usize,
     ran: bool,
     run: RunLength,
@@ -79,8 +95,14 @@ pub(crate) struct GuidedScheduler {
 
 impl GuidedScheduler {
     fn new(plan: Plan, log: Rc<RefCell<Log>>) -> Self {
+        let words = match &plan {
+            Plan::Guide(entries) => words(entries),
+            Plan::Exact(_) => Vec::new(),
+        };
         GuidedScheduler {
             plan,
+            words,
+            words_drawn: 0,
             next: 0,
             ran: false,
             run: RunLength::default(),
@@ -120,9 +142,25 @@ impl Scheduler for GuidedScheduler {
         let first = !self.ran;
         self.ran = true;
         self.next = 0;
+        self.words_drawn = 0;
         self.run.reset();
         *self.log.borrow_mut() = Log::default();
         first
+    }
+
+    fn next_word(&mut self) -> Option<u32> {
+        let w = match &self.plan {
+            Plan::Exact(choices) => {
+                let w = choices.get(self.next).copied()?;
+                self.next += 1;
+                w
+            }
+            // Wherever the plan's run draws it, the failure's input.
+            Plan::Guide(_) => self.words.get(self.words_drawn).copied().unwrap_or(0),
+        };
+        self.words_drawn += 1;
+        self.log.borrow_mut().entries.push(Entry::Word(w));
+        Some(w)
     }
 
     fn next_thread(
@@ -224,6 +262,8 @@ type Attempt<'a> = dyn FnMut(Box<dyn Scheduler>, &Rc<RefCell<Log>>) -> Option<Ca
 /// thread. Yes/no answers are all `no`.
 pub(crate) struct DeviationScheduler {
     deviations: Vec<(usize, u32)>,
+    /// The failure's data words, drawn in order (its input stays the same).
+    words: Vec<u32>,
     index: usize,
     ran: bool,
     run: RunLength,
@@ -287,6 +327,20 @@ impl Scheduler for DeviationScheduler {
         self.points.borrow_mut().push((Vec::new(), 0));
         self.log.borrow_mut().entries.push(Entry::Read(0));
         Some(0)
+    }
+
+    fn next_word(&mut self) -> Option<u32> {
+        let mut log = self.log.borrow_mut();
+        let drawn = log
+            .entries
+            .iter()
+            .filter(|e| matches!(e, Entry::Word(_)))
+            .count();
+        let w = self.words.get(drawn).copied().unwrap_or(0);
+        self.index += 1;
+        self.points.borrow_mut().push((Vec::new(), w));
+        log.entries.push(Entry::Word(w));
+        Some(w)
     }
 }
 
@@ -420,11 +474,13 @@ fn breadth_first(
     // The failing thread (the panic's root cause, a deadlock's first blocked thread):
     // switching to it is tried first, at each level, as it is the likeliest to matter.
     let culprit = culprit.or_else(|| owners(&best.entries).last().copied());
+    let input = words(&best.entries);
     let mut canonical = |deviations: Vec<(usize, u32)>, patience: u32| {
         let log = Rc::new(RefCell::new(Log::default()));
         let points = Rc::new(RefCell::new(Vec::new()));
         let scheduler = DeviationScheduler {
             deviations,
+            words: input.clone(),
             index: 0,
             ran: false,
             run: RunLength::with_patience(patience),

@@ -50,6 +50,7 @@ pub(crate) fn user_frames_of(backtrace: &str, extra_machinery: &[&str]) -> Strin
         .iter()
         .position(|(s, _)| {
             s.starts_with("pulse::harness")
+                || s.starts_with("pulse::proptest_run")
                 || s.starts_with("pulse_runtime::")
                 || s.starts_with("pulse_shim_std::thread::spawn_virtual")
         })

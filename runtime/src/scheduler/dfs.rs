@@ -232,6 +232,11 @@ impl Scheduler for DfsScheduler {
     /// The newest store first; each older one costs a preemption (it is the adversary's
     /// move, and a spin loop re-reading an old value would otherwise make the tree
     /// infinite). A bound of at least the number of old reads explores them all.
+    /// One input: the schedules are what this search enumerates.
+    fn next_word(&mut self) -> Option<u32> {
+        Some(0)
+    }
+
     fn next_read(&mut self, stores: u32) -> Option<u32> {
         let pos = self.pos;
         self.pos += 1;

@@ -904,6 +904,11 @@ impl Scheduler for DporScheduler {
 
     /// Which store a relaxed load reads: every one is explored, an older one costing a
     /// preemption as under `dfs`.
+    /// One input: the schedules are what this search enumerates.
+    fn next_word(&mut self) -> Option<u32> {
+        Some(0)
+    }
+
     fn next_read(&mut self, stores: u32) -> Option<u32> {
         let options: Vec<u32> = (0..stores).collect();
         Some(self.data(&options, 0, true))

@@ -67,6 +67,12 @@ pub trait Scheduler {
     /// for `next_thread`.
     fn next_read(&mut self, stores: u32) -> Option<u32>;
 
+    /// Draws a word of test data (`Ctx::choose_data`: a property test's input seed), which a
+    /// replay must reproduce like any other choice. A sampling strategy draws it from its
+    /// seed's stream; a systematic one (DFS, DPOR) answers 0, so it explores the schedules of
+    /// one input. `None`: as for `next_thread`.
+    fn next_word(&mut self) -> Option<u32>;
+
     /// Told at every scheduling point which object the thread's next operation acts on: a
     /// number equal for the same object within an execution (0: none, e.g. a spawn). POS
     /// uses it to re-draw the priorities of racing operations.

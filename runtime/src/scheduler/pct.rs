@@ -178,6 +178,10 @@ impl Scheduler for PctScheduler {
         Some(super::below(&mut self.rng, stores as usize) as u32)
     }
 
+    fn next_word(&mut self) -> Option<u32> {
+        Some(rand_core::RngCore::next_u32(&mut self.rng))
+    }
+
     fn strategy_for(&self, _seed: u64) -> Option<Strategy> {
         Some(Strategy::Pct {
             depth: self.depth,

@@ -86,6 +86,10 @@ impl Scheduler for PortfolioScheduler {
         self.arms[self.active].next_read(stores)
     }
 
+    fn next_word(&mut self) -> Option<u32> {
+        self.arms[self.active].next_word()
+    }
+
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
         self.arms[self.active].next_bool(kind)
     }

@@ -47,6 +47,10 @@ impl Scheduler for ReplayScheduler {
         self.take().filter(|&c| c < stores)
     }
 
+    fn next_word(&mut self) -> Option<u32> {
+        self.take()
+    }
+
     fn next_bool(&mut self, _kind: ChoiceKind) -> Option<bool> {
         match self.take() {
             Some(0) => Some(false),

@@ -301,6 +301,10 @@ impl Scheduler for RolesScheduler {
         Some(below(&mut self.rng, stores as usize) as u32)
     }
 
+    fn next_word(&mut self) -> Option<u32> {
+        Some(rand_core::RngCore::next_u32(&mut self.rng))
+    }
+
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
         Some(one_in(&mut self.rng, self.odds.one_in(kind)))
     }
