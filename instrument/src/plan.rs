@@ -73,6 +73,8 @@ pub(crate) struct Plan<'a> {
     pub(crate) macro_facade: Option<String>,
     /// The sweep is inside a `#[macro_export]` macro body.
     pub(crate) in_exported_macro: bool,
+    /// The macro whose input the sweep is in (`proptest` inside `proptest! { .. }`).
+    pub(crate) invoked_macro: Option<String>,
     /// The file defines a `#[macro_export] macro_rules!`.
     pub(crate) exports_macros: bool,
     pub(crate) roots: Roots,
@@ -124,6 +126,7 @@ impl<'a> Plan<'a> {
             exported,
             macro_facade,
             in_exported_macro: false,
+            invoked_macro: None,
             exports_macros: false,
             roots,
             patterns: Patterns::new(&opts.atomic_paths),

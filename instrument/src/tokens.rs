@@ -31,8 +31,11 @@ fn scan(plan: &mut Plan, tokens: &[TokenTree], ctx: Ctx) {
     while i < tokens.len() {
         match &tokens[i] {
             TokenTree::Group(g) => {
-                let inner = group_ctx(tokens, i).unwrap_or(ctx);
+                let own = group_ctx(tokens, i);
+                let inner = own.unwrap_or(ctx);
                 let inner_tokens: Vec<TokenTree> = g.stream().into_iter().collect();
+                let outer_macro = (own == Some(Ctx::Macro))
+                    .then(|| std::mem::replace(&mut plan.invoked_macro, invoked_name(tokens, i)));
                 if inner == Ctx::Attr && ctx == Ctx::Macro && is_test_attr(&inner_tokens) {
                     macro_test(plan, tokens, i);
                 }
@@ -48,6 +51,9 @@ fn scan(plan: &mut Plan, tokens: &[TokenTree], ctx: Ctx) {
                 scan(plan, &inner_tokens, inner);
                 if swap {
                     swap_exported_roots(plan);
+                }
+                if let Some(outer) = outer_macro {
+                    plan.invoked_macro = outer;
                 }
             }
             TokenTree::Ident(id) => {
@@ -361,6 +367,15 @@ fn group_ctx(tokens: &[TokenTree], i: usize) -> Option<Ctx> {
     None
 }
 
+/// The name of the macro `tokens[i]` is the input of (`name!(..)`, `path::name! {..}`).
+fn invoked_name(tokens: &[TokenTree], i: usize) -> Option<String> {
+    let bang = matches!(i.checked_sub(1).map(|k| &tokens[k]), Some(TokenTree::Punct(p)) if p.as_char() == '!');
+    match i.checked_sub(2).map(|k| &tokens[k]) {
+        Some(TokenTree::Ident(id)) if bang => Some(id.to_string()),
+        _ => None,
+    }
+}
+
 /// Whether `tokens[i]` is the body of `macro_rules! name { .. }`.
 fn macro_rules_body(tokens: &[TokenTree], i: usize) -> bool {
     let at = |n: usize| i.checked_sub(n).and_then(|k| tokens.get(k));
@@ -497,9 +512,17 @@ fn macro_test(plan: &mut Plan, tokens: &[TokenTree], i: usize) {
         }
         _ => return unwrapped(plan, "unrecognised name"),
     };
-    if !matches!(tokens.get(k), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis && g.stream().is_empty())
-    {
-        return unwrapped(plan, "unrecognised parameters");
+    match tokens.get(k) {
+        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => {
+            if !g.stream().is_empty() {
+                // A test with inputs is a property test's: proptest generates the fn.
+                return match plan.invoked_macro.as_deref() {
+                    Some("proptest") => proptest_test(plan, tokens, i, name),
+                    _ => unwrapped(plan, "unrecognised parameters"),
+                };
+            }
+        }
+        _ => return unwrapped(plan, "unrecognised parameters"),
     }
     k += 1;
     let mut ret = None;
@@ -557,6 +580,40 @@ fn macro_test(plan: &mut Plan, tokens: &[TokenTree], i: usize) {
         open,
         close,
     });
+}
+
+/// A `#[test] fn name(x in strategy, ..)` in `proptest! { .. }`: proptest passes the test's
+/// attributes on to the fn it generates, so an attribute put before them wraps that fn's body
+/// (proptest's case loop) in `run_proptest` (pulse-macros' `scheduled_proptest`).
+/// `tokens[i]` is the `[test]` group, right after its `#`.
+fn proptest_test(plan: &mut Plan, tokens: &[TokenTree], i: usize, name: String) {
+    let hash = plan.index.start(tokens[i - 1].span());
+    // The first of the fn's attributes, so that the wrapper sees `#[should_panic]`.
+    let mut first = i - 1;
+    while first >= 2
+        && matches!(&tokens[first - 1], TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket)
+        && matches!(&tokens[first - 2], TokenTree::Punct(p) if p.as_char() == '#')
+    {
+        first -= 2;
+    }
+    // Put there by an earlier run.
+    let wrapped = tokens[first..i].iter().any(|t| match t {
+        TokenTree::Group(g) => g.stream().into_iter().any(|t| t.to_string() == "__private"),
+        _ => false,
+    });
+    if wrapped {
+        return;
+    }
+    let at = plan.index.start(tokens[first].span());
+    let p = plan.pulse.clone();
+    let attr = format!("#[{p}::__private::scheduled_proptest({p})] ");
+    plan.change(
+        hash,
+        crate::report::RewriteKind::TestWrapped,
+        format!("proptest fn {name}"),
+        format!("{p}::__private::run_proptest(..) around proptest's cases"),
+        vec![Edit::insert(at, attr, crate::textedit::order::TEST_OPEN)],
+    );
 }
 
 #[cfg(test)]

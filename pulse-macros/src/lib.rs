@@ -4,11 +4,25 @@
 //!
 //! The expansion calls `::pulse::atomic(|| body)`, which outside a pulse execution just
 //! runs the body, so annotated code behaves the same in a normal build.
+//!
+//! Also, hidden, the attribute `cargo pulse` puts on tests written in `proptest!`.
 
 use proc_macro::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{parse_macro_input, Block, ImplItem, Item, ReturnType, Signature};
+
+mod scheduled;
+
+/// Runs a fn that `proptest!` generated from a `#[test]` under pulse's scheduler (put there by
+/// `cargo pulse`; see `scheduled.rs`). Not a stable API.
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn scheduled_proptest(attr: TokenStream, item: TokenStream) -> TokenStream {
+    scheduled::expand(attr.into(), item.into())
+        .unwrap_or_else(|e| e.to_compile_error())
+        .into()
+}
 
 #[proc_macro_attribute]
 pub fn atomic(attr: TokenStream, item: TokenStream) -> TokenStream {

@@ -93,12 +93,24 @@ const DID_NOT_PANIC: &str =
 /// Runs the test body under many schedules; panics with the report if one fails.
 #[track_caller]
 pub fn run_test<R: TestOutcome>(meta: TestMeta, body: impl Fn() -> R) -> R {
+    run_test_keeping(meta, body, |_| true)
+}
+
+/// `run_test`, reporting only the search's warnings `keep` accepts (a harness that knows a
+/// warning says nothing about its test drops it).
+#[track_caller]
+pub(crate) fn run_test_keeping<R: TestOutcome>(
+    meta: TestMeta,
+    body: impl Fn() -> R,
+    keep: fn(&str) -> bool,
+) -> R {
     let test = meta.test_name();
     // One test per process under cargo-pulse: any other OS thread is the test's.
     let home_crate = meta.module_path.split("::").next().map(str::to_string);
     let mut builder = Builder::try_from_env()
         .unwrap_or_else(|e| panic!("pulse: {e}"))
-        .watch_os_threads(true);
+        .watch_os_threads(true)
+        .keep_warning(keep);
     builder.config.home_crate = home_crate;
     if let Some(template) = &builder.config.replay_command {
         builder.config.replay_command = Some(template.replace("{test}", &test));

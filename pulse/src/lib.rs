@@ -33,6 +33,7 @@ pub use pulse_runtime::{
 pub use pulse_shim_std as std;
 
 mod harness;
+mod proptest_run;
 #[cfg(feature = "statem")]
 pub mod statem;
 
@@ -61,4 +62,6 @@ pub fn max_wait(d: ::std::time::Duration) {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::harness::{run_test, TestMeta, TestOutcome};
+    pub use crate::proptest_run::run_proptest;
+    pub use pulse_macros::scheduled_proptest;
 }

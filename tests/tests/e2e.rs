@@ -412,6 +412,62 @@ fn a_failing_test_exits_101_and_its_replay_line_reproduces_it() {
 }
 
 #[test]
+fn tests_written_in_proptest_run_under_the_scheduler_one_case_per_schedule() {
+    // `proptest! { #[test] fn f(n in 0..4u32) { .. } }` generates the #[test] fn: pulse puts
+    // an attribute on it that runs proptest's loop under the scheduler, one case per
+    // schedule, its input drawn by the schedule. The race needs an input (n > 0) and an
+    // interleaving; its fixed twin and a #[should_panic] property pass.
+    let dir = fixture("proptest-dep", "proptest-dep");
+    let before = snapshot(&dir);
+    let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+    assert_eq!(run.code, 0);
+    for ok in [
+        "tests::counts_every_bump",
+        "tests::should_panic_is_honoured",
+    ] {
+        assert_eq!(run.event_of(ok).as_deref(), Some("ok"), "{ok}");
+    }
+    assert!(
+        run.stderr.contains("300/300 schedules") && !run.stderr.contains("NOT SCHEDULED"),
+        "every schedule ran under pulse"
+    );
+    assert!(
+        !run.stderr.contains("shared between executions"),
+        "proptest's own config static is not reported"
+    );
+
+    let run = cargo_pulse(&dir, &args(&["test", "racy", "--include-ignored"]));
+    assert_eq!(run.code, 101, "the lost bump is found");
+    assert!(
+        run.stderr.contains("lost a bump") && run.stderr.contains("minimal failing input: n = "),
+        "proptest's own report of the failing input"
+    );
+    assert!(
+        run.stderr.contains("race: ") && run.stderr.contains("src/lib.rs:23:11"),
+        "the racing store in the user's file"
+    );
+    let line = run.replay_line().expect("a replay line");
+    assert!(line.contains("--include-ignored"), "{line}");
+    let input = |r: &support::Run| {
+        r.stderr
+            .lines()
+            .find(|l| l.contains("minimal failing input"))
+            .map(str::to_string)
+    };
+    let found = input(&run);
+    for _ in 0..2 {
+        let r = shell(&dir, &format!("{line} --color never"));
+        assert_eq!(r.code, 101, "the replay fails again");
+        assert_eq!(input(&r), found, "with the same input");
+    }
+    assert_eq!(
+        before,
+        snapshot(&dir),
+        "the user's tree is byte-identical outside target/ (no proptest-regressions written)"
+    );
+}
+
+#[test]
 fn a_registry_dependency_is_tested_through_with_instrument_dep() {
     let dir = fixture("registry-dep", "registry-dep");
     let run = cargo_pulse(&dir, &args(&["test", "--instrument-dep", "once_cell"]));
