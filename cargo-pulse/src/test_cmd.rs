@@ -297,6 +297,10 @@ fn replay_flags(args: &TestArgs) -> Vec<String> {
     for d in &args.cargo.instrument_deps {
         f.extend(["--instrument-dep".to_string(), d.clone()]);
     }
+    // The failing test may be an #[ignore]d one the run was asked to include.
+    if args.ignored || args.include_ignored {
+        f.push("--include-ignored".to_string());
+    }
     if let Some(n) = args.max_steps {
         f.extend(["--max-steps".to_string(), n.to_string()]);
     }
