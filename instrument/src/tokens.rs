@@ -515,10 +515,17 @@ fn macro_test(plan: &mut Plan, tokens: &[TokenTree], i: usize) {
     match tokens.get(k) {
         Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => {
             if !g.stream().is_empty() {
-                // A test with inputs is a property test's: proptest generates the fn.
-                return match plan.invoked_macro.as_deref() {
-                    Some("proptest") => proptest_test(plan, tokens, i, name),
-                    _ => unwrapped(plan, "unrecognised parameters"),
+                // A test with inputs is a property test's: proptest generates the fn, from
+                // `proptest! {..}` or from a macro that hands it there (`x in strategy`
+                // parameters are proptest's syntax, not Rust's).
+                let in_params = g
+                    .stream()
+                    .into_iter()
+                    .any(|t| matches!(t, TokenTree::Ident(id) if id == "in"));
+                return if in_params || plan.invoked_macro.as_deref() == Some("proptest") {
+                    proptest_test(plan, tokens, i, name)
+                } else {
+                    unwrapped(plan, "unrecognised parameters")
                 };
             }
         }
@@ -582,8 +589,8 @@ fn macro_test(plan: &mut Plan, tokens: &[TokenTree], i: usize) {
     });
 }
 
-/// A `#[test] fn name(x in strategy, ..)` in `proptest! { .. }`: proptest passes the test's
-/// attributes on to the fn it generates, so an attribute put before them wraps that fn's body
+/// A `#[test] fn name(x in strategy, ..)` in `proptest! { .. }` (or in a macro that hands it
+/// there): proptest passes the test's attributes on to the fn it generates, so an attribute put before them wraps that fn's body
 /// (proptest's case loop) in `run_proptest` (pulse-macros' `scheduled_proptest`).
 /// `tokens[i]` is the `[test]` group, right after its `#`.
 fn proptest_test(plan: &mut Plan, tokens: &[TokenTree], i: usize, name: String) {
