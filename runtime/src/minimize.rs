@@ -84,7 +84,8 @@ enum Plan {
 
 pub(crate) struct GuidedScheduler {
     plan: Plan,
-    /// A `Guide` plan's data words, and how many this execution drew.
+    /// The failure's data words for a `Guide` plan (its input, whatever the plan keeps), and
+    /// how many this execution drew.
     words: Vec<u32>,
     words_drawn: usize,
     next: usize,
@@ -94,11 +95,7 @@ pub(crate) struct GuidedScheduler {
 }
 
 impl GuidedScheduler {
-    fn new(plan: Plan, log: Rc<RefCell<Log>>) -> Self {
-        let words = match &plan {
-            Plan::Guide(entries) => words(entries),
-            Plan::Exact(_) => Vec::new(),
-        };
+    fn new(plan: Plan, words: Vec<u32>, log: Rc<RefCell<Log>>) -> Self {
         GuidedScheduler {
             plan,
             words,
@@ -403,18 +400,27 @@ pub(crate) fn minimize(
             steps: outcome.steps,
         })
     };
+    let exact = Plan::Exact(schedule.to_vec());
+    let log = Rc::new(RefCell::new(Log::default()));
+    let mut best = attempt(
+        Box::new(GuidedScheduler::new(exact, Vec::new(), log.clone())),
+        &log,
+    )?;
+    // The failure's input: every later run draws it, whatever its plan keeps.
+    let input = words(&best.entries);
     let mut guided = |plan: Plan| {
         let log = Rc::new(RefCell::new(Log::default()));
-        attempt(Box::new(GuidedScheduler::new(plan, log.clone())), &log)
+        let scheduler = GuidedScheduler::new(plan, input.clone(), log.clone());
+        attempt(Box::new(scheduler), &log)
     };
-    let mut best = guided(Plan::Exact(schedule.to_vec()))?;
     let (original_preemptions, original_steps) = (best.preemptions, best.steps);
     let mut complete = greedy(&mut best, &mut guided, &spent);
     if complete && best.preemptions > 0 {
-        complete = breadth_first(&mut best, target.tid, &mut attempt, &spent);
+        complete = breadth_first(&mut best, &input, target.tid, &mut attempt, &spent);
         let mut guided = |plan: Plan| {
             let log = Rc::new(RefCell::new(Log::default()));
-            attempt(Box::new(GuidedScheduler::new(plan, log.clone())), &log)
+            let scheduler = GuidedScheduler::new(plan, input.clone(), log.clone());
+            attempt(Box::new(scheduler), &log)
         };
         // Fewer steps from whatever it found.
         complete &= greedy(&mut best, &mut guided, &spent);
@@ -467,6 +473,7 @@ const PATIENT_RUN: u32 = FAIR_RUN * 16;
 /// cannot (two switches that fail only together). False if the budget stopped it.
 fn breadth_first(
     best: &mut Candidate,
+    input: &[u32],
     culprit: Option<u32>,
     attempt: &mut Attempt<'_>,
     spent: &dyn Fn() -> bool,
@@ -474,13 +481,12 @@ fn breadth_first(
     // The failing thread (the panic's root cause, a deadlock's first blocked thread):
     // switching to it is tried first, at each level, as it is the likeliest to matter.
     let culprit = culprit.or_else(|| owners(&best.entries).last().copied());
-    let input = words(&best.entries);
     let mut canonical = |deviations: Vec<(usize, u32)>, patience: u32| {
         let log = Rc::new(RefCell::new(Log::default()));
         let points = Rc::new(RefCell::new(Vec::new()));
         let scheduler = DeviationScheduler {
             deviations,
-            words: input.clone(),
+            words: input.to_vec(),
             index: 0,
             ran: false,
             run: RunLength::with_patience(patience),
@@ -690,7 +696,7 @@ mod tests {
             t: 1,
             preempt: true,
         }]);
-        let mut s = GuidedScheduler::new(plan, log.clone());
+        let mut s = GuidedScheduler::new(plan, Vec::new(), log.clone());
         assert!(s.new_execution(0));
         // The plan's pick preempts 0; then 1 yields (no preemption), then 0 blocks (none).
         assert_eq!(s.next_thread(&[0, 1], Some(0), false), Some(1));
