@@ -590,9 +590,9 @@ fn macro_test(plan: &mut Plan, tokens: &[TokenTree], i: usize) {
 }
 
 /// A `#[test] fn name(x in strategy, ..)` in `proptest! { .. }` (or in a macro that hands it
-/// there): proptest passes the test's attributes on to the fn it generates, so an attribute put before them wraps that fn's body
-/// (proptest's case loop) in `run_proptest` (pulse-macros' `scheduled_proptest`).
-/// `tokens[i]` is the `[test]` group, right after its `#`.
+/// there): proptest passes the test's attributes on to the fn it generates, so an attribute
+/// put before them wraps that fn's body (proptest's case loop) in `run_proptest`
+/// (pulse-macros' `scheduled_proptest`). `tokens[i]` is the `[test]` group, after its `#`.
 fn proptest_test(plan: &mut Plan, tokens: &[TokenTree], i: usize, name: String) {
     let hash = plan.index.start(tokens[i - 1].span());
     // The first of the fn's attributes, so that the wrapper sees `#[should_panic]`.
