@@ -345,10 +345,6 @@ fn group_ctx(tokens: &[TokenTree], i: usize) -> Option<Ctx> {
         return None;
     };
     let punct = |k: Option<usize>, c: char| matches!(k.and_then(|k| tokens.get(k)), Some(TokenTree::Punct(p)) if p.as_char() == c);
-    let ident = |k: Option<usize>| match k.and_then(|k| tokens.get(k)) {
-        Some(TokenTree::Ident(id)) => Some(id.to_string()),
-        _ => None,
-    };
     let back = |n: usize| i.checked_sub(n);
     if g.delimiter() == Delimiter::Bracket
         && (punct(back(1), '#') || (punct(back(1), '!') && punct(back(2), '#')))
@@ -356,8 +352,8 @@ fn group_ctx(tokens: &[TokenTree], i: usize) -> Option<Ctx> {
         return Some(Ctx::Attr);
     }
     // `name!(..)`, but not `if !(..)`.
-    if punct(back(1), '!')
-        && ident(back(2)).is_some_and(|n| !paths::is_expr_keyword(&n) && n != "if" && n != "match")
+    if invoked_name(tokens, i)
+        .is_some_and(|n| !paths::is_expr_keyword(&n) && n != "if" && n != "match")
     {
         return Some(Ctx::Macro);
     }

@@ -863,14 +863,22 @@ impl ExecState {
         if !enabled {
             return false;
         }
-        match self.scheduler.next_bool(kind) {
-            Some(b) => {
-                self.schedule.push(b as u32);
-                b
+        let b = self.scheduler.next_bool(kind).map(u32::from);
+        self.record_answer(b) == 1
+    }
+
+    /// Appends a non-thread choice to the schedule; `None` (a replay that no longer fits)
+    /// stops the execution and answers 0.
+    #[inline]
+    fn record_answer(&mut self, choice: Option<u32>) -> u32 {
+        match choice {
+            Some(c) => {
+                self.schedule.push(c);
+                c
             }
             None => {
                 self.stop = Some(Stop::ReplayDiverged);
-                false
+                0
             }
         }
     }
@@ -880,16 +888,8 @@ impl ExecState {
         if stores < 2 || self.teardown {
             return 0;
         }
-        match self.scheduler.next_read(stores) {
-            Some(k) => {
-                self.schedule.push(k);
-                k
-            }
-            None => {
-                self.stop = Some(Stop::ReplayDiverged);
-                0
-            }
-        }
+        let k = self.scheduler.next_read(stores);
+        self.record_answer(k)
     }
 
     /// A word of test data, recorded in the schedule like any choice (0 once the execution
@@ -898,16 +898,8 @@ impl ExecState {
         if self.teardown || self.stop.is_some() {
             return 0;
         }
-        match self.scheduler.next_word() {
-            Some(w) => {
-                self.schedule.push(w);
-                w
-            }
-            None => {
-                self.stop = Some(Stop::ReplayDiverged);
-                0
-            }
-        }
+        let w = self.scheduler.next_word();
+        self.record_answer(w)
     }
 
     /// A thread's name in reports: the test's own thread is `main` (its real name, the
