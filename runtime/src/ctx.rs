@@ -327,6 +327,7 @@ impl Ctx {
         if let Some(i) = held.iter().rposition(|(o, _)| *o == object) {
             held.remove(i);
         }
+        st.scheduler.released(me as u32, object.resource());
         st.trace_outcome(TraceKind::Release, object, Location::caller());
     }
 

@@ -103,6 +103,11 @@ pub trait Scheduler {
     #[inline]
     fn ended(&mut self, _thread: u32) {}
 
+    /// Told when `thread` releases the lock `resource` (a mutex unlocked, or released by a
+    /// `Condvar` wait): DPOR knows then that a lock of it must come after this step.
+    #[inline]
+    fn released(&mut self, _thread: u32, _resource: u64) {}
+
     /// `next_thread` when `runnable` is the execution's whole runnable set (the one
     /// `runnable_changed` describes): a strategy that tracks it may answer without a scan.
     #[inline]
