@@ -315,6 +315,7 @@ impl Ctx {
         let mut st = self.state();
         let me = st.current as usize;
         st.threads[me].held.push((object, Location::caller()));
+        st.scheduler.acquired(me as u32, object.resource());
         st.trace_outcome(TraceKind::Acquire, object, Location::caller());
     }
 

@@ -108,6 +108,11 @@ pub trait Scheduler {
     #[inline]
     fn released(&mut self, _thread: u32, _resource: u64) {}
 
+    /// Told when `thread` takes the lock `resource` (a mutex or rwlock locked, or re-locked
+    /// at the end of a `Condvar` wait).
+    #[inline]
+    fn acquired(&mut self, _thread: u32, _resource: u64) {}
+
     /// `next_thread` when `runnable` is the execution's whole runnable set (the one
     /// `runnable_changed` describes): a strategy that tracks it may answer without a scan.
     #[inline]

@@ -79,3 +79,15 @@ fn bounded_dpor_reaches_every_final_state_bounded_dfs_reaches() {
         }
     }
 }
+
+/// A `Condvar::wait`'s steps are recorded as touching the condvar and the mutex they
+/// released and re-took, not everything: a handoff beside an independent thread (two
+/// classes: who locks first) takes a handful of executions without a bound (53 while a
+/// wait touched everything; `dfs` 175,343).
+#[test]
+fn a_condvar_wait_touches_its_condvar_and_mutex_only() {
+    let unbounded = Strategy::Dpor { bound: usize::MAX };
+    let (states, report) = outcomes_of(unbounded, outcomes::condvar_handoff);
+    assert_eq!(states.len(), 2, "{states:?}");
+    assert!(report.executions <= 4, "{} executions", report.executions);
+}
