@@ -275,6 +275,7 @@ impl Executor {
     }
 
     fn take_stack(&mut self, size: usize) -> DefaultStack {
+        let size = size.max(stack_pool::MIN_STACK);
         if let Some(i) = self.stacks.iter().rposition(|s| stack_pool::fits(s, size)) {
             return self.stacks.swap_remove(i);
         }

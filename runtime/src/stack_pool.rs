@@ -14,6 +14,11 @@ const POOL_LIMIT: usize = 64;
 
 static POOL: Mutex<Vec<DefaultStack>> = Mutex::new(Vec::new());
 
+/// The smallest stack a virtual thread gets, whatever it asked for: std raises a request
+/// below the platform's minimum (`PTHREAD_STACK_MIN`) to it, and a virtual thread also
+/// holds pulse's own frames (scheduling, a panic's hook and backtrace capture).
+pub(crate) const MIN_STACK: usize = 128 << 10;
+
 /// Stacks bigger than this (a test's `stack_size` of 16 MiB) are unmapped, not kept.
 const POOL_MAX_STACK: usize = 4 << 20;
 

@@ -239,6 +239,27 @@ fn stacks_are_as_deep_as_std_and_configurable() {
 }
 
 #[test]
+fn a_tiny_stack_size_is_rounded_up_as_std_does() {
+    // std raises a request below the platform's minimum to it (crossbeam-utils' tests ask
+    // for 20 bytes); a virtual thread also needs room for pulse's own frames, a panic's
+    // among them.
+    assert_eq!(
+        std::thread::Builder::new()
+            .stack_size(20)
+            .spawn(|| depth(5))
+            .unwrap()
+            .join()
+            .unwrap(),
+        5
+    );
+    check(|| {
+        let tiny = |f: fn() -> u64| thread::Builder::new().stack_size(20).spawn(f).unwrap();
+        assert_eq!(tiny(|| depth(5)).join().unwrap(), 5);
+        assert!(tiny(|| panic!("a panic on a tiny stack")).join().is_err());
+    });
+}
+
+#[test]
 fn a_stack_overflow_in_a_virtual_thread_is_reported_like_std() {
     if std::env::var_os("SHIM_STD_TEST_OVERFLOW_CHILD").is_some() {
         Builder::new()
