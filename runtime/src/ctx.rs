@@ -486,11 +486,33 @@ impl Ctx {
         Duration::from_nanos(self.state().clock_ns)
     }
 
+    /// A scheduling point before clock read `op` (`Instant::now`), then the read: the
+    /// virtual clock. If others ran or a timer fired in between, the trace gets a row for
+    /// the read itself, at the time it read (the scheduling point's row shows an earlier
+    /// time, and a timer firing in between is often the story).
+    #[track_caller]
+    pub fn read_clock(self, op: &'static str) -> Duration {
+        let location = Location::caller();
+        let before = self.state().trace.as_ref().map(Vec::len);
+        self.switch(op, None);
+        let mut st = self.state();
+        // The scheduling point pushed one event; anything after it came from elsewhere.
+        if before.is_some_and(|n| st.trace.as_ref().is_some_and(|t| t.len() > n + 1)) {
+            st.trace_event(EventKind::ClockRead, op, None, Some(location));
+        }
+        Duration::from_nanos(st.clock_ns)
+    }
+
     /// The execution's `SystemTime`: the run's date (the real one when the run started; in
     /// an isolated worker, its parent run's) plus the virtual clock.
     pub fn wall_clock(self) -> std::time::SystemTime {
-        let st = self.state();
-        st.wall_clock + Duration::from_nanos(st.clock_ns)
+        let clock = self.now();
+        self.wall_clock_at(clock)
+    }
+
+    /// The execution's `SystemTime` when the virtual clock read `clock`.
+    pub fn wall_clock_at(self, clock: Duration) -> std::time::SystemTime {
+        self.state().wall_clock + clock
     }
 
     /// Whether the running virtual thread is unwinding from a panic (std's answer is per

@@ -40,10 +40,7 @@ impl Instant {
     #[track_caller]
     pub fn now() -> Instant {
         match rt::current() {
-            Some(ctx) => {
-                ctx.switch("Instant::now", None);
-                Instant(base_instant() + ctx.now())
-            }
+            Some(ctx) => Instant(base_instant() + ctx.read_clock("Instant::now")),
             None => Instant(std::time::Instant::now()),
         }
     }
@@ -168,8 +165,8 @@ impl SystemTime {
     pub fn now() -> SystemTime {
         match rt::current() {
             Some(ctx) => {
-                ctx.switch("SystemTime::now", None);
-                SystemTime(ctx.wall_clock())
+                let since_start = ctx.read_clock("SystemTime::now");
+                SystemTime(ctx.wall_clock_at(since_start))
             }
             None => SystemTime(std::time::SystemTime::now()),
         }

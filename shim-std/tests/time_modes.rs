@@ -182,3 +182,37 @@ fn a_failure_found_in_a_slow_mode_replays_from_its_schedule() {
         assert_eq!(f.trace, failure.trace);
     }
 }
+
+/// A clock read whose thread waited at its scheduling point while a timer fired reads the
+/// later time; the trace shows the read at that time (parking 2.2.1's
+/// `park_then_wake_from_other_thread` takes its start after spawning a 10 ms sleeper, and
+/// without this row the trace showed `Instant::now` at 3µs and the assertion "waited 2µs").
+#[test]
+fn a_clock_read_after_a_timer_fired_is_traced_at_the_time_it_read() {
+    let report = Builder::new()
+        .schedules(1_000)
+        .seed(1)
+        .time(mode("quite-slow-random=50ms"))
+        .run(|| {
+            let t = thread::spawn(|| thread::sleep(Duration::from_millis(10)));
+            let start = pulse_shim_std::time::Instant::now();
+            t.join().unwrap();
+            let waited = start.elapsed();
+            assert!(waited >= Duration::from_millis(10), "waited {waited:?}");
+        });
+    let f = report
+        .failure
+        .expect("a timer firing before the start is read");
+    let read = f
+        .trace
+        .iter()
+        .find(|e| e.op.starts_with("Instant::now (reads "))
+        .unwrap_or_else(|| panic!("no clock-read row:\n{f}"));
+    assert_eq!(read.thread, "main");
+    let timeout = f.trace.iter().position(|e| e.op.ends_with("(times out)"));
+    let read_at = f.trace.iter().position(|e| std::ptr::eq(e, read));
+    assert!(
+        timeout < read_at,
+        "the read comes after the timer fired:\n{f}"
+    );
+}

@@ -377,6 +377,7 @@ pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> 
             EventKind::Timeout => (TraceKind::Timeout, e.object),
             EventKind::Note(k) => (k, e.object),
             EventKind::ReadOld(_) => (TraceKind::Load, e.object),
+            EventKind::ClockRead => (TraceKind::Other, e.object),
         };
         // A relaxed load that read an older store: which one, counted back from the newest
         // store to the object in the trace (modification order is execution order).

@@ -22,6 +22,9 @@ pub(crate) enum EventKind {
     Note(TraceKind),
     /// The thread's load `op` read an older store than the newest (relaxed memory).
     ReadOld(crate::memory::OldRead),
+    /// The thread read the clock (`op`: `Instant::now`) after others ran or a timer fired
+    /// since its scheduling point: what it read is this event's time, not that point's.
+    ClockRead,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -93,6 +96,7 @@ impl Event {
             EventKind::Exit => "thread exits".to_string(),
             EventKind::Timeout => format!("{} (times out)", self.op),
             EventKind::Note(_) => self.op.to_string(),
+            EventKind::ClockRead => format!("{} (reads {})", self.op, clock_time(self.clock_ns)),
             EventKind::ReadOld(r) => {
                 let by = match r.thread {
                     0 => "main".to_string(),
@@ -166,7 +170,7 @@ pub fn format_table(events: &[TraceEvent]) -> String {
 }
 
 /// A clock reading for a trace row: exact to the microsecond, `1.250003s`, `12.5ms`, `7µs`.
-fn clock_time(ns: u64) -> String {
+pub(crate) fn clock_time(ns: u64) -> String {
     let us = ns / 1_000;
     match us {
         0..1_000 => format!("{us}µs"),
