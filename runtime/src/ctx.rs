@@ -385,6 +385,14 @@ impl Ctx {
         tid
     }
 
+    /// Whether a thread with `stack_size` (`None`: the default) can be spawned: `Err` when its
+    /// stack cannot be mapped (rayon asks for `isize::MAX` bytes and expects `Err`), as std's
+    /// `Builder::spawn` returns.
+    pub fn can_spawn(self, stack_size: Option<usize>) -> std::io::Result<()> {
+        let size = stack_size.unwrap_or(self.state().config.stack_size);
+        crate::stack_pool::can_allocate(size)
+    }
+
     /// Waits for `thread` to finish. `Err` carries its panic payload.
     #[track_caller]
     pub fn join(self, thread: u32) -> Result<(), Box<dyn Any + Send>> {

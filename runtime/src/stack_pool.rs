@@ -22,6 +22,16 @@ pub(crate) const MIN_STACK: usize = 128 << 10;
 /// Stacks bigger than this (a test's `stack_size` of 16 MiB) are unmapped, not kept.
 const POOL_MAX_STACK: usize = 4 << 20;
 
+/// Whether a `size`-byte stack can be had, as std's `Builder::spawn` finds out when it maps
+/// one: an `Err` it returns, not a failure later in the executor. Only a request above what
+/// the pool keeps is tried (mapping is lazy: smaller ones do not fail), and unmapped again.
+pub(crate) fn can_allocate(size: usize) -> std::io::Result<()> {
+    if size <= POOL_MAX_STACK {
+        return Ok(());
+    }
+    DefaultStack::new(size).map(drop)
+}
+
 /// A pooled stack for a `size`-byte request, if the pool has one.
 pub(crate) fn take(size: usize) -> Option<DefaultStack> {
     let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());

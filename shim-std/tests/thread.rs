@@ -337,3 +337,32 @@ fn a_main_thread_panic_of_its_own_is_not_blamed_on_a_joined_thread() {
         ("main", "the test's own assertion")
     );
 }
+
+#[test]
+fn a_stack_that_cannot_be_mapped_is_an_err_from_spawn_as_in_std() {
+    // rayon-core's `failed_thread_stack` builds a pool with `isize::MAX`-byte stacks and
+    // expects the error.
+    let huge = isize::MAX as usize;
+    assert!(std::thread::Builder::new()
+        .stack_size(huge)
+        .spawn(|| ())
+        .is_err());
+    check(|| {
+        assert!(thread::Builder::new()
+            .stack_size(huge)
+            .spawn(|| ())
+            .is_err());
+        thread::scope(|s| {
+            assert!(thread::Builder::new()
+                .stack_size(huge)
+                .spawn_scoped(s, || ())
+                .is_err());
+        });
+        // A large one that can be mapped still spawns.
+        let big = thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(|| 1)
+            .unwrap();
+        assert_eq!(big.join().unwrap(), 1);
+    });
+}

@@ -356,9 +356,12 @@ impl Builder {
     {
         self.check_name();
         match rt::current() {
-            Some(ctx) => Ok(JoinHandle(JoinRepr::Virtual(unsafe {
-                spawn_virtual(ctx, self.name, self.stack_size, f)
-            }))),
+            Some(ctx) => {
+                ctx.can_spawn(self.stack_size)?;
+                Ok(JoinHandle(JoinRepr::Virtual(unsafe {
+                    spawn_virtual(ctx, self.name, self.stack_size, f)
+                })))
+            }
             None => {
                 unsafe { self.into_std().spawn_unchecked(f) }.map(|h| JoinHandle(JoinRepr::Os(h)))
             }
@@ -384,6 +387,7 @@ impl Builder {
                 .map(|h| ScopedJoinHandle(ScopedRepr::Os(h))),
             ScopeKind::Virtual(v) => {
                 let ctx = rt::current().expect("pulse: a pulse scope used outside its execution");
+                ctx.can_spawn(self.stack_size)?;
                 let handle = unsafe { spawn_virtual(ctx, self.name, self.stack_size, f) };
                 v.lock().unwrap_or_else(|e| e.into_inner()).push(handle.tid);
                 Ok(ScopedJoinHandle(ScopedRepr::Virtual(handle, PhantomData)))
