@@ -525,6 +525,9 @@ impl DporScheduler {
     ) {
         let mut covered = clock.to_vec();
         let mut races = Vec::new();
+        if self.all_covered(p, &covered, limit) {
+            return;
+        }
         for (i, s) in self.steps[..limit].iter().enumerate().rev() {
             if s.thread == p || !dependent(&s.footprint, footprint) || enables(s, op, footprint) {
                 continue;
@@ -533,12 +536,27 @@ impl DporScheduler {
                 races.push(i);
             }
             join(&mut covered, &s.clock);
+            if self.all_covered(p, &covered, limit) {
+                break;
+            }
         }
         for i in races {
             if let Some(n) = self.steps[i].start {
                 self.reverse(n, p, clock, footprint, limit);
             }
         }
+    }
+
+    /// Whether every step of every thread but `p` comes before a step `covered` (a vector
+    /// clock) says happened before: then no earlier step can race, and the scan stops. A
+    /// single-threaded stretch of an execution, or a race found near the end, no longer
+    /// costs a scan of the whole trace (a 45,000-step single-threaded test took minutes).
+    /// Known only for the whole trace (`limit` at its end).
+    fn all_covered(&self, p: u32, covered: &[u32], limit: usize) -> bool {
+        limit == self.steps.len()
+            && self.threads.iter().enumerate().all(|(t, info)| {
+                t == p as usize || info.steps <= covered.get(t).copied().unwrap_or(0)
+            })
     }
 
     /// Reverses a race of `p`'s operation (footprint `footprint`, after `p`'s earlier steps
@@ -630,6 +648,9 @@ impl DporScheduler {
         footprint: &Footprint,
         limit: usize,
     ) {
+        if self.all_covered(p, clock, limit) {
+            return;
+        }
         let found = self.steps[..limit].iter().rev().find(|s| {
             s.thread != p
                 && dependent(&s.footprint, footprint)
