@@ -241,6 +241,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                     schedules: report.executions,
                     bound,
                     pruned,
+                    no_choice: false,
                 });
                 break;
             }
@@ -333,6 +334,18 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 executions: report.executions,
             };
             report.failure = Some(search.explain(config, f, outcome, found));
+            break;
+        }
+        if outcome.schedule.is_empty() && by_seed && !replaying {
+            // Nothing was left to a choice (one thread at every step, no weak CAS, no test
+            // data): every seed runs this same execution. A long single-threaded test would
+            // otherwise repeat it for the whole budget (chashmap's `lots_of_insertions`).
+            report.exhaustive = Some(Exhaustive {
+                schedules: 1,
+                bound: 0,
+                pruned: false,
+                no_choice: true,
+            });
             break;
         }
         if i % 64 == 63 && config.time_budget.is_some_and(|b| started.elapsed() >= b) {

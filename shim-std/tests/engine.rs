@@ -169,10 +169,12 @@ fn leaked_threads_drop_their_resources() {
 #[test]
 fn warns_about_state_shared_across_executions() {
     let shared = Arc::new(Mutex::new(0));
-    let report = Builder::new()
-        .schedules(5)
-        .seed(1)
-        .run(|| *shared.lock().unwrap() += 1);
+    let report = Builder::new().schedules(5).seed(1).run(|| {
+        // A second thread, so that there are schedules to run (a test without a choice
+        // runs once).
+        thread::spawn(|| {}).join().unwrap();
+        *shared.lock().unwrap() += 1
+    });
     assert!(report.passed());
     let shared_warnings: Vec<&String> = report
         .warnings
@@ -306,4 +308,39 @@ fn search_time_ends_at_the_failing_panic_not_after_unwinding() {
         "{:?}",
         report.search_time
     );
+}
+
+/// A test that never has two threads able to run, nor any other choice, runs once: every
+/// seed would run the same execution (a slow single-threaded test used to repeat itself
+/// for the whole budget). One choice anywhere, and the search goes on.
+#[test]
+fn a_test_without_a_choice_runs_once() {
+    let m = Mutex::new(0);
+    let report = Builder::new().schedules(100).seed(1).run(|| {
+        *m.lock().unwrap() += 1;
+        thread::yield_now();
+    });
+    assert!(report.passed());
+    assert_eq!(report.executions, 1);
+    let verdict = report.exhaustive.expect("a verdict").to_string();
+    assert!(verdict.contains("made no scheduling choice"), "{verdict}");
+    // A spawned thread that could run beside main is a choice.
+    let report = Builder::new().schedules(100).seed(1).run(|| {
+        thread::spawn(|| {}).join().unwrap();
+    });
+    assert_eq!((report.executions, report.exhaustive), (100, None));
+    // So is a weak compare-exchange, which may fail spuriously.
+    let report = Builder::new().schedules(100).seed(1).run(|| {
+        let a = pulse_shim_std::sync::atomic::AtomicUsize::new(0);
+        while a
+            .compare_exchange_weak(
+                0,
+                1,
+                std::sync::atomic::Ordering::SeqCst,
+                std::sync::atomic::Ordering::SeqCst,
+            )
+            .is_err()
+        {}
+    });
+    assert_eq!(report.executions, 100);
 }

@@ -36,6 +36,9 @@ fn with_isolation_off_the_same_test_fails_on_its_second_schedule() {
         .seed(1)
         .isolation(Isolation::Off)
         .run(|| {
+            // A second thread, so that there are schedules to run (a test without a choice
+            // runs once, and could not fail this way).
+            thread::spawn(|| {}).join().unwrap();
             assert_eq!(RUNS.fetch_add(1, SeqCst), 0);
         });
     assert_eq!(report.failure.expect("stale state").execution, 1);

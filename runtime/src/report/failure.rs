@@ -312,10 +312,19 @@ pub struct Exhaustive {
     /// Whether some schedules needed more preemptions than the bound (false: the bound cut
     /// nothing, every schedule of the program ran).
     pub pruned: bool,
+    /// The test offered no choice at all (a random search stops after one execution then):
+    /// every schedule is the one that ran.
+    pub no_choice: bool,
 }
 
 impl std::fmt::Display for Exhaustive {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.no_choice {
+            return f.write_str(
+                "exhaustive: the test made no scheduling choice (never two threads that could \
+                 run, nor any other choice), so every schedule is the one that ran, and it passed",
+            );
+        }
         if self.bound == usize::MAX {
             return write!(
                 f,
