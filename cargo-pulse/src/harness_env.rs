@@ -36,6 +36,8 @@ pub struct HarnessEnv<'a> {
     pub replay_fallback: Option<&'a str>,
     /// `--trace-out DIR`.
     pub trace_out: Option<&'a Path>,
+    /// Crates that could not be instrumented (`env::NOT_INSTRUMENTED`).
+    pub not_instrumented: &'a [String],
 }
 
 impl HarnessEnv<'_> {
@@ -75,6 +77,10 @@ impl HarnessEnv<'_> {
             (
                 env::TRACE_OUT,
                 self.trace_out.map(|d| d.display().to_string()),
+            ),
+            (
+                env::NOT_INSTRUMENTED,
+                (!self.not_instrumented.is_empty()).then(|| self.not_instrumented.join(",")),
             ),
         ];
         for (name, value) in optional {

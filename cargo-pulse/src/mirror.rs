@@ -104,6 +104,17 @@ pub struct DepsReport {
 }
 
 impl DepsReport {
+    /// The crates of `not_parsed` as they appear in symbols (`parking_lot_core`).
+    pub fn not_parsed_crates(&self) -> Vec<String> {
+        self.not_parsed
+            .iter()
+            .filter_map(|d| d.split_whitespace().next())
+            .map(|name| name.replace('-', "_"))
+            .collect()
+    }
+}
+
+impl DepsReport {
     /// Each decision with its reason, one line each, for `cargo pulse instrument`.
     pub fn decisions(&self) -> Vec<String> {
         let mut out = Vec::new();

@@ -70,6 +70,9 @@ pub struct RunPlan {
     pub uninstrumented: Vec<String>,
     /// `--trace-out DIR` (absolute).
     pub trace_out: Option<PathBuf>,
+    /// Synchronising dependencies left uninstrumented because a file does not parse
+    /// (`env::NOT_INSTRUMENTED`).
+    pub not_instrumented: Vec<String>,
 }
 
 impl RunPlan {
@@ -257,6 +260,7 @@ pub fn configure(
         seed_command: &seed_command,
         replay_fallback: replay_fallback.as_deref(),
         trace_out: plan.trace_out.as_deref(),
+        not_instrumented: &plan.not_instrumented,
     }
     .apply(cmd);
 }
@@ -1162,6 +1166,7 @@ mod tests {
             paths: PathMap::default(),
             uninstrumented: vec!["derive".into()],
             trace_out: None,
+            not_instrumented: Vec::new(),
         };
         std::fs::create_dir_all(&plan.failures_dir).unwrap();
         (plan, case)

@@ -127,6 +127,7 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
             .map(|p| p.name.clone())
             .collect(),
         trace_out: args.trace_out.clone(),
+        not_instrumented: mirror.deps_report.not_parsed_crates(),
     };
 
     reporter.report(&TestEvent::RunStarted(&info));

@@ -52,6 +52,10 @@ pub const WARNINGS: &str = "PULSE_WARNINGS";
 /// Where the harness writes `<test>.trace.json` (`trace::Trace`) for every test: the
 /// failing execution, or for a passing test its last execution, replayed with tracing.
 pub const TRACE_OUT: &str = "PULSE_TRACE_OUT";
+/// Crates of the test's dependency graph that synchronise but could not be instrumented (a
+/// file does not parse), comma-separated: the blocked-thread report says so of a thread that
+/// stalls in one, instead of advising to instrument it.
+pub const NOT_INSTRUMENTED: &str = "PULSE_NOT_INSTRUMENTED";
 /// Internal: set by the runtime on a re-run of the test binary that serves one isolated
 /// execution.
 pub const ISOLATED_WORKER: &str = "PULSE_ISOLATED_WORKER";
@@ -72,6 +76,7 @@ pub const ALL: &[&str] = &[
     MEMORY,
     WEAK_CAS,
     BLOCKING_TIMEOUT_MS,
+    NOT_INSTRUMENTED,
     REPLAY_COMMAND,
     SEED_COMMAND,
     REPLAY_FALLBACK,

@@ -89,6 +89,9 @@ impl Builder {
         c.blocking_timeout = parsed(env::BLOCKING_TIMEOUT_MS)?
             .map(Duration::from_millis)
             .or(c.blocking_timeout);
+        if let Some(list) = var(env::NOT_INSTRUMENTED) {
+            c.not_instrumented = list.split(',').map(str::to_string).collect();
+        }
         c.replay_command = var(env::REPLAY_COMMAND).or(c.replay_command.take());
         c.seed_command = var(env::SEED_COMMAND).or(c.seed_command.take());
         Ok(b)

@@ -72,6 +72,9 @@ pub struct Config {
     /// The crate of the test being run (set by the harness): when a thread stalls in it,
     /// the watchdog does not advise instrumenting it, since it already is.
     pub home_crate: Option<String>,
+    /// Crates that synchronise but could not be instrumented (set by cargo-pulse,
+    /// `env::NOT_INSTRUMENTED`): a thread stalled in one gets no advice to instrument it.
+    pub not_instrumented: Vec<String>,
     /// Look for OS threads the test starts outside pulse (`Report::os_threads`). Only
     /// meaningful when one test runs per process, as under cargo-pulse: libtest's other
     /// test threads would count too.
@@ -114,6 +117,7 @@ impl Default for Config {
             on_found: None,
             keep_warning: |_| true,
             home_crate: None,
+            not_instrumented: Vec::new(),
             watch_os_threads: false,
         }
     }

@@ -156,6 +156,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             timeout,
             config.on_blocked.clone(),
             config.home_crate.clone(),
+            config.not_instrumented.clone(),
         )
     });
     let mut report = Report {

@@ -61,6 +61,7 @@ pub(crate) fn start(
     timeout: Duration,
     on_blocked: Option<BlockedFn>,
     home_crate: Option<String>,
+    not_instrumented: Vec<String>,
 ) -> Guard {
     #[cfg(unix)]
     {
@@ -92,7 +93,9 @@ pub(crate) fn start(
                     if let Some(bt) = hb.os_thread.get().and_then(|t| stack::capture(*t)) {
                         let frames =
                             crate::report::backtrace::user_frames_of(&bt, stack::HANDLER_FRAMES);
-                        if let Some(advice) = advice(&frames, home_crate.as_deref()) {
+                        if let Some(advice) =
+                            advice(&frames, home_crate.as_deref(), &not_instrumented)
+                        {
                             report.push_str(&advice);
                         }
                         report.push_str("\n  where it is blocked (innermost first):\n");
@@ -150,7 +153,7 @@ fn describe(hb: &Heartbeat, stalled: Duration) -> String {
 }
 
 /// What to do about the crate a stalled thread stops in (`frames` innermost first).
-fn advice(frames: &str, home_crate: Option<&str>) -> Option<String> {
+fn advice(frames: &str, home_crate: Option<&str>, not_instrumented: &[String]) -> Option<String> {
     let culprit = blocking_crate(frames)?;
     Some(if home_crate == Some(culprit.as_str()) {
         // The test's own crate is instrumented: it loops or blocks there without a
@@ -160,6 +163,13 @@ fn advice(frames: &str, home_crate: Option<&str>) -> Option<String> {
              synchronising operation (`loop {{}}`, a spin on a plain variable) cannot be \
              preempted, and a blocking call there is outside pulse: mark it #[pulse::atomic] if \
              it is a self-contained side effect."
+        )
+    } else if not_instrumented.contains(&culprit) {
+        format!(
+            "\n  It blocks inside `{culprit}`, which pulse could not instrument: a file of it does \
+             not parse for pulse's instrumenter (the Dependencies line names it). Mark the call \
+             into it #[pulse::atomic] if it is a self-contained side effect, or use a version of \
+             `{culprit}` that parses."
         )
     } else {
         format!(
@@ -297,12 +307,27 @@ mod tests {
     #[test]
     fn the_test_s_own_crate_is_not_to_be_instrumented_again() {
         let frames = "  0: spin::once::Once<T>::call_once\n  1: spin::once::tests::try_no_wait\n";
-        let own = super::advice(frames, Some("spin")).unwrap();
+        let own = super::advice(frames, Some("spin"), &[]).unwrap();
         assert!(
             own.contains("the test's own crate `spin`") && !own.contains("--instrument-dep"),
             "{own}"
         );
-        let dep = super::advice(frames, Some("my_app")).unwrap();
+        let dep = super::advice(frames, Some("my_app"), &[]).unwrap();
         assert!(dep.contains("--instrument-dep spin"), "{dep}");
+    }
+
+    #[test]
+    fn a_crate_that_could_not_be_instrumented_is_not_advised_to_be() {
+        // chashmap 2.2.2's threads block in parking_lot_core 0.2, which does not parse.
+        let frames = "  0: parking_lot_core::parking_lot::park
+  1: chashmap::tests::spam
+";
+        let not_parsed = ["parking_lot_core".to_string()];
+        let advice = super::advice(frames, Some("chashmap"), &not_parsed).unwrap();
+        assert!(
+            advice.contains("`parking_lot_core`, which pulse could not instrument")
+                && !advice.contains("--instrument-dep"),
+            "{advice}"
+        );
     }
 }
