@@ -264,6 +264,16 @@ impl Node {
     }
 }
 
+/// An operation whose races are checked: thread `p`'s, named `op`, coming after `p`'s
+/// earlier steps (happens-before `clock`), acting on `footprint`.
+#[derive(Clone, Copy)]
+struct Racing<'a> {
+    p: u32,
+    op: &'a str,
+    clock: &'a [u32],
+    footprint: &'a Footprint,
+}
+
 struct Step {
     thread: u32,
     footprint: Footprint,
@@ -488,24 +498,23 @@ impl DporScheduler {
     fn race(&mut self, p: u32, footprint: &Footprint) {
         let info = self.thread(p);
         let (clock, op) = (info.clock.clone(), info.op);
-        self.race_before(p, op, &clock, footprint, self.steps.len());
+        let racing = Racing {
+            p,
+            op,
+            clock: &clock,
+            footprint,
+        };
+        self.race_before(racing, self.steps.len());
     }
 
     /// `race` for an operation of `p` with happens-before `clock` (its thread's earlier
     /// steps), against the steps before `limit`: source sets if asked for and without a
     /// bound, persistent sets otherwise.
-    fn race_before(
-        &mut self,
-        p: u32,
-        op: &str,
-        clock: &[u32],
-        footprint: &Footprint,
-        limit: usize,
-    ) {
+    fn race_before(&mut self, racing: Racing, limit: usize) {
         if self.source_sets && self.bound == usize::MAX {
-            self.source_races(p, op, clock, footprint, limit);
+            self.source_races(racing, limit);
         } else {
-            self.persistent_race(p, op, clock, footprint, limit);
+            self.persistent_race(racing, limit);
         }
     }
 
@@ -515,14 +524,13 @@ impl DporScheduler {
     /// `n` that started `e`'s run, by adding one initial of `v` (the steps after `n` that do
     /// not come after the run's first step, then `p`'s operation) to `n`'s backtrack set,
     /// unless one is there, done or asleep already.
-    fn source_races(
-        &mut self,
-        p: u32,
-        op: &str,
-        clock: &[u32],
-        footprint: &Footprint,
-        limit: usize,
-    ) {
+    fn source_races(&mut self, racing: Racing, limit: usize) {
+        let Racing {
+            p,
+            op,
+            clock,
+            footprint,
+        } = racing;
         let mut covered = clock.to_vec();
         let mut races = Vec::new();
         if self.all_covered(p, &covered, limit) {
@@ -542,7 +550,7 @@ impl DporScheduler {
         }
         for i in races {
             if let Some(n) = self.steps[i].start {
-                self.reverse(n, p, clock, footprint, limit);
+                self.reverse(n, racing, limit);
             }
         }
     }
@@ -563,7 +571,13 @@ impl DporScheduler {
     /// of happens-before `clock`, in the trace cut at `limit`) with the run choice point `n`
     /// started: adds one thread that can start `v` at `n`, or, where `v` is not known to be
     /// runnable from `n`, every option (the persistent-set step).
-    fn reverse(&mut self, n: usize, p: u32, clock: &[u32], footprint: &Footprint, limit: usize) {
+    fn reverse(&mut self, n: usize, racing: Racing, limit: usize) {
+        let Racing {
+            p,
+            clock,
+            footprint,
+            ..
+        } = racing;
         let Kind::Sched {
             options,
             backtrack,
@@ -640,14 +654,13 @@ impl DporScheduler {
     /// of another thread that does not happen before `p`'s operation; `p` is added to the
     /// backtrack set of the choice point that started it (all its options if `p` is not one
     /// of them), and every option at the last context switch before it.
-    fn persistent_race(
-        &mut self,
-        p: u32,
-        op: &str,
-        clock: &[u32],
-        footprint: &Footprint,
-        limit: usize,
-    ) {
+    fn persistent_race(&mut self, racing: Racing, limit: usize) {
+        let Racing {
+            p,
+            op,
+            clock,
+            footprint,
+        } = racing;
         if self.all_covered(p, clock, limit) {
             return;
         }
@@ -773,7 +786,13 @@ impl DporScheduler {
             .rposition(|s| s.thread == 0)
             .map(|j| self.steps[j].clock.clone())
             .unwrap_or_default();
-        self.race_before(0, "", &clock, &UNKNOWN, i);
+        let racing = Racing {
+            p: 0,
+            op: "",
+            clock: &clock,
+            footprint: &UNKNOWN,
+        };
+        self.race_before(racing, i);
     }
 
     /// A choice point other than the pick of a runnable thread: every option is explored.
