@@ -177,17 +177,23 @@ struct Slots {
 const REUSE_CANDIDATES: usize = 8;
 
 impl Slots {
-    /// Thread `t`'s entry, a fresh one if it has none yet.
-    fn of(&mut self, t: u32) -> u32 {
+    /// Thread `t`'s slot in `of` (`u32::MAX`: no entry yet).
+    fn slot(&mut self, t: u32) -> &mut u32 {
         let i = t as usize;
         if self.of.len() <= i {
             self.of.resize(i + 1, u32::MAX);
         }
-        if self.of[i] == u32::MAX {
-            self.of[i] = self.count;
+        &mut self.of[i]
+    }
+
+    /// Thread `t`'s entry, a fresh one if it has none yet.
+    fn of(&mut self, t: u32) -> u32 {
+        if *self.slot(t) == u32::MAX {
+            let fresh = self.count;
             self.count += 1;
+            *self.slot(t) = fresh;
         }
-        self.of[i]
+        *self.slot(t)
     }
 
     /// An entry for `child`, spawned by a thread whose view is `spawner`.
@@ -196,14 +202,11 @@ impl Slots {
         let reusable = (first..self.free.len())
             .rev()
             .find(|&k| spawner.get(self.free[k].0) >= self.free[k].1);
-        let i = child as usize;
-        if self.of.len() <= i {
-            self.of.resize(i + 1, u32::MAX);
-        }
-        if let Some(k) = reusable {
-            self.of[i] = self.free.swap_remove(k).0;
-        } else {
-            self.of(child);
+        match reusable {
+            Some(k) => *self.slot(child) = self.free.swap_remove(k).0,
+            None => {
+                self.of(child);
+            }
         }
     }
 }
@@ -581,8 +584,8 @@ mod tests {
                 Location::caller(),
             );
             m.finished(child);
-            m.sync_object(0, ObjRef::thread(child)); // main joins it
-                                                     // Joined: main reads only the newest store.
+            // Main joins it, and then reads only the newest store.
+            m.sync_object(0, ObjRef::thread(child));
             assert_eq!(m.load_options(0, x, child as u64, Ordering::Relaxed), 1);
         }
         assert_eq!(m.slots.count, 2, "main's entry and one reused");
