@@ -125,6 +125,12 @@ struct Search {
     isolator: Option<isolate::Isolator>,
 }
 
+/// A failing execution longer than this is reported as found, not minimized: every candidate
+/// schedule replays about as many steps, so a stress test's step-limit failure (1,000,000
+/// steps, ~1 s a replay in a debug build) spent the whole budget (10 s) finding nothing,
+/// per test (crossbeam-channel's 16 in the s12 trial).
+const MINIMIZE_MAX_STEPS: u64 = 100_000;
+
 pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     panic_hook::install();
     overflow::install();
@@ -621,7 +627,8 @@ impl Search {
         // (statics) would pay a process start per candidate.
         // A replay reports the schedule it was given.
         let here = !self.isolated || self.failure_confirmed_fresh;
-        let minimized = match (fast.crashed, here && minimize, config.minimize) {
+        let short = fast.steps <= MINIMIZE_MAX_STEPS;
+        let minimized = match (fast.crashed, here && minimize && short, config.minimize) {
             (false, true, Some(budget)) if !original.is_empty() && config.replay.is_none() => {
                 let (time, relaxed) = (fast.time, fast.relaxed);
                 let executor = &mut self.executor;

@@ -344,3 +344,27 @@ fn a_test_without_a_choice_runs_once() {
     });
     assert_eq!(report.executions, 100);
 }
+
+/// A failing execution of more than 100,000 steps (a stress test past its step bound) is
+/// reported as found: minimizing it replays that many steps per candidate and used to take
+/// the whole budget for nothing.
+#[test]
+fn a_long_failing_execution_is_not_minimized() {
+    let started = std::time::Instant::now();
+    let report = Builder::new()
+        .schedules(1)
+        .seed(1)
+        .max_steps(150_000)
+        .minimize(std::time::Duration::from_secs(60))
+        .run(|| {
+            let flag = Arc::new(Mutex::new(false));
+            let f2 = flag.clone();
+            let _t = thread::spawn(move || while !*f2.lock().unwrap() {});
+            while !*flag.lock().unwrap() {}
+        });
+    let f = report.failure.expect("a step limit");
+    assert_eq!(f.kind, FailureKind::StepLimit);
+    assert!(f.minimized.is_none(), "{f}");
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
+}
