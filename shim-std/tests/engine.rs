@@ -207,18 +207,21 @@ fn nested_check_is_refused_not_corrupting() {
         .check(|| drop(thread::spawn(|| 1).join()));
 }
 
+/// Two threads spin until a flag nobody sets is set: a livelock, stopped by the step bound.
+fn spin_on_a_flag_nobody_sets() {
+    let flag = Arc::new(Mutex::new(false));
+    let f2 = flag.clone();
+    let _t = thread::spawn(move || while !*f2.lock().unwrap() {});
+    while !*flag.lock().unwrap() {}
+}
+
 #[test]
 fn a_long_failing_execution_keeps_the_end_of_its_trace() {
     let report = Builder::new()
         .schedules(1)
         .seed(1)
         .max_steps(30_000)
-        .run(|| {
-            let flag = Arc::new(Mutex::new(false));
-            let f2 = flag.clone();
-            let _t = thread::spawn(move || while !*f2.lock().unwrap() {});
-            while !*flag.lock().unwrap() {}
-        });
+        .run(spin_on_a_flag_nobody_sets);
     let f = report.failure.expect("livelock");
     assert_eq!(f.kind, FailureKind::StepLimit);
     assert_eq!(f.trace.len(), 10_000, "the last 10,000 steps");
@@ -356,12 +359,7 @@ fn a_long_failing_execution_is_not_minimized() {
         .seed(1)
         .max_steps(150_000)
         .minimize(std::time::Duration::from_secs(60))
-        .run(|| {
-            let flag = Arc::new(Mutex::new(false));
-            let f2 = flag.clone();
-            let _t = thread::spawn(move || while !*f2.lock().unwrap() {});
-            while !*flag.lock().unwrap() {}
-        });
+        .run(spin_on_a_flag_nobody_sets);
     let f = report.failure.expect("a step limit");
     assert_eq!(f.kind, FailureKind::StepLimit);
     assert!(f.minimized.is_none(), "{f}");

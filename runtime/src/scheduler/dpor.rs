@@ -279,10 +279,8 @@ struct Step {
     footprint: Footprint,
     /// The locks the step released.
     released: Vec<u64>,
-    /// The thread ended at the step's end.
+    /// The thread ended at the step's end (`Scheduler::ended`).
     ended: bool,
-    /// The thread left the runnable set at its end (blocked or ended).
-    leaves: bool,
     /// The choice point that picked the thread for the run this step belongs to (`None`:
     /// the thread was the only one that could run).
     start: Option<usize>,
@@ -695,7 +693,7 @@ impl DporScheduler {
     }
 
     /// Thread `t` finished a step (reached its next scheduling point, blocked or ended).
-    fn step(&mut self, t: u32, footprint: Footprint, leaves: bool, ended: bool) {
+    fn step(&mut self, t: u32, footprint: Footprint, ended: bool) {
         if self.exhausted {
             return;
         }
@@ -761,7 +759,6 @@ impl DporScheduler {
             footprint,
             released,
             ended,
-            leaves,
             start,
             local,
             clock,
@@ -769,8 +766,7 @@ impl DporScheduler {
     }
 
     /// The end of the test's main thread ends the execution (detached threads are cut off):
-    /// it is dependent with every step. Its last step was recorded as a block or an end,
-    /// which look alike while the execution runs; if main never ran again, it was its end.
+    /// it is dependent with every step, its last.
     fn main_ended(&mut self) {
         if !self.started || self.exhausted {
             return;
@@ -778,7 +774,7 @@ impl DporScheduler {
         let Some(i) = self.steps.iter().rposition(|s| s.thread == 0) else {
             return;
         };
-        if !self.steps[i].leaves {
+        if !self.steps[i].ended {
             return;
         }
         let clock = self.steps[..i]
@@ -890,7 +886,7 @@ impl Scheduler for DporScheduler {
             // The thread was created (its id taken) in the step that ends here.
             previous = with(previous, write(SPAWNS));
         }
-        self.step(thread, previous, false, false);
+        self.step(thread, previous, false);
         if spawning {
             // The thread named here comes after that step. (Not after the thread that reached
             // the last scheduling point: the spawner may have been picked there by another.)
@@ -939,7 +935,7 @@ impl Scheduler for DporScheduler {
         } else {
             blocking(&pending)
         };
-        self.step(thread, footprint, true, ended);
+        self.step(thread, footprint, ended);
     }
 
     fn ended(&mut self, thread: u32) {
