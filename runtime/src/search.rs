@@ -244,10 +244,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 (more, st.scheduler.exhaustive(), (time, relaxed))
             };
             if !more {
-                report.exhaustive = covered.map(|(bound, pruned)| Exhaustive {
+                report.exhaustive = covered.map(|c| Exhaustive {
                     schedules: report.executions,
-                    bound,
-                    pruned,
+                    bound: c.bound,
+                    pruned: c.pruned,
+                    spurious_limited: c.spurious_limited,
                     no_choice: false,
                 });
                 break;
@@ -351,6 +352,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 schedules: 1,
                 bound: 0,
                 pruned: false,
+                spurious_limited: false,
                 no_choice: true,
             });
             break;

@@ -297,6 +297,25 @@ pub fn message_passing_mixed() -> String {
     format!("{seen}{got} {rs}{rg}")
 }
 
+/// A wait not in a loop and a weak compare-exchange not retried: what each sees depends
+/// on spurious events (a wakeup without the flag set, a CAS failing on a matching value).
+pub fn spurious_events() -> String {
+    let pair = Arc::new((Mutex::new(false), Condvar::new()));
+    let x = Arc::new(AtomicUsize::new(0));
+    let (p, x2) = (pair.clone(), x.clone());
+    let setter = thread::spawn(move || {
+        let (m, cv) = &*p;
+        *m.lock().unwrap() = true;
+        cv.notify_one();
+        x2.compare_exchange_weak(0, 1, SeqCst, SeqCst).is_ok()
+    });
+    let (m, cv) = &*pair;
+    let g = m.lock().unwrap();
+    let flag = if *g { true } else { *cv.wait(g).unwrap() };
+    let swapped = setter.join().unwrap();
+    format!("flag {flag}, cas {swapped}, x {}", x.load(SeqCst))
+}
+
 pub const ALL: &[(&str, fn() -> String)] = &[
     ("mutex_log", mutex_log),
     ("lost_update", lost_update),
@@ -312,4 +331,5 @@ pub const ALL: &[(&str, fn() -> String)] = &[
     ("rwlock_readers", rwlock_readers),
     ("store_buffer_relaxed", store_buffer_relaxed),
     ("message_passing_mixed", message_passing_mixed),
+    ("spurious_events", spurious_events),
 ];

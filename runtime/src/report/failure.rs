@@ -312,6 +312,9 @@ pub struct Exhaustive {
     /// Whether some schedules needed more preemptions than the bound (false: the bound cut
     /// nothing, every schedule of the program ran).
     pub pruned: bool,
+    /// Without a bound: whether some schedules needed more spurious wakeups or weak-CAS
+    /// failures than `scheduler::UNBOUNDED_SPURIOUS` (false: none was cut).
+    pub spurious_limited: bool,
     /// The test offered no choice at all (a random search stops after one execution then):
     /// every schedule is the one that ran.
     pub no_choice: bool,
@@ -326,10 +329,15 @@ impl std::fmt::Display for Exhaustive {
             );
         }
         if self.bound == usize::MAX {
+            let which = if self.spurious_limited {
+                "with at most one spurious wakeup or weak compare-exchange failure"
+            } else {
+                "of the program"
+            };
             return write!(
                 f,
                 "exhaustive: all {} schedules explored without a preemption bound, no failure \
-                 (every schedule of the program, up to reordering independent operations)",
+                 (every schedule {which}, up to reordering independent operations)",
                 self.schedules
             );
         }

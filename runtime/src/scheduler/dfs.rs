@@ -9,7 +9,8 @@
 //! 1, and so on up to the bound: the first failure found has the fewest preemptions, and no
 //! schedule runs twice. A spurious wakeup or a spurious weak-CAS failure costs a preemption
 //! too (each is an adversary's move, and a CAS retry loop would otherwise make the tree
-//! infinite), and so does a load reading an older store than the newest (relaxed memory).
+//! infinite; without a bound an execution may have `UNBOUNDED_SPURIOUS` of them), and so
+//! does a load reading an older store than the newest (relaxed memory).
 //!
 //! Fair bounding, so spin loops end: a thread that yields (`yield_now`, `spin_loop`) is not
 //! offered the next step while another thread can run, and a thread that has run
@@ -17,7 +18,7 @@
 //! yielding thread costs nothing. Schedules in which a spinning thread keeps the processor
 //! are thereby left out; schedules in which it lets the others on are all explored.
 
-use super::{ChoiceKind, Scheduler, FAIR_RUN};
+use super::{ChoiceKind, Covered, Scheduler, FAIR_RUN, UNBOUNDED_SPURIOUS};
 
 struct Node {
     /// The option taken (a thread index, or 0/1 for a yes/no choice).
@@ -44,6 +45,10 @@ pub struct DfsScheduler {
     exhausted: bool,
     /// Some option was left out because it would exceed the bound.
     pruned: bool,
+    /// Without a bound, some spurious event was left out for `UNBOUNDED_SPURIOUS`.
+    spurious_limited: bool,
+    /// Spurious wakeups and weak-CAS failures in this execution so far.
+    spurious_taken: usize,
     /// The thread that ran at the last choice point, and for how many in a row.
     last: Option<u32>,
     run_length: u32,
@@ -62,6 +67,8 @@ impl DfsScheduler {
             started: false,
             exhausted: false,
             pruned: false,
+            spurious_limited: false,
+            spurious_taken: 0,
             last: None,
             run_length: 0,
         }
@@ -80,6 +87,7 @@ impl DfsScheduler {
 
     fn start(&mut self) {
         self.pos = 0;
+        self.spurious_taken = 0;
         self.last = None;
         self.run_length = 0;
     }
@@ -187,8 +195,12 @@ impl Scheduler for DfsScheduler {
         false
     }
 
-    fn exhaustive(&self) -> Option<(usize, bool)> {
-        self.exhausted.then_some((self.bound, self.pruned))
+    fn exhaustive(&self) -> Option<Covered> {
+        self.exhausted.then_some(Covered {
+            bound: self.bound,
+            pruned: self.pruned,
+            spurious_limited: self.spurious_limited,
+        })
     }
 
     fn next_thread(
@@ -256,7 +268,12 @@ impl Scheduler for DfsScheduler {
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
         let pos = self.pos;
         self.pos += 1;
+        let spurious = matches!(
+            kind,
+            ChoiceKind::SpuriousWakeup | ChoiceKind::WeakCasFailure
+        );
         if let Some(node) = self.path.get(pos) {
+            self.spurious_taken += usize::from(spurious && node.choice == 1);
             return match node.choice {
                 0 => Some(false),
                 1 => Some(true),
@@ -265,6 +282,12 @@ impl Scheduler for DfsScheduler {
         }
         let mut untried = Vec::new();
         match kind {
+            _ if spurious
+                && self.bound == usize::MAX
+                && self.spurious_taken >= UNBOUNDED_SPURIOUS =>
+            {
+                self.spurious_limited = true
+            }
             // Rare events an adversary causes: each costs a preemption (a timer firing before
             // a runnable step, too: the bound keeps timed loops finite).
             ChoiceKind::SpuriousWakeup | ChoiceKind::WeakCasFailure | ChoiceKind::TimerFirst => {

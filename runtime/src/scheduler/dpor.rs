@@ -66,7 +66,8 @@
 //!   its options and nothing sleeps.
 //! - Other choices (which waiter a notify wakes, which timer fires, spurious wakeups and
 //!   weak-CAS failures, which store a relaxed load reads) are explored in full, as `dfs`
-//!   does.
+//!   does; without a bound an execution may have `UNBOUNDED_SPURIOUS` spurious events,
+//!   as under `dfs` (each turns a loop once more).
 //!
 //! Two steps are dependent when they act on the same object, one of them as a write, or
 //! either is `UNKNOWN`. Spurious failures and preemptions cost what they cost in `dfs`; an
@@ -80,7 +81,7 @@
 use std::collections::HashMap;
 
 use super::dfs::{fair_choice, FairChoice};
-use super::{ChoiceKind, Scheduler, FAIR_RUN};
+use super::{ChoiceKind, Covered, Scheduler, FAIR_RUN, UNBOUNDED_SPURIOUS};
 use crate::obj_ref::ObjRef;
 
 /// One object a step acts on, and whether it may change it (`write`) or only reads it.
@@ -244,7 +245,19 @@ enum Kind {
         at: usize,
     },
     /// Any other choice, explored in full; `costly`: its alternatives cost a preemption.
-    Data { untried: Vec<u32>, costly: bool },
+    Data { untried: Vec<u32>, cost: DataCost },
+}
+
+/// What taking a data choice's other option (not its default) costs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DataCost {
+    /// Nothing: which waiter a notify wakes, writer preference.
+    Free,
+    /// A preemption: an older store read, a timer firing first, a switch in `next_thread`.
+    Preemption,
+    /// A preemption, and without a bound one of the execution's `UNBOUNDED_SPURIOUS`: a
+    /// spurious wakeup or weak-CAS failure.
+    Spurious,
 }
 
 struct Node {
@@ -259,7 +272,7 @@ impl Node {
     fn cost(&self, option: u32) -> usize {
         match &self.kind {
             Kind::Sched { stay, .. } => usize::from(stay.is_some_and(|s| s != option)),
-            Kind::Data { costly, .. } => usize::from(*costly && option != 0),
+            Kind::Data { cost, .. } => usize::from(*cost != DataCost::Free && option != 0),
         }
     }
 }
@@ -324,6 +337,8 @@ pub struct DporScheduler {
     started: bool,
     exhausted: bool,
     pruned: bool,
+    /// Without a bound, some spurious event was left out for `UNBOUNDED_SPURIOUS`.
+    spurious_limited: bool,
     /// Counts the events that make a subtree's exploration incomplete as a justification
     /// for sleeping: an option left out for the bound, a step touching time.
     dirty: u64,
@@ -332,6 +347,8 @@ pub struct DporScheduler {
     threads: Vec<ThreadInfo>,
     last_on: HashMap<u64, LastOn>,
     last_unknown: Option<usize>,
+    /// Spurious wakeups and weak-CAS failures so far.
+    spurious_taken: usize,
     /// The last scheduling choice point and the thread it picked.
     last_sched: Option<(usize, u32)>,
     timed: bool,
@@ -380,11 +397,13 @@ impl DporScheduler {
             started: false,
             exhausted: false,
             pruned: false,
+            spurious_limited: false,
             dirty: 0,
             steps: Vec::new(),
             threads: Vec::new(),
             last_on: HashMap::new(),
             last_unknown: None,
+            spurious_taken: 0,
             last_sched: None,
             timed: false,
             sleep: Vec::new(),
@@ -409,6 +428,7 @@ impl DporScheduler {
         self.threads.clear();
         self.last_on.clear();
         self.last_unknown = None;
+        self.spurious_taken = 0;
         self.last_sched = None;
         self.timed = false;
         self.sleep.clear();
@@ -791,29 +811,41 @@ impl DporScheduler {
         self.race_before(racing, i);
     }
 
-    /// A choice point other than the pick of a runnable thread: every option is explored.
-    fn data(&mut self, options: &[u32], default: u32, costly: bool) -> u32 {
+    /// A choice point other than the pick of a runnable thread: every option is explored,
+    /// within the bound, and without one within `UNBOUNDED_SPURIOUS`.
+    fn data(&mut self, options: &[u32], default: u32, cost: DataCost) -> u32 {
         let pos = self.pos;
         self.pos += 1;
         if pos < self.path.len() {
             let node = &self.path[pos];
             self.spent += node.cost(node.choice);
+            if cost == DataCost::Spurious && node.choice != default {
+                self.spurious_taken += 1;
+            }
             return node.choice;
         }
         let mut untried = Vec::new();
+        let costly = usize::from(cost != DataCost::Free);
         for &o in options.iter().rev() {
             if o == default {
                 continue;
             }
-            if self.spent + usize::from(costly) > self.bound {
+            if self.spent + costly > self.bound {
                 self.prune();
+            } else if cost == DataCost::Spurious
+                && self.bound == usize::MAX
+                && self.spurious_taken >= UNBOUNDED_SPURIOUS
+            {
+                // Not `dirty`: reordering independent steps keeps an execution's number
+                // of spurious events, so an equivalent one is cut as well.
+                self.spurious_limited = true;
             } else {
                 untried.push(o);
             }
         }
         self.path.push(Node {
             choice: default,
-            kind: Kind::Data { untried, costly },
+            kind: Kind::Data { untried, cost },
             spent: self.spent,
         });
         default
@@ -954,8 +986,12 @@ impl Scheduler for DporScheduler {
         false
     }
 
-    fn exhaustive(&self) -> Option<(usize, bool)> {
-        self.exhausted.then_some((self.bound, self.pruned))
+    fn exhaustive(&self) -> Option<Covered> {
+        self.exhausted.then_some(Covered {
+            bound: self.bound,
+            pruned: self.pruned,
+            spurious_limited: self.spurious_limited,
+        })
     }
 
     fn next_runnable(
@@ -1039,7 +1075,12 @@ impl Scheduler for DporScheduler {
         // Which waiter a notify wakes, which timer fires: explored in full.
         let stay = current.filter(|_| !yielding);
         let default = stay.unwrap_or(runnable[0]);
-        let c = self.data(runnable, default, stay.is_some());
+        let cost = if stay.is_some() {
+            DataCost::Preemption
+        } else {
+            DataCost::Free
+        };
+        let c = self.data(runnable, default, cost);
         runnable.contains(&c).then_some(c)
     }
 
@@ -1052,19 +1093,19 @@ impl Scheduler for DporScheduler {
 
     fn next_read(&mut self, stores: u32) -> Option<u32> {
         let options: Vec<u32> = (0..stores).collect();
-        Some(self.data(&options, 0, true))
+        Some(self.data(&options, 0, DataCost::Preemption))
     }
 
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
-        let costly = match kind {
-            ChoiceKind::SpuriousWakeup | ChoiceKind::WeakCasFailure => true,
+        let cost = match kind {
+            ChoiceKind::SpuriousWakeup | ChoiceKind::WeakCasFailure => DataCost::Spurious,
             ChoiceKind::TimerFirst => {
                 self.touch_time();
-                true
+                DataCost::Preemption
             }
-            ChoiceKind::WriterPreference => false,
+            ChoiceKind::WriterPreference => DataCost::Free,
         };
-        match self.data(&[0, 1], 0, costly) {
+        match self.data(&[0, 1], 0, cost) {
             0 => Some(false),
             1 => Some(true),
             _ => None,

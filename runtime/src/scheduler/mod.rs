@@ -42,6 +42,25 @@ pub enum ChoiceKind {
     TimerFirst,
 }
 
+/// What an exhaustive strategy (`dfs`, `dpor`) explored once it ran out of schedules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Covered {
+    /// The preemption bound (`usize::MAX`: none).
+    pub bound: usize,
+    /// Some schedules needed more preemptions than the bound.
+    pub pruned: bool,
+    /// Without a bound, some schedules needed more than `UNBOUNDED_SPURIOUS` spurious events.
+    pub spurious_limited: bool,
+}
+
+/// Without a preemption bound, the spurious wakeups and weak-CAS failures an exhaustive
+/// search lets one execution have. Each turns a wait or CAS loop once more, so with no
+/// limit a loop has a schedule for every number of turns and the search never ends
+/// (`lost_wakeup`'s fixed twin). One is what the bugs they expose take: a wait not in a
+/// loop, a weak compare-exchange not retried. Under a bound each costs a preemption
+/// instead, which ends the search too.
+pub const UNBOUNDED_SPURIOUS: usize = 1;
+
 /// A strategy for picking the next thread.
 pub trait Scheduler {
     /// Prepares for a new execution run from `seed`. Returns false when the strategy has
@@ -141,9 +160,9 @@ pub trait Scheduler {
         true
     }
 
-    /// After `new_execution` returned false: `(bound, pruned)` if the strategy explored its
-    /// whole space within a preemption bound (`pruned`: some schedules lay beyond it).
-    fn exhaustive(&self) -> Option<(usize, bool)> {
+    /// After `new_execution` returned false: what the strategy covered, if it explored its
+    /// whole space within a preemption bound.
+    fn exhaustive(&self) -> Option<Covered> {
         None
     }
 }
