@@ -433,9 +433,11 @@ impl Ctx {
         } else {
             "thread::park"
         };
-        self.switch(op, None);
         let me = self.me();
         let obj = ObjRef::park(me);
+        // The token is the operation's object for the strategies (DPOR's footprint, POS's
+        // races); the trace names it only where the park consumes a token or blocks.
+        self.switch_at(op, None, obj.resource(), Location::caller(), false);
         let token = std::mem::take(&mut self.state().threads[me as usize].park_token);
         if token {
             self.sync_with(Some(obj));
@@ -453,7 +455,8 @@ impl Ctx {
     /// `Thread::unpark`: sets the token and wakes the thread if it is parked.
     #[track_caller]
     pub fn unpark(self, thread: u32) {
-        self.switch("Thread::unpark", None);
+        let token = ObjRef::park(thread).resource();
+        self.switch_at("Thread::unpark", None, token, Location::caller(), false);
         // Unpark happens-before the park it ends (std's documented handoff).
         self.sync_with(Some(ObjRef::park(thread)));
         self.note(

@@ -316,6 +316,31 @@ pub fn spurious_events() -> String {
     format!("flag {flag}, cas {swapped}, x {}", x.load(SeqCst))
 }
 
+/// A thread parks until a flag is set and it is unparked, while another thread bumps its
+/// own atomic: whether it had to park depends on who goes first.
+pub fn park_handoff() -> String {
+    let ready = Arc::new(AtomicUsize::new(0));
+    let r = ready.clone();
+    let parker = thread::spawn(move || {
+        let mut parked = false;
+        while r.load(SeqCst) == 0 {
+            thread::park();
+            parked = true;
+        }
+        parked
+    });
+    let bystander = thread::spawn(|| {
+        let own = AtomicUsize::new(0);
+        own.fetch_add(1, SeqCst);
+        own.fetch_add(1, SeqCst);
+    });
+    ready.store(1, SeqCst);
+    parker.thread().unpark();
+    bystander.join().unwrap();
+    let parked = parker.join().unwrap();
+    format!("parked: {parked}")
+}
+
 pub const ALL: &[(&str, fn() -> String)] = &[
     ("mutex_log", mutex_log),
     ("lost_update", lost_update),
@@ -332,4 +357,5 @@ pub const ALL: &[(&str, fn() -> String)] = &[
     ("store_buffer_relaxed", store_buffer_relaxed),
     ("message_passing_mixed", message_passing_mixed),
     ("spurious_events", spurious_events),
+    ("park_handoff", park_handoff),
 ];

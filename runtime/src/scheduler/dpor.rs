@@ -33,9 +33,9 @@
 //! Soundness first: where the dependency relation does not know an operation, it is coarse.
 //! - A footprint is the object the operation acts on (`Scheduler::pending_op`'s resource),
 //!   and only for operations known to act on that one object alone: mutex, rwlock, channel,
-//!   once, barrier and join-handle operations, condvar notifications and atomics (objects
-//!   named by address). Everything else (park and unpark, time, anything without an
-//!   object) is `UNKNOWN`: dependent with every step. So is a `Condvar::wait` before it
+//!   once, barrier and join-handle operations, condvar notifications, atomics (objects
+//!   named by address), and park and unpark (the parking thread's token). Everything else
+//!   (time, anything without an object) is `UNKNOWN`: dependent with every step. So is a `Condvar::wait` before it
 //!   runs (its scheduling point names the condvar, not the mutex it releases); the steps it
 //!   took are recorded as touching the condvar and the mutexes the runtime said they
 //!   released and re-took (`Scheduler::released`, `acquired`). That took the fixed twins of
@@ -127,6 +127,9 @@ const SINGLE_OBJECT: &[&str] = &[
     "Once",
     "Barrier::",
     "JoinHandle::",
+    // A thread's park token (`park_timeout` is timed, so `UNKNOWN`).
+    "thread::park",
+    "Thread::unpark",
 ];
 
 /// Operations whose blocked attempt changes nothing: their scheduling point comes right
@@ -165,7 +168,7 @@ fn footprint(op: &str, resource: u64) -> Footprint {
         // it is the spawner's own code.
         return Some(Vec::new());
     }
-    if resource == 0 || is_timed(op) || op.contains("park") {
+    if resource == 0 || is_timed(op) {
         return UNKNOWN;
     }
     // Atomics and reference counts are named by address (bit 63).
@@ -1275,7 +1278,10 @@ mod tests {
         // A spawn's own step is the one before its scheduling point (`pending_op`).
         assert_eq!(footprint("thread::spawn", 7), Some(vec![]));
         assert_eq!(footprint("Condvar::wait_timeout", 5), UNKNOWN);
-        assert_eq!(footprint("thread::park", 5), UNKNOWN);
+        // Park and unpark act on the parking thread's token.
+        assert_eq!(footprint("thread::park", 5), Some(vec![write(5)]));
+        assert_eq!(footprint("Thread::unpark", 5), Some(vec![write(5)]));
+        assert_eq!(footprint("thread::park_timeout", 5), UNKNOWN);
         assert!(is_timed("Receiver::recv_timeout") && is_timed("Instant::now"));
         assert!(dependent(&UNKNOWN, &Some(vec![])));
         assert!(!dependent(&Some(vec![write(1)]), &Some(vec![write(2)])));
