@@ -202,6 +202,9 @@ fn strip_ansi(text: &str) -> String {
 pub struct ConsoleReporter {
     console: Console,
     bars: HashMap<usize, ProgressBar>,
+    /// Each warning shown, with the test it was shown for: a `static` shared by a binary's
+    /// tests raises the same warning in every one of them, shown once in full.
+    shown: HashMap<String, String>,
 }
 
 impl ConsoleReporter {
@@ -209,6 +212,7 @@ impl ConsoleReporter {
         ConsoleReporter {
             console,
             bars: HashMap::new(),
+            shown: HashMap::new(),
         }
     }
 }
@@ -250,8 +254,15 @@ impl Reporter for ConsoleReporter {
                 if let Some(bar) = self.bars.remove(&test.index) {
                     c.remove_bar(&bar);
                 }
-                c.test_finished(outcome);
+                c.test_finished(outcome, &self.shown);
                 c.failure(outcome);
+                if !c.quiet() || outcome.failed() {
+                    for w in &outcome.warnings {
+                        self.shown
+                            .entry(w.clone())
+                            .or_insert_with(|| outcome.name.clone());
+                    }
+                }
             }
             TestEvent::BuildFailed { .. } => {}
             TestEvent::RunFinished {
@@ -341,8 +352,9 @@ impl Console {
         }
     }
 
-    /// One line per finished test, nextest style: `PASS [ 0.512s] 1000 schedules  name`.
-    fn test_finished(&self, o: &Outcome) {
+    /// One line per finished test, nextest style: `PASS [ 0.512s] 1000 schedules  name`,
+    /// then its warnings; those `shown` for an earlier test are one line together.
+    fn test_finished(&self, o: &Outcome, shown: &HashMap<String, String>) {
         if self.inner.quiet && !o.failed() {
             return;
         }
@@ -374,13 +386,31 @@ impl Console {
             self.dim(&o.binary_display),
             self.bold(&o.name)
         ));
+        let mut earlier = Vec::new();
         for w in &o.warnings {
             if w.starts_with("exhaustive:") {
                 // An exhaustive search's verdict (see `env::WARNINGS`), not a warning.
                 self.eprintln(&format!("{:>13}  {}", "", self.green(w)));
+            } else if let Some(first) = shown.get(w) {
+                earlier.push(first.as_str());
             } else {
                 self.eprintln(&format!("{:>13}  {} {w}", "", self.yellow("warning:")));
             }
+        }
+        if let Some(&first) = earlier.first() {
+            let n = earlier.len();
+            let s = if n == 1 { "" } else { "s" };
+            let whose = if earlier.iter().all(|&t| t == first) {
+                format!("`{first}`")
+            } else {
+                "earlier tests".to_string()
+            };
+            self.eprintln(&format!(
+                "{:>13}  {} {}",
+                "",
+                self.yellow("warning:"),
+                self.dim(&format!("{n} warning{s} as for {whose} above"))
+            ));
         }
     }
 
@@ -516,9 +546,62 @@ impl Console {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::TestId;
 
     #[test]
     fn strips_colour_codes() {
         assert_eq!(strip_ansi("\x1b[1;31merror\x1b[0m: x"), "error: x");
+    }
+
+    fn passed(name: &str, warnings: &[&str]) -> Outcome {
+        Outcome {
+            name: name.to_string(),
+            package: "p".to_string(),
+            binary_display: "p".to_string(),
+            result: TestResult::Passed,
+            schedules_run: 10,
+            schedules_planned: 10,
+            time: Duration::from_millis(5),
+            warnings: warnings.iter().map(|w| w.to_string()).collect(),
+        }
+    }
+
+    /// A warning every test of a binary raises (a shared `static`) is shown in full once;
+    /// later tests say how many of theirs were shown before, and for which test.
+    #[test]
+    fn a_repeated_warning_is_shown_once() {
+        let console = Console::new(ColorChoice::Never, false, false, false);
+        let mut reporter = ConsoleReporter::new(console.clone());
+        console.record();
+        let shared = "the Mutex used at src/lib.rs:3:5 is shared between executions";
+        let outcomes = [
+            passed("a", &[shared]),
+            passed("b", &[shared, "exhaustive: all 3 schedules explored"]),
+            passed("c", &[shared, "something else"]),
+        ];
+        for (index, outcome) in outcomes.iter().enumerate() {
+            let test = TestId {
+                index,
+                name: outcome.name.clone(),
+                binary_display: "p".to_string(),
+                planned: 10,
+            };
+            reporter.report(&TestEvent::TestFinished {
+                test: &test,
+                outcome,
+            });
+        }
+        let out = console.take_recording();
+        assert_eq!(out.matches(shared).count(), 1, "{out}");
+        assert_eq!(
+            out.matches("1 warning as for `a` above").count(),
+            2,
+            "{out}"
+        );
+        assert!(
+            out.contains("exhaustive: all 3 schedules explored"),
+            "{out}"
+        );
+        assert!(out.contains("warning: something else"), "{out}");
     }
 }

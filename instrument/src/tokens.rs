@@ -252,7 +252,8 @@ fn std_unscheduled(
     }
 }
 
-/// `JoinHandleExt` (in code or a `use`): reported, since the shim's threads are virtual.
+/// `JoinHandleExt` (in code or a `use`): reported, since the shim's threads are virtual
+/// (the shim implements it with the execution's own pthread).
 fn os_thread_handle(plan: &mut Plan, id: &Ident) -> bool {
     if id != "JoinHandleExt" {
         return false;
@@ -261,7 +262,7 @@ fn os_thread_handle(plan: &mut Plan, id: &Ident) -> bool {
     plan.finding(
         at,
         FindingKind::Ffi,
-        "`JoinHandleExt`: pulse's virtual threads have no OS thread handle (the shim's JoinHandle has no pthread_t): cfg this code out for pulse runs",
+        "`JoinHandleExt`: a virtual thread has no OS thread of its own: `as_pthread_t` gives the pthread the whole execution runs on, so signalling or tuning it acts on every thread of the test",
     );
     true
 }
