@@ -341,6 +341,31 @@ pub fn park_handoff() -> String {
     format!("parked: {parked}")
 }
 
+/// A thread spins with `yield_now` until another has stored 1, 2 and 3 in turn, noting
+/// each value it sees: which of them it catches depends on how the two interleave.
+pub fn yield_spin() -> String {
+    let x = Arc::new(AtomicUsize::new(0));
+    let x2 = x.clone();
+    let writer = thread::spawn(move || {
+        for v in 1..=3 {
+            x2.store(v, SeqCst);
+        }
+    });
+    let mut seen = Vec::new();
+    loop {
+        let v = x.load(SeqCst);
+        if seen.last() != Some(&v) {
+            seen.push(v);
+        }
+        if v == 3 {
+            break;
+        }
+        thread::yield_now();
+    }
+    writer.join().unwrap();
+    format!("{seen:?}")
+}
+
 pub const ALL: &[(&str, fn() -> String)] = &[
     ("mutex_log", mutex_log),
     ("lost_update", lost_update),
@@ -358,4 +383,6 @@ pub const ALL: &[(&str, fn() -> String)] = &[
     ("message_passing_mixed", message_passing_mixed),
     ("spurious_events", spurious_events),
     ("park_handoff", park_handoff),
+    ("yield_spin", yield_spin),
 ];
+
