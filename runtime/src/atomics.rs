@@ -8,7 +8,7 @@
 use std::panic::Location;
 use std::sync::atomic::Ordering;
 
-use crate::ctx::Ctx;
+use crate::ctx::{AtomicDuties, Ctx};
 use crate::report::trace::{AtomicValue, EventKind};
 
 impl Ctx {
@@ -18,7 +18,9 @@ impl Ctx {
     #[track_caller]
     #[inline]
     pub fn atomic_load(self, kind: &'static str, addr: usize, actual: u64, order: Ordering) -> u64 {
-        let (relaxed, tracing) = self.atomic_duties();
+        let AtomicDuties {
+            relaxed, tracing, ..
+        } = self.atomic_duties();
         let value = if relaxed {
             self.relaxed_load(kind, addr, actual, order)
         } else {
@@ -61,9 +63,16 @@ impl Ctx {
     #[track_caller]
     #[inline]
     pub fn atomic_store(self, addr: usize, actual: u64, new: u64, order: Ordering) {
-        let (relaxed, tracing) = self.atomic_duties();
+        let AtomicDuties {
+            relaxed,
+            tracing,
+            probing,
+        } = self.atomic_duties();
         if tracing {
             self.note_atomic(AtomicValue::wrote(new));
+        }
+        if probing {
+            self.state().progress.wrote(addr, new);
         }
         if relaxed {
             let at = Location::caller();
@@ -90,7 +99,14 @@ impl Ctx {
     #[track_caller]
     #[inline]
     fn rmw(self, addr: usize, actual: u64, new: Option<u64>, order: Ordering, spurious: bool) {
-        let (relaxed, tracing) = self.atomic_duties();
+        let AtomicDuties {
+            relaxed,
+            tracing,
+            probing,
+        } = self.atomic_duties();
+        if let (true, Some(new)) = (probing, new) {
+            self.state().progress.wrote(addr, new);
+        }
         if tracing {
             self.note_atomic(AtomicValue {
                 read: Some(actual),

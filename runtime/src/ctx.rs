@@ -40,6 +40,14 @@ pub(crate) fn set_current(cell: *const ExecCell) -> *const ExecCell {
 pub struct PulseAbort;
 
 /// A handle to the execution running on this OS thread.
+/// What an atomic operation owes beyond itself (`Ctx::atomic_duties`).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct AtomicDuties {
+    pub relaxed: bool,
+    pub tracing: bool,
+    pub probing: bool,
+}
+
 #[derive(Clone, Copy)]
 pub struct Ctx {
     cell: &'static ExecCell,
@@ -92,14 +100,19 @@ impl Ctx {
         unsafe { self.cell.state.try_borrow_unguarded() }.is_ok_and(|st| st.memory.relaxed)
     }
 
-    /// What an atomic operation owes beyond itself, in one borrow-free read: `(relaxed,
-    /// tracing)`, the memory model's step and its value on a traced row. Both false (`sc`,
-    /// untraced) is every search execution's case.
+    /// What an atomic operation owes beyond itself, in one borrow-free read: the memory
+    /// model's step, its value on a traced row, its write to the progress probe. All false
+    /// (`sc`, untraced, within the step bound) is nearly every search execution's case.
     #[inline]
-    pub(crate) fn atomic_duties(self) -> (bool, bool) {
+    pub(crate) fn atomic_duties(self) -> AtomicDuties {
         // SAFETY: as in `relaxed`.
-        unsafe { self.cell.state.try_borrow_unguarded() }
-            .map_or((false, false), |st| (st.memory.relaxed, st.trace.is_some()))
+        unsafe { self.cell.state.try_borrow_unguarded() }.map_or(AtomicDuties::default(), |st| {
+            AtomicDuties {
+                relaxed: st.memory.relaxed,
+                tracing: st.trace.is_some(),
+                probing: st.progress.probing(),
+            }
+        })
     }
 
     #[inline]
@@ -343,6 +356,9 @@ impl Ctx {
         value: Option<&'static str>,
     ) {
         let mut st = self.state();
+        if kind == TraceKind::Send && st.progress.probing() {
+            st.progress.moved();
+        }
         if st.trace.is_some() && !st.teardown {
             st.trace_value(
                 EventKind::Note(kind),

@@ -28,10 +28,20 @@ pub(crate) const STEPS_PER_THREAD: u64 = 10_000;
 pub(crate) const DETACHED_STEPS: u64 = 10_000;
 use crate::memory::Memory;
 use crate::obj_ref::ObjRef;
+use crate::progress::{Progress, Verdict};
 use crate::report::trace::{Event, EventKind};
 use crate::scheduler::{ChoiceKind, Scheduler};
 
 pub(crate) type Tid = u32;
+
+/// Whether an execution records its trace: not at all, or from a step on (`From(0)`: all
+/// of it). A long failing execution's traced replay records only its end, the part a report
+/// keeps: tracing an 11-million-step stress test from its start took longer than the test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tracing {
+    Off,
+    From(u64),
+}
 
 /// Why a blocked thread was made runnable again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,10 +151,16 @@ pub(crate) struct PendingSpawn {
 /// Why the execution stopped early.
 #[derive(Debug)]
 pub(crate) enum Stop {
-    Panic { thread: Tid },
+    Panic {
+        thread: Tid,
+    },
     Deadlock,
     LeakedThread,
-    StepLimit,
+    /// Past the step bound: stuck there, or (`progressing`) still writing new values at the
+    /// probe's cap.
+    StepLimit {
+        progressing: bool,
+    },
     ReplayDiverged,
 }
 
@@ -160,8 +176,11 @@ pub(crate) struct ExecState {
     pub next: Option<Tid>,
     pub steps: u64,
     /// The step past which the execution is a livelock: `max_steps`, or `STEPS_PER_THREAD`
-    /// for each thread, whichever is larger.
+    /// for each thread, whichever is larger; moved on while the execution still progresses
+    /// there (`progress`).
     pub step_bound: u64,
+    /// The probe that tells a long execution from a livelock once it passed its bound.
+    pub progress: Progress,
     pub schedule: Vec<u32>,
     pub clock_ns: u64,
     /// The run's date: where every execution's `SystemTime` starts (`Ctx::wall_clock`). The
@@ -187,6 +206,8 @@ pub(crate) struct ExecState {
     earliest_deadline: u64,
     pub next_object: u32,
     pub trace: Option<Vec<Event>>,
+    /// The step at which `trace` starts (`u64::MAX`: never).
+    trace_from: u64,
     pub stop: Option<Stop>,
     /// When this execution's first panic reached the panic hook: a failure by panic was
     /// detected then (`Outcome::detected_at`), however long unwinding takes after.
@@ -253,6 +274,8 @@ impl ExecState {
             next: None,
             steps: 0,
             step_bound: u64::MAX,
+            progress: Progress::default(),
+            trace_from: u64::MAX,
             schedule: Vec::new(),
             clock_ns: 0,
             wall_clock: std::time::SystemTime::now(),
@@ -282,7 +305,7 @@ impl ExecState {
 
     /// Clears per-execution state, keeping allocations; `time` rules this execution, and
     /// `relaxed` says whether its atomics follow the relaxed memory model.
-    pub fn reset(&mut self, tracing: bool, time: TimeParams, relaxed: bool) {
+    pub fn reset(&mut self, tracing: Tracing, time: TimeParams, relaxed: bool) {
         self.time = time;
         self.increment = time.increment.unwrap_or(self.config.step_nanos);
         self.last_timer_step = 0;
@@ -294,14 +317,20 @@ impl ExecState {
         self.next = None;
         self.steps = 0;
         self.step_bound = self.config.max_steps;
+        self.progress.reset();
         self.schedule.clear();
         self.clock_ns = 0;
         self.let_go_after = u64::MAX;
         self.earliest_deadline = u64::MAX;
         self.next_object = 0;
-        self.trace = if tracing { Some(Vec::new()) } else { None };
+        self.trace_from = match tracing {
+            Tracing::Off => u64::MAX,
+            Tracing::From(step) => step,
+        };
+        self.trace = (self.trace_from == 0).then(Vec::new);
         // Symbolising a backtrace costs ~100 ms: only when it will be shown.
-        self.capture_backtraces = tracing && crate::report::backtrace::backtrace_wanted();
+        self.capture_backtraces =
+            tracing != Tracing::Off && crate::report::backtrace::backtrace_wanted();
         self.stop = None;
         self.first_panic_at = None;
         self.teardown = false;
@@ -355,6 +384,9 @@ impl ExecState {
         }
         let per_thread = (tid as u64 + 1).saturating_mul(STEPS_PER_THREAD);
         self.step_bound = self.step_bound.max(per_thread);
+        if self.progress.probing() {
+            self.progress.moved();
+        }
         self.live += 1;
         self.make_runnable(tid);
         self.pending_spawns.push(PendingSpawn {
@@ -580,6 +612,9 @@ impl ExecState {
             self.memory.finished(me);
         }
         self.live -= 1;
+        if self.progress.probing() {
+            self.progress.moved();
+        }
         self.scheduler.ended(me);
         self.remove_runnable(me);
         self.wake_all(ObjRef::thread(me));
@@ -626,10 +661,20 @@ impl ExecState {
             return;
         }
         self.steps += 1;
+        if self.steps == self.trace_from {
+            self.trace = Some(Vec::new());
+        }
         if self.steps > self.step_bound {
-            self.stop = Some(Stop::StepLimit);
-            self.next = None;
-            return;
+            match self.progress.at_bound(self.step_bound) {
+                Verdict::Continue(bound) => self.step_bound = bound,
+                verdict => {
+                    self.stop = Some(Stop::StepLimit {
+                        progressing: verdict == Verdict::Capped,
+                    });
+                    self.next = None;
+                    return;
+                }
+            }
         }
         // After the test returned, threads it did not join run on for a while, then are let
         // go, as std's process exit would (unless detached threads are to fail the test).

@@ -12,7 +12,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use crate::config::{Cleanup, Config};
 use crate::ctx::{set_current, ExecCell, PulseAbort};
-use crate::execution::{ExecState, Stop, Tid};
+use crate::execution::{ExecState, Stop, Tid, Tracing};
 use crate::registry;
 use crate::report::explain::{explain_stop, Explanation};
 use crate::report::failure::FailureKind;
@@ -131,7 +131,7 @@ impl Executor {
     pub(crate) fn run(
         &mut self,
         f: &dyn Fn(),
-        tracing: bool,
+        tracing: Tracing,
         time: TimeParams,
         relaxed: bool,
     ) -> Outcome {
@@ -178,7 +178,9 @@ impl Executor {
             )
         };
         let passed_trace = match explanation {
-            None if tracing => crate::report::explain::full_trace(&self.state(), ""),
+            None if tracing != Tracing::Off => {
+                crate::report::explain::full_trace(&self.state(), "")
+            }
             _ => None,
         };
         self.teardown();

@@ -18,6 +18,7 @@ mod minimize;
 mod obj_ref;
 mod object;
 mod process;
+mod progress;
 mod registry;
 mod report;
 pub mod scheduler;

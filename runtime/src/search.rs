@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::config::{Config, Isolation, Memory};
+use crate::execution::Tracing;
 use crate::executor::{Executor, Outcome};
 use crate::minimize;
 use crate::process::{isolate, os_threads, overflow, panic_hook, watchdog};
@@ -29,7 +30,7 @@ enum Job {
     },
     Replay {
         schedule: Schedule,
-        tracing: bool,
+        tracing: Tracing,
     },
 }
 
@@ -44,6 +45,9 @@ struct JobMessage {
     /// A schedule's text (choices and time mode).
     replay: Option<String>,
     tracing: bool,
+    /// The first step traced, when `tracing`.
+    #[serde(default)]
+    trace_from: u64,
 }
 
 impl From<Job> for JobMessage {
@@ -54,12 +58,17 @@ impl From<Job> for JobMessage {
                 strategy: strategy.map(|s| s.to_string()),
                 replay: None,
                 tracing: false,
+                trace_from: 0,
             },
             Job::Replay { schedule, tracing } => JobMessage {
                 seed: 0,
                 strategy: None,
                 replay: Some(schedule.to_string()),
-                tracing,
+                tracing: tracing != Tracing::Off,
+                trace_from: match tracing {
+                    Tracing::Off => 0,
+                    Tracing::From(step) => step,
+                },
             },
         }
     }
@@ -75,7 +84,10 @@ impl From<JobMessage> for Job {
             },
             Some(schedule) => Job::Replay {
                 schedule,
-                tracing: m.tracing,
+                tracing: match m.tracing {
+                    false => Tracing::Off,
+                    true => Tracing::From(m.trace_from),
+                },
             },
         }
     }
@@ -253,7 +265,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 });
                 break;
             }
-            search.executor.run(f, false, time.0, time.1)
+            search.executor.run(f, Tracing::Off, time.0, time.1)
         };
         if outcome.failed && i > 0 && !search.isolated && !outcome.crashed {
             // The same seed from a clean process (its schedule would not fit: from clean
@@ -395,7 +407,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             f,
             Job::Replay {
                 schedule,
-                tracing: true,
+                tracing: Tracing::From(0),
             },
         );
         report.trace = outcome.passed_trace.map(|mut t| {
@@ -459,7 +471,7 @@ impl Search {
                         ),
                     }
                 };
-                self.executor.run(f, false, time, relaxed)
+                self.executor.run(f, Tracing::Off, time, relaxed)
             }
             Job::Replay { schedule, tracing } => {
                 let replay = Box::new(ReplayScheduler::new(&schedule));
@@ -476,7 +488,7 @@ impl Search {
         scheduler: Box<dyn Scheduler>,
         seed: u64,
         schedule: &Schedule,
-        tracing: bool,
+        tracing: Tracing,
     ) -> Outcome {
         let original = std::mem::replace(&mut self.executor.state().scheduler, scheduler);
         let relaxed = {
@@ -503,7 +515,7 @@ impl Search {
             odds,
             memory.relaxed_for_systematic_search(),
         );
-        self.run_under(f, seeded, fallback.seed, schedule, false)
+        self.run_under(f, seeded, fallback.seed, schedule, Tracing::Off)
     }
 
     /// Runs `job` in a fresh process; `None` if this run cannot be isolated (then it never
@@ -637,7 +649,7 @@ impl Search {
                 minimize::minimize(&fast.schedule, &fast_expl, budget, &mut |scheduler| {
                     let saved = std::mem::replace(&mut executor.state().scheduler, scheduler);
                     executor.state().scheduler.new_execution(0);
-                    let outcome = executor.run(f, false, time, relaxed);
+                    let outcome = executor.run(f, Tracing::Off, time, relaxed);
                     executor.state().scheduler = saved;
                     outcome
                 })
@@ -673,7 +685,11 @@ impl Search {
         let again = match (fast.crashed, seed) {
             (false, _) => Some(Job::Replay {
                 schedule: schedule.clone(),
-                tracing: true,
+                // What the report keeps of a long execution is its end.
+                tracing: Tracing::From(match minimized {
+                    None => fast.steps.saturating_sub(TRACED_TAIL),
+                    Some(_) => 0,
+                }),
             }),
             (true, Some(seed)) if fast_expl.kind == FailureKind::Crash => {
                 Some(Job::Seed { seed, strategy })
@@ -770,6 +786,10 @@ const REPLAYED_FRESH: &str =
     "the failing schedule was replayed in a fresh process: replayed in this one, \
      after the failing execution, it went another way (the test keeps state in statics that the \
      failing execution changed)";
+
+/// The steps at the end of a failing execution its traced replay records: every one the
+/// trace file keeps (each step is at least one event), and none it would drop.
+const TRACED_TAIL: u64 = crate::report::explain::KEPT_FULL_TRACE as u64;
 
 /// The warning on a failure handed out before its traced replay ran.
 const REPLAY_PENDING: &str = "written before the failing schedule was replayed with tracing; if this is \

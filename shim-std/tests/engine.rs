@@ -285,6 +285,90 @@ fn the_step_bound_scales_with_the_threads() {
     );
 }
 
+/// Past the step bound an execution goes on while it progresses: a stress test three times
+/// longer than its bound passes; a spin lock two threads keep flipping without ever seeing
+/// the flag they wait for is stopped two probe windows past the bound; a counter that
+/// counts for ever is stopped at the cap, said to be still progressing.
+#[test]
+fn a_long_execution_that_progresses_is_not_a_livelock() {
+    use pulse_shim_std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+    let bounded = Builder::new().schedules(3).seed(1).max_steps(20_000);
+    let report = bounded.run(|| {
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = count.clone();
+        let t = thread::spawn(move || {
+            for _ in 0..15_000 {
+                c.fetch_add(1, SeqCst);
+            }
+        });
+        for _ in 0..15_000 {
+            count.fetch_add(1, SeqCst);
+        }
+        t.join().unwrap();
+        assert_eq!(count.load(SeqCst), 30_000);
+    });
+    assert!(report.passed(), "{}", report.failure.unwrap());
+
+    let report = bounded.run(|| {
+        let lock = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicBool::new(false));
+        let (l, d) = (lock.clone(), done.clone());
+        let spin = move |lock: &AtomicBool, done: &AtomicBool| loop {
+            while lock.compare_exchange(false, true, SeqCst, SeqCst).is_err() {}
+            let finished = done.load(SeqCst);
+            lock.store(false, SeqCst);
+            if finished {
+                break;
+            }
+        };
+        let t = thread::spawn(move || spin(&l, &d));
+        spin(&lock, &done);
+        t.join().unwrap();
+    });
+    let f = report.failure.expect("a livelock");
+    assert_eq!(f.kind, FailureKind::StepLimit, "{f}");
+    assert!(f.message.contains("passed 20000 scheduling points"), "{f}");
+    assert!(
+        f.message.contains("made no progress in its last 2000"),
+        "{f}"
+    );
+
+    let report = bounded.run(|| {
+        let count = AtomicUsize::new(0);
+        while count.fetch_add(1, SeqCst) != usize::MAX {}
+    });
+    let f = report.failure.expect("a runaway loop");
+    assert_eq!(f.kind, FailureKind::StepLimit, "{f}");
+    assert!(f.message.contains("still making progress"), "{f}");
+    assert!(f.message.contains("at 220000 steps, 11x its bound"), "{f}");
+}
+
+/// A failing execution longer than the trace file keeps is replayed with tracing on for its
+/// end only (tracing it all cost more than the execution): the replay still reproduces it,
+/// and the report still has the trace's last steps and a trace file of its last 200,000.
+#[test]
+fn a_long_failing_execution_is_traced_only_at_its_end() {
+    use pulse_shim_std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let report = Builder::new()
+        .schedules(1)
+        .seed(1)
+        .max_steps(50_000)
+        .run(|| {
+            let count = AtomicUsize::new(0);
+            while count.fetch_add(1, SeqCst) != usize::MAX {}
+        });
+    let f = report.failure.expect("a runaway loop");
+    assert!(f.reproduced, "{f}");
+    let last = f.trace.last().expect("a trace").step;
+    assert!(last >= 549_000, "{last}");
+    let full = f.full_trace.as_ref().expect("a trace file");
+    let first = full.events.first().expect("events").step;
+    assert!(
+        (last - 200_000..=last - 190_000).contains(&first),
+        "traced from step {first}, last {last}"
+    );
+}
+
 #[test]
 fn search_time_ends_at_the_failing_panic_not_after_unwinding() {
     // The panic is the detection (as a peer's time to first panic is taken); the 200 ms a

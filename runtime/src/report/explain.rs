@@ -189,7 +189,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             };
             (kind, message, location, tid, thread, lines, None)
         }
-        Stop::StepLimit => {
+        Stop::StepLimit { progressing } => {
             let mut busy: Vec<(u64, Tid)> = st
                 .threads
                 .iter()
@@ -221,14 +221,24 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 } else if st.main_returned() {
                     format!(
                         "the test's main thread had returned, but other threads were still running after {} scheduling points ({} of virtual time): a background thread that never ends (std would let the test pass and kill it; pulse runs threads to completion), or a livelock",
-                        st.step_bound,
+                        st.progress.bound(),
                         virtual_time(st.clock_ns)
+                    )
+                } else if progressing {
+                    format!(
+                        "execution passed {} scheduling points ({} of virtual time) and was still making progress (writing new values, sending messages, starting or ending threads) when pulse stopped it at {} steps, {}x its bound: a test too long for one execution (raise the bound with --max-steps / Builder::max_steps) or a runaway loop",
+                        st.progress.bound(),
+                        virtual_time(st.clock_ns),
+                        st.steps - 1,
+                        crate::progress::CAP_FACTOR + 1
                     )
                 } else {
                     format!(
-                        "execution passed {} scheduling points ({} of virtual time) without finishing: a livelock, a spin or polling loop that never sees its condition, or a runaway loop (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
-                        st.step_bound,
-                        virtual_time(st.clock_ns)
+                        "execution passed {} scheduling points ({} of virtual time) without finishing, and made no progress in its last {}: no atomic wrote a value it had not written in the {} before, no message was sent, no thread started or ended. A livelock, a spin or polling loop that never sees its condition, or a runaway loop that only changes data a lock guards (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
+                        st.progress.bound(),
+                        virtual_time(st.clock_ns),
+                        st.progress.window(),
+                        st.progress.window(),
                     )
                 },
                 top.and_then(|t| st.threads[t as usize].last_location.map(location_string)),
@@ -360,7 +370,7 @@ fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
 }
 
 /// The most recent events a trace file keeps (the viewer is made for 100,000).
-const KEPT_FULL_TRACE: usize = 200_000;
+pub(crate) const KEPT_FULL_TRACE: usize = 200_000;
 
 /// The execution's events in the trace file's format (`pulse_protocol::trace`), linked and
 /// with their vector clocks; the failing event is `failing_thread`'s last.
