@@ -369,6 +369,9 @@ fn supervise(
     let mut proc = TestProcess::spawn(cmd, &dir.0, plan.nocapture)?;
     let stall_limit = (plan.blocking_timeout * 3).max(Duration::from_secs(60));
     let mut last_progress = (u64::MAX, Instant::now());
+    // The harness rewrites the progress file while a long execution runs on past its step
+    // bound (still progressing): a newer file is a sign of life too.
+    let mut last_written = None;
     let mut killed: Option<String> = None;
     let mut stopped = None;
     let status = loop {
@@ -381,6 +384,13 @@ fn supervise(
                 progress(done, total);
                 last_progress = (done, Instant::now());
             }
+        }
+        let written = std::fs::metadata(dir.progress())
+            .and_then(|m| m.modified())
+            .ok();
+        if written.is_some() && written != last_written {
+            last_written = written;
+            last_progress.1 = Instant::now();
         }
         if let Some(stop) = crate::stop::requested() {
             killed = Some(stop.describe());

@@ -44,7 +44,9 @@ pub const SEED_COMMAND: &str = "PULSE_SEED_COMMAND";
 pub const REPLAY_FALLBACK: &str = "PULSE_REPLAY_FALLBACK";
 /// Where the harness writes `<test>.json` (`FailureRecord`) for a failing test.
 pub const FAILURE_DIR: &str = "PULSE_FAILURE_DIR";
-/// A file rewritten about ten times a second with `done total`.
+/// A file rewritten about ten times a second with `done total`, and again (unchanged) at
+/// each probe window of an execution running on past its step bound: a newer file is a sign
+/// of life.
 pub const PROGRESS: &str = "PULSE_PROGRESS";
 /// A file the harness writes the run's warnings to, one per line; a line starting with
 /// `exhaustive:` is not a warning but an exhaustive search's verdict (`dfs`).

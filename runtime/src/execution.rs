@@ -148,6 +148,12 @@ pub(crate) struct PendingSpawn {
     pub stack_size: usize,
 }
 
+impl Drop for ExecState {
+    fn drop(&mut self) {
+        self.forget_unfinished_locals();
+    }
+}
+
 /// Why the execution stopped early.
 #[derive(Debug)]
 pub(crate) enum Stop {
@@ -181,6 +187,10 @@ pub(crate) struct ExecState {
     pub step_bound: u64,
     /// The probe that tells a long execution from a livelock once it passed its bound.
     pub progress: Progress,
+    /// What the search last told `Config::progress` (executions done, planned): told again
+    /// at each of the probe's windows, so a driver watching for stalls sees a long
+    /// execution alive.
+    pub reported: (u64, u64),
     pub schedule: Vec<u32>,
     pub clock_ns: u64,
     /// The run's date: where every execution's `SystemTime` starts (`Ctx::wall_clock`). The
@@ -275,6 +285,7 @@ impl ExecState {
             steps: 0,
             step_bound: u64::MAX,
             progress: Progress::default(),
+            reported: (0, 0),
             trace_from: u64::MAX,
             schedule: Vec::new(),
             clock_ns: 0,
@@ -310,6 +321,7 @@ impl ExecState {
         self.increment = time.increment.unwrap_or(self.config.step_nanos);
         self.last_timer_step = 0;
         self.timed = false;
+        self.forget_unfinished_locals();
         self.threads.clear();
         self.runnable.clear();
         self.live = 0;
@@ -595,6 +607,16 @@ impl ExecState {
         }
     }
 
+    /// A thread the last execution left unfinished (leaked after a failure, or let go as
+    /// process exit would) never destroys its thread-locals, as under std: dropping them
+    /// with it would run user destructors on state it was interrupted in (crossbeam-epoch's
+    /// `LocalHandle` asserting it is unpinned).
+    fn forget_unfinished_locals(&mut self) {
+        for t in self.threads.iter_mut().filter(|t| !t.is_finished()) {
+            std::mem::forget(std::mem::take(&mut t.locals));
+        }
+    }
+
     /// Whether the test's main thread has returned.
     pub fn main_returned(&self) -> bool {
         self.threads.first().is_some_and(VThread::is_finished)
@@ -665,8 +687,16 @@ impl ExecState {
             self.trace = Some(Vec::new());
         }
         if self.steps > self.step_bound {
-            match self.progress.at_bound(self.step_bound) {
-                Verdict::Continue(bound) => self.step_bound = bound,
+            match self
+                .progress
+                .at_bound(self.step_bound, self.config.max_steps)
+            {
+                Verdict::Continue(bound) => {
+                    self.step_bound = bound;
+                    if let Some(progress) = &self.config.progress {
+                        progress(self.reported.0, self.reported.1);
+                    }
+                }
                 verdict => {
                     self.stop = Some(Stop::StepLimit {
                         progressing: verdict == Verdict::Capped,

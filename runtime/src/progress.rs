@@ -15,14 +15,16 @@
 
 use std::collections::HashSet;
 
-/// A window is this fraction of the step bound.
+/// A window is this fraction of `max_steps` (the configured bound).
 const WINDOW_FRACTION: u64 = 10;
 
 /// The smallest window, so a small `--max-steps` still sees a few loop turns.
 const MIN_WINDOW: u64 = 1_000;
 
-/// How far past the bound an execution that keeps progressing may run, in multiples of the
-/// bound: a runaway loop that writes new values (a counter counting for ever) still ends.
+/// How far past the bound an execution that keeps progressing may run, in multiples of
+/// `max_steps` (not of the bound, which grows with the threads: 1,000 threads' bound is
+/// 10,000,000 steps): a runaway loop that writes new values (a counter counting for ever)
+/// still ends.
 pub(crate) const CAP_FACTOR: u64 = 10;
 
 /// What the probe concluded at the end of a window.
@@ -41,6 +43,8 @@ pub(crate) struct Progress {
     /// The bound the execution started with (0: not probing).
     bound: u64,
     window: u64,
+    /// The step past which a progressing execution is stopped all the same.
+    cap: u64,
     /// Windows finished so far.
     windows: u64,
     /// Values written in the window before and in this one, by address.
@@ -93,11 +97,13 @@ impl Progress {
         }
     }
 
-    /// The execution reached `step`, its current bound: start the probe, or end a window.
-    pub(crate) fn at_bound(&mut self, step: u64) -> Verdict {
+    /// The execution reached `step`, its current bound (`max_steps` the configured one):
+    /// start the probe, or end a window.
+    pub(crate) fn at_bound(&mut self, step: u64, max_steps: u64) -> Verdict {
         if !self.probing() {
             self.bound = step.max(1);
-            self.window = (step / WINDOW_FRACTION).max(MIN_WINDOW);
+            self.window = (max_steps / WINDOW_FRACTION).max(MIN_WINDOW);
+            self.cap = step.saturating_add(max_steps.saturating_mul(CAP_FACTOR));
             return Verdict::Continue(step + self.window);
         }
         let first = self.windows == 0;
@@ -105,7 +111,7 @@ impl Progress {
         if !first && !self.progressed {
             return Verdict::Stuck;
         }
-        if step >= self.bound.saturating_mul(CAP_FACTOR + 1) {
+        if step >= self.cap {
             return Verdict::Capped;
         }
         self.before = std::mem::take(&mut self.now);
@@ -124,7 +130,7 @@ mod tests {
         let mut step = bound;
         let mut window = 0;
         loop {
-            match p.at_bound(step) {
+            match p.at_bound(step, bound) {
                 Verdict::Continue(next) => {
                     for i in 0..100 {
                         p.wrote(8, write(window, i));
@@ -153,16 +159,16 @@ mod tests {
     #[test]
     fn messages_and_threads_are_progress_after_the_first_window() {
         let mut p = Progress::default();
-        let Verdict::Continue(next) = p.at_bound(50_000) else {
+        let Verdict::Continue(next) = p.at_bound(50_000, 50_000) else {
             panic!("starts")
         };
         assert_eq!(next, 55_000);
         p.moved();
-        let Verdict::Continue(next) = p.at_bound(next) else {
+        let Verdict::Continue(next) = p.at_bound(next, 50_000) else {
             panic!("the first window only records")
         };
         p.moved();
-        assert_eq!(p.at_bound(next), Verdict::Continue(65_000));
-        assert_eq!(p.at_bound(65_000), Verdict::Stuck);
+        assert_eq!(p.at_bound(next, 50_000), Verdict::Continue(65_000));
+        assert_eq!(p.at_bound(65_000, 50_000), Verdict::Stuck);
     }
 }

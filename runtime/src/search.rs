@@ -378,6 +378,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             // it takes for a stall past a minute.
             if last_progress.elapsed().as_millis() >= 100 {
                 progress(report.executions, planned);
+                search.executor.state().reported = (report.executions, planned);
                 last_progress = Instant::now();
             }
         }

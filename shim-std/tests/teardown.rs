@@ -248,3 +248,61 @@ fn a_thread_local_destructor_can_read_other_thread_locals() {
         });
     assert_eq!(FLUSHED.load(SeqCst), 5, "pulse");
 }
+
+/// A thread-local whose destructor asserts its thread is not in the middle of something, as
+/// crossbeam-epoch's `LocalHandle` asserts it is unpinned.
+struct Participant {
+    busy: std::cell::Cell<bool>,
+}
+impl Drop for Participant {
+    fn drop(&mut self) {
+        assert!(!self.busy.get(), "participant was expected to be idle");
+    }
+}
+ps::thread_local! {
+    static ME: Participant = const { Participant { busy: std::cell::Cell::new(false) } };
+}
+
+fn busy_until(flag: &AtomicBool) {
+    ME.with(|p| {
+        p.busy.set(true);
+        while !flag.load(SeqCst) {
+            ps::thread::yield_now();
+        }
+        p.busy.set(false);
+    });
+}
+
+/// A thread the execution leaves unfinished never destroys its thread-locals, as under std
+/// (a detached thread at process exit, a thread stopped mid-way): they used to be dropped
+/// when the next execution started, where a destructor checking its thread's state panicked
+/// and took down the search or the failure's traced replay.
+#[test]
+fn an_unfinished_threads_thread_locals_are_never_destroyed() {
+    // Detached and still waiting when the test returns: std lets this pass.
+    let report = Builder::new().schedules(20).seed(1).run(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        ps::thread::spawn(move || busy_until(&f));
+        ps::thread::yield_now();
+    });
+    assert!(report.passed(), "{}", report.failure.unwrap());
+
+    // A real failure while another thread is busy: found, replayed with its trace.
+    let report = Builder::new().schedules(50).seed(1).run(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let started = Arc::new(AtomicBool::new(false));
+        let (f, s) = (flag.clone(), started.clone());
+        let h = ps::thread::spawn(move || {
+            s.store(true, SeqCst);
+            busy_until(&f)
+        });
+        assert!(!started.load(SeqCst), "the other thread started first");
+        flag.store(true, SeqCst);
+        h.join().unwrap();
+    });
+    let f = report.failure.expect("the racy assertion");
+    assert!(f.message.contains("the other thread started first"), "{f}");
+    assert!(f.reproduced, "{f}");
+    assert!(!f.trace.is_empty(), "{f}");
+}

@@ -19,7 +19,8 @@
 //!   but they take turns through one lock: every crate's instrumented build shares the suite's
 //!   mirror target dir, which cargo locks anyway, and two builds side by side on a 2-core
 //!   machine are slower than one after the other (and would blur the per-crate deadlines).
-//! - Settings: `--seed 1 --schedules 100 --message-format json`, plus `--memory MODEL` when
+//! - Settings: `--seed 1 --schedules 100 --message-format json` (fewer schedules where a
+//!   crate's stress tests run long, `Crate::schedules`), plus `--memory MODEL` when
 //!   `PULSE_REGISTRY_MEMORY=MODEL` is set (`relaxed`: the no-false-alarm check of a memory
 //!   model, ARCHITECTURE decision 27).
 //! - Weak-memory findings: a crate's `relaxed` list names tests with a real ordering bug,
@@ -47,6 +48,9 @@ struct Crate {
     /// Number of tests pulse runs (unit and integration tests; doctests are not run under
     /// pulse). A change means the crate's suite is not the one measured here.
     tests: usize,
+    /// Schedules per test (`--schedules`): 100, fewer where stress tests that run to their
+    /// end (ARCHITECTURE decision 39) would take the run past its deadline.
+    schedules: &'static str,
     /// Tests (`"<binary> <test path>"`, as in pulse's summary) expected not to pass, each with
     /// why. Any other test that does not pass fails this test.
     expected: &'static [(&'static str, &'static str)],
@@ -67,8 +71,6 @@ const SETTINGS: &[&str] = &[
     "test",
     "--seed",
     "1",
-    "--schedules",
-    "100",
     "--message-format",
     "json",
     "--color",
@@ -250,7 +252,10 @@ fn check(name: &str, memory: Option<&str>) {
 
     let bin = installed_bin_dir();
     let mut cmd = Command::new(cargo());
-    cmd.arg("pulse").args(SETTINGS).current_dir(&dir);
+    cmd.arg("pulse")
+        .args(SETTINGS)
+        .args(["--schedules", c.schedules])
+        .current_dir(&dir);
     let memory = memory
         .map(str::to_string)
         .or_else(|| std::env::var("PULSE_REGISTRY_MEMORY").ok());
@@ -270,7 +275,9 @@ fn check(name: &str, memory: Option<&str>) {
     let run = run_with_deadline(cmd, c.deadline, &log);
     eprintln!(
         "$ cargo pulse {} (in {}) -> {} in {:.1}s\n{}",
-        SETTINGS.join(" ") + &memory.map(|m| format!(" --memory {m}")).unwrap_or_default(),
+        SETTINGS.join(" ")
+            + &format!(" --schedules {}", c.schedules)
+            + &memory.map(|m| format!(" --memory {m}")).unwrap_or_default(),
         dir.display(),
         run.code
             .map_or("killed at the deadline".into(), |c| format!("exit {c}")),
@@ -423,6 +430,7 @@ const CRATES: &[Crate] = &[
         name: "std-semaphore",
         version: "0.1.0",
         tests: 6,
+        schedules: "100",
         expected: &[],
         relaxed: &[],
         precise: &[],
@@ -434,6 +442,7 @@ const CRATES: &[Crate] = &[
         name: "thread_local",
         version: "1.1.10",
         tests: 9,
+        schedules: "100",
         expected: &[],
         relaxed: &[],
         precise: &[],
@@ -444,6 +453,7 @@ const CRATES: &[Crate] = &[
         name: "threadpool",
         version: "1.8.1",
         tests: 21,
+        schedules: "100",
         expected: &[
             (
                 "threadpool test::test_recovery_from_subtask_panic",
@@ -479,6 +489,7 @@ const CRATES: &[Crate] = &[
         name: "scoped_threadpool",
         version: "0.1.9",
         tests: 9,
+        schedules: "100",
         expected: &[
             (
                 "scoped_threadpool::test/threads-living-too-long-demo demo_heap_allocated",
@@ -499,6 +510,7 @@ const CRATES: &[Crate] = &[
         name: "scheduled-thread-pool",
         version: "0.2.8",
         tests: 13,
+        schedules: "100",
         expected: &[],
         relaxed: &[],
         precise: &[],
@@ -510,6 +522,7 @@ const CRATES: &[Crate] = &[
         name: "bus",
         version: "2.4.1",
         tests: 16,
+        schedules: "100",
         expected: &[(
             "bus::test/lib aggressive_iteration",
             "step limit: 1,000 rounds of 1,000 broadcasts each in one execution (a stress \
@@ -528,6 +541,7 @@ const CRATES: &[Crate] = &[
         name: "spin",
         version: "0.5.2",
         tests: 28,
+        schedules: "100",
         expected: &[(
             "spin once::tests::try_no_wait",
             "a thread spinning in `loop {}` (no synchronising operation) cannot be preempted: \
@@ -543,6 +557,7 @@ const CRATES: &[Crate] = &[
         name: "r2d2",
         version: "0.8.10",
         tests: 18,
+        schedules: "100",
         expected: &[
             (
                 "r2d2 test::events",
@@ -590,6 +605,7 @@ const CRATES: &[Crate] = &[
         name: "crossbeam-queue",
         version: "0.3.14",
         tests: 23,
+        schedules: "10",
         expected: &[
             ("crossbeam-queue::test/array_queue drops", CB_STRESS),
             ("crossbeam-queue::test/array_queue linearizable", CB_STRESS),
@@ -616,6 +632,7 @@ const CRATES: &[Crate] = &[
         name: "once_cell",
         version: "1.21.4",
         tests: 75,
+        schedules: "100",
         expected: &[(
             "once_cell::test/it sync_once_cell::get_or_init_stress",
             "step limit: 1,000 threads racing get_or_init in one execution (a stress test)",
@@ -632,6 +649,7 @@ const CRATES: &[Crate] = &[
         name: "event-listener",
         version: "5.4.2",
         tests: 11,
+        schedules: "100",
         expected: &[],
         relaxed: &[],
         precise: &[],

@@ -201,6 +201,10 @@ fn blocking_crate(frames: &str) -> Option<String> {
             .trim_start_matches('<')
             .trim_start_matches('&')
             .trim_start_matches("mut ");
+        // A symbol without a path is C's (`syscall`, `read`, `pthread_cond_wait`), not a crate.
+        if !symbol.contains("::") {
+            return None;
+        }
         let krate = symbol.split("::").next()?.trim();
         let ours =
             krate.starts_with("pulse") || krate.starts_with('_') || NOT_A_CULPRIT.contains(&krate);
@@ -301,7 +305,9 @@ mod tests {
                 "  0: std::thread::park\n  1: core::ops::function::FnOnce::call_once\n"
             ),
             None
-        );
+        ); // The libc frame under a futex wait names no crate: the crate is further out.
+        let frames = "  0: syscall\n  1: std::sys::pal::unix::futex::futex_wait\n  2: std::thread::park\n  3: saa::wait_queue::Entry::poll_result_sync\n";
+        assert_eq!(super::blocking_crate(frames).as_deref(), Some("saa"));
     }
 
     #[test]

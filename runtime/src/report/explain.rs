@@ -208,34 +208,33 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             let top = busy.first().map(|&(_, t)| t);
             // Timed waits kept running out up to the end: the threads sleep and poll (time
             // passes, nothing happens), which no bound on steps would change.
-            let polling = st.last_timer_step > 0
+            let polling = !progressing
+                && st.last_timer_step > 0
                 && st.steps.saturating_sub(st.last_timer_step) < (st.config.max_steps / 10).max(1_000);
+            let bound = st.progress.bound();
             (
                 if polling { FailureKind::Livelock } else { FailureKind::StepLimit },
-                if polling {
+                if progressing {
                     format!(
-                        "livelock: {} of virtual time passed ({} scheduling points) while threads kept sleeping or waiting with timeouts and waking again, and the test did not finish: a polling loop whose condition never comes",
+                        "execution passed {bound} scheduling points ({} of virtual time) and was still making progress (writing new values, sending messages, starting or ending threads) when pulse stopped it {} steps later: a test too long for one execution (raise the bound with --max-steps / Builder::max_steps) or a runaway loop",
                         virtual_time(st.clock_ns),
-                        st.config.max_steps
+                        (st.steps - 1).saturating_sub(bound),
+                    )
+                } else if polling {
+                    format!(
+                        "livelock: {} of virtual time passed ({} scheduling points) while threads kept sleeping or waiting with timeouts and waking again, and made no progress in the last {}: a polling loop whose condition never comes (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
+                        virtual_time(st.clock_ns),
+                        bound,
+                        st.progress.window(),
                     )
                 } else if st.main_returned() {
                     format!(
-                        "the test's main thread had returned, but other threads were still running after {} scheduling points ({} of virtual time): a background thread that never ends (std would let the test pass and kill it; pulse runs threads to completion), or a livelock",
-                        st.progress.bound(),
+                        "the test's main thread had returned, but other threads were still running after {bound} scheduling points ({} of virtual time): a background thread that never ends (std would let the test pass and kill it; pulse runs threads to completion), or a livelock",
                         virtual_time(st.clock_ns)
-                    )
-                } else if progressing {
-                    format!(
-                        "execution passed {} scheduling points ({} of virtual time) and was still making progress (writing new values, sending messages, starting or ending threads) when pulse stopped it at {} steps, {}x its bound: a test too long for one execution (raise the bound with --max-steps / Builder::max_steps) or a runaway loop",
-                        st.progress.bound(),
-                        virtual_time(st.clock_ns),
-                        st.steps - 1,
-                        crate::progress::CAP_FACTOR + 1
                     )
                 } else {
                     format!(
-                        "execution passed {} scheduling points ({} of virtual time) without finishing, and made no progress in its last {}: no atomic wrote a value it had not written in the {} before, no message was sent, no thread started or ended. A livelock, a spin or polling loop that never sees its condition, or a runaway loop that only changes data a lock guards (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
-                        st.progress.bound(),
+                        "execution passed {bound} scheduling points ({} of virtual time) without finishing, and made no progress in its last {}: no atomic wrote a value it had not written in the {} before, no message was sent, no thread started or ended. A livelock, a spin or polling loop that never sees its condition, or a runaway loop that only changes data a lock guards (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
                         virtual_time(st.clock_ns),
                         st.progress.window(),
                         st.progress.window(),
