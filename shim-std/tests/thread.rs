@@ -366,3 +366,19 @@ fn a_stack_that_cannot_be_mapped_is_an_err_from_spawn_as_in_std() {
         assert_eq!(big.join().unwrap(), 1);
     });
 }
+
+/// A `Thread` is one pointer, as std's: crates assert the size of structs holding one at
+/// compile time (saa 5.6's wait-queue entry must fit half a cache line), and such a crate
+/// did not build instrumented while pulse's was 32 bytes.
+#[test]
+fn a_thread_handle_is_the_size_of_std_s() {
+    use std::mem::size_of;
+    assert_eq!(
+        size_of::<thread::Thread>(),
+        size_of::<std::thread::Thread>()
+    );
+    assert_eq!(
+        size_of::<Option<thread::Thread>>(),
+        size_of::<Option<std::thread::Thread>>()
+    );
+}

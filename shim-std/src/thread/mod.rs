@@ -43,9 +43,10 @@ impl fmt::Debug for ThreadId {
     }
 }
 
-/// A handle to a thread.
+/// A handle to a thread: one pointer, as std's is (a crate may assert the size of a struct
+/// holding one at compile time: saa's wait queue entry).
 #[derive(Clone)]
-pub struct Thread(ThreadRepr);
+pub struct Thread(Arc<ThreadRepr>);
 
 #[derive(Clone)]
 enum ThreadRepr {
@@ -61,17 +62,17 @@ enum ThreadRepr {
 
 impl Thread {
     fn virtual_thread(ctx: rt::Ctx, tid: u32, name: Option<Arc<str>>) -> Thread {
-        Thread(ThreadRepr::Virtual {
+        Thread(Arc::new(ThreadRepr::Virtual {
             tid,
             exec: ctx.execution_id(),
             name,
-        })
+        }))
     }
 
     /// Atomically makes the handle's token available if it is not already.
     #[track_caller]
     pub fn unpark(&self) {
-        match &self.0 {
+        match &*self.0 {
             ThreadRepr::Os(t) => t.unpark(),
             ThreadRepr::Virtual { tid, exec, .. } => {
                 // A handle that escaped its execution has nothing left to wake.
@@ -88,7 +89,7 @@ impl Thread {
     /// Gets the thread's unique identifier.
     #[must_use]
     pub fn id(&self) -> ThreadId {
-        match &self.0 {
+        match &*self.0 {
             ThreadRepr::Os(t) => ThreadId(IdRepr::Os(t.id())),
             ThreadRepr::Virtual { tid, .. } => ThreadId(IdRepr::Virtual(*tid as u64 + 1)),
         }
@@ -97,7 +98,7 @@ impl Thread {
     /// Gets the thread's name.
     #[must_use]
     pub fn name(&self) -> Option<&str> {
-        match &self.0 {
+        match &*self.0 {
             ThreadRepr::Os(t) => t.name(),
             ThreadRepr::Virtual { name, .. } => name.as_deref(),
         }
@@ -121,7 +122,7 @@ pub fn current() -> Thread {
             let tid = ctx.me();
             Thread::virtual_thread(ctx, tid, ctx.thread_name(tid))
         }
-        None => Thread(ThreadRepr::Os(std::thread::current())),
+        None => Thread(Arc::new(ThreadRepr::Os(std::thread::current()))),
     }
 }
 
@@ -148,7 +149,7 @@ struct VirtualHandle<T> {
 impl<T> VirtualHandle<T> {
     /// The running execution, if it is the one this thread belongs to.
     fn own_execution(&self) -> Option<rt::Ctx> {
-        let ThreadRepr::Virtual { exec, .. } = self.thread.0 else {
+        let ThreadRepr::Virtual { exec, .. } = *self.thread.0 else {
             return None;
         };
         rt::current().filter(|c| c.execution_id() == exec)
@@ -300,8 +301,11 @@ mod thread_cache {
     pub(super) fn lookup(t: &std::thread::Thread) -> &'static Thread {
         let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
         let map = cache.get_or_insert_with(HashMap::new);
-        map.entry(t.id())
-            .or_insert_with(|| Box::leak(Box::new(Thread(ThreadRepr::Os(t.clone())))))
+        map.entry(t.id()).or_insert_with(|| {
+            Box::leak(Box::new(Thread(std::sync::Arc::new(ThreadRepr::Os(
+                t.clone(),
+            )))))
+        })
     }
 }
 
