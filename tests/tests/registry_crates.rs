@@ -410,7 +410,9 @@ fn configure(cmd: &mut Command, bin: &Path) {
 /// crossbeam-queue's multi-threaded tests are stress tests (`COUNT` = 100,000 and more items
 /// through one queue per execution, with Backoff spinning): one execution passes the
 /// 1,000,000-step bound.
-const CB_STRESS: &str = "step limit: a stress test (100,000+ items per execution)";
+const CB_STRESS: &str = "a stress test (100,000+ items per execution) that may still be \
+     progressing at the step bound's cap under a schedule whose threads spin (mpmc under POS, \
+     seed 8); `drops` draws its sizes from an OS-seeded `rand::thread_rng`";
 
 /// bus 2.4.1's close protocol under `--memory relaxed`, confirmed with loom
 /// (`bench/tests/bus_recv_disconnected.rs`).
@@ -470,7 +472,7 @@ const CRATES: &[Crate] = &[
             (
                 "threadpool test::test_massive_task_creation",
                 "step limit: 4.2 million tasks are far beyond the 1,000,000-step bound of one \
-                 execution (a stress test, not a race)",
+                 execution, and still progressing at its cap (a stress test, not a race)",
             ),
             (
                 "threadpool test::test_shrink",
@@ -493,11 +495,13 @@ const CRATES: &[Crate] = &[
         expected: &[
             (
                 "scoped_threadpool::test/threads-living-too-long-demo demo_heap_allocated",
-                "step limit: the demo does about 20 million atomic operations in one execution",
+                "step limit: the demo does about 20 million atomic operations in one execution, \
+                 past the step bound's cap",
             ),
             (
                 "scoped_threadpool::test/threads-living-too-long-demo demo_stack_allocated",
-                "step limit: the demo does about 20 million atomic operations in one execution",
+                "step limit: the demo does about 20 million atomic operations in one execution, \
+                 past the step bound's cap",
             ),
         ],
         relaxed: &[],
@@ -599,33 +603,24 @@ const CRATES: &[Crate] = &[
         deadline: MIN.saturating_mul(5),
     },
     // Edition 2021; lock-free ArrayQueue/SegQueue, whose tests run on crossbeam-utils' scoped
-    // threads (instrumented automatically, so the scoped threads are scheduled). The whole
-    // suite runs, no filter: ~110 s warm, most of it in the stress tests below.
+    // threads (instrumented automatically, so the scoped threads are scheduled). Its stress
+    // tests (100,000+ items per execution) run past the step bound while they progress
+    // (ARCHITECTURE decision 39), 5-15 s per schedule in a debug build: 5 schedules keep the
+    // suite near 3 minutes (at 10 schedules, seed 1: 22 of 23 pass in 314 s; `mpmc` hit the
+    // cap at schedule 8).
     Crate {
         name: "crossbeam-queue",
         version: "0.3.14",
         tests: 23,
-        schedules: "10",
+        schedules: "5",
         expected: &[
-            ("crossbeam-queue::test/array_queue drops", CB_STRESS),
-            ("crossbeam-queue::test/array_queue linearizable", CB_STRESS),
             ("crossbeam-queue::test/array_queue mpmc", CB_STRESS),
-            (
-                "crossbeam-queue::test/array_queue mpmc_ring_buffer",
-                CB_STRESS,
-            ),
-            ("crossbeam-queue::test/array_queue spsc", CB_STRESS),
-            (
-                "crossbeam-queue::test/array_queue spsc_ring_buffer",
-                CB_STRESS,
-            ),
+            ("crossbeam-queue::test/array_queue drops", CB_STRESS),
             ("crossbeam-queue::test/seg_queue drops", CB_STRESS),
-            ("crossbeam-queue::test/seg_queue mpmc", CB_STRESS),
-            ("crossbeam-queue::test/seg_queue spsc", CB_STRESS),
         ],
         relaxed: &[],
         precise: &[],
-        deadline: MIN.saturating_mul(8),
+        deadline: MIN.saturating_mul(10),
     },
     // Edition 2021; lazy and once cells (its sync::OnceCell on std's Once/atomics + park).
     Crate {
@@ -635,7 +630,9 @@ const CRATES: &[Crate] = &[
         schedules: "100",
         expected: &[(
             "once_cell::test/it sync_once_cell::get_or_init_stress",
-            "step limit: 1,000 threads racing get_or_init in one execution (a stress test)",
+            "a stress test: 1,000 threads meeting at 1,000-thread barriers; under POS each \
+             arrival re-draws every waiting racer's priority, and one execution can outlast \
+             the 60 s no-progress backstop or the step bound",
         )],
         relaxed: &[],
         precise: &[],
