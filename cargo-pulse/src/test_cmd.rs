@@ -181,18 +181,24 @@ pub fn prepare_mirror(user: UserWorkspace, args: &TestArgs, console: &Console) -
     };
     let mirror = Mirror::prepare(user, &opts)?;
     let s = &mirror.summary;
-    let deps = if mirror.deps.is_empty() {
+    // A dependency a file of which does not parse is left as it is (the Dependencies line
+    // says so): not named here.
+    let instrumented: Vec<String> = mirror
+        .deps
+        .iter()
+        .map(|d| format!("{} {}", d.name, d.version))
+        .filter(|d| {
+            !mirror
+                .deps_report
+                .not_parsed
+                .iter()
+                .any(|n| n.starts_with(&format!("{d} ")))
+        })
+        .collect();
+    let deps = if instrumented.is_empty() {
         String::new()
     } else {
-        format!(
-            ", with {}",
-            mirror
-                .deps
-                .iter()
-                .map(|d| format!("{} {}", d.name, d.version))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        format!(", with {}", instrumented.join(", "))
     };
     console.status(
         "Instrumented",

@@ -10,6 +10,9 @@ use std::cell::UnsafeCell;
 use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// Words of the warning about an object a later execution reuses (`search` looks for them).
+pub(crate) const SHARED_BETWEEN_EXECUTIONS: &str = "is shared between executions";
+
 use crate::ctx::Ctx;
 use crate::obj_ref::ObjRef;
 use crate::registry;
@@ -118,7 +121,7 @@ impl<S: ObjectState> ObjectCell<S> {
         unsafe { *self.slot.get() = Some((obj, S::default())) };
         if previous != 0 {
             ctx.warn(format!(
-                "the {} used at {} is shared between executions (a `static`, or created outside the \
+                "the {} used at {} {SHARED_BETWEEN_EXECUTIONS} (a `static`, or created outside the \
                  checked closure): its value carries over from one schedule to the next, which can \
                  make failures depend on the order schedules ran in",
                 S::KIND,

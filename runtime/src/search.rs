@@ -126,6 +126,12 @@ const STATE_CARRIED: &str =
      running it many times in one process would report as a bug. Each schedule now runs in its \
      own process (slower); `PULSE_ISOLATION=always` starts that way, `off` never does";
 
+const STATE_CARRIED_SYSTEMATIC: &str =
+    "this failure came after the first schedule, and the test keeps state in statics (above): \
+     dfs and dpor run every schedule in this one process, so it may come from what earlier \
+     schedules left there, and its schedule may not replay on its own; the default strategy \
+     re-runs such a failure in a fresh process, and isolates the test if it does not reproduce";
+
 struct Search {
     executor: Executor,
     /// Each execution runs in a fresh process started by `isolator` (`Isolation`).
@@ -280,6 +286,18 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 // A real failure: report it as a clean process sees it, and replay it there.
                 search.failure_confirmed_fresh = true;
                 outcome = fresh;
+            }
+        }
+        if outcome.failed && i > 0 && !by_seed && !replaying {
+            // `dfs` and `dpor` cannot re-run a failure in a fresh process (a seed does not
+            // replay them): say that state kept in statics may be its cause.
+            let mut st = search.executor.state();
+            let shared = st
+                .warnings
+                .iter()
+                .any(|w| w.contains(crate::object::SHARED_BETWEEN_EXECUTIONS));
+            if shared {
+                st.warn(STATE_CARRIED_SYSTEMATIC.to_string());
             }
         }
         if let Some(schedule) = config.replay.as_ref().filter(|_| replaying) {

@@ -478,3 +478,33 @@ fn a_long_failing_execution_is_not_minimized() {
     let took = started.elapsed();
     assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
 }
+
+/// Under `dpor` (or `dfs`) every schedule runs in this process, and a failure that comes
+/// from what an earlier schedule left in a `static` cannot be re-run in a fresh one: the
+/// report says so, rather than leaving a failure whose schedule may not replay on its own
+/// (conquer-once's `once_cell_try_init_and_try_get`).
+#[test]
+fn a_systematic_failure_after_state_carried_over_says_so() {
+    use pulse_shim_std::sync::OnceLock;
+    static CELL: OnceLock<usize> = OnceLock::new();
+    let report = Builder::new()
+        .strategy(pulse_runtime::Strategy::Dpor { bound: 2 })
+        .schedules(100)
+        .run(|| {
+            assert_eq!(CELL.get(), None);
+            let hs: Vec<_> = (0..2)
+                .map(|i| thread::spawn(move || *CELL.get_or_init(|| i)))
+                .collect();
+            let winners: Vec<usize> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+            assert_eq!(winners[0], winners[1]);
+        });
+    let f = report
+        .failure
+        .expect("the second schedule sees the cell set");
+    assert!(
+        f.warnings
+            .iter()
+            .any(|w| w.contains("dfs and dpor run every schedule in this one process")),
+        "{f}"
+    );
+}
