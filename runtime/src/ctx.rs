@@ -39,7 +39,6 @@ pub(crate) fn set_current(cell: *const ExecCell) -> *const ExecCell {
 /// It is never reported as a panic.
 pub struct PulseAbort;
 
-/// A handle to the execution running on this OS thread.
 /// What an atomic operation owes beyond itself (`Ctx::atomic_duties`).
 #[derive(Default, Clone, Copy)]
 pub(crate) struct AtomicDuties {
@@ -48,6 +47,7 @@ pub(crate) struct AtomicDuties {
     pub probing: bool,
 }
 
+/// A handle to the execution running on this OS thread.
 #[derive(Clone, Copy)]
 pub struct Ctx {
     cell: &'static ExecCell,

@@ -240,6 +240,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     }
     search.isolated = config.isolation == Isolation::Always && search.isolator.is_some();
     let mut last_progress = Instant::now();
+    search.executor.state().reported = (0, planned);
     let threads_before = config.watch_os_threads.then(os_threads::Snapshot::take);
     let mut i = 0;
     while i < planned {
