@@ -323,22 +323,13 @@ pub fn build(
     if !status.success() {
         if !dep_errors.is_empty() {
             let names: Vec<&str> = dep_errors.iter().map(String::as_str).collect();
-            let others: Vec<&str> = mirror
-                .deps
-                .iter()
-                .map(|d| d.name.as_str())
-                .filter(|n| !names.contains(n))
-                .collect();
+            let instrumented: Vec<&str> = mirror.deps.iter().map(|d| d.name.as_str()).collect();
             console.eprintln(&console.error(&format!(
                 "the instrumented copy of the dependency {} does not compile (see above): a bug in \
                  pulse's shims or instrumenter. To test without scheduling it, pass \
                  `--instrument-deps {}`",
                 names.join(", "),
-                if others.is_empty() {
-                    "none".to_string()
-                } else {
-                    others.join(",")
-                }
+                instrument_deps_without(&names, &instrumented, &report.held_back)
             )));
         } else if support_errors > 0 {
             console.eprintln(&console.error(
@@ -452,8 +443,52 @@ fn package_name(id: &str) -> String {
     id.split_whitespace().next().unwrap_or(id).to_string()
 }
 
+/// The `--instrument-deps` list that leaves out the crates in `failing`: every other one
+/// `instrumented`, each name once. A name stands for every version of it, and pulse refuses
+/// to instrument a crate it depends on itself (`held_back`, `name version`), so such a name
+/// (getrandom 0.4 instrumented beside pulse's own 0.3) is left out too.
+fn instrument_deps_without(
+    failing: &[&str],
+    instrumented: &[&str],
+    held_back: &[String],
+) -> String {
+    let pulse_needs = |n: &str| {
+        held_back
+            .iter()
+            .any(|h| h.split_whitespace().next() == Some(n))
+    };
+    let mut others: Vec<&str> = instrumented
+        .iter()
+        .copied()
+        .filter(|n| !failing.contains(n) && !pulse_needs(n))
+        .collect();
+    others.sort_unstable();
+    others.dedup();
+    if others.is_empty() {
+        "none".to_string()
+    } else {
+        others.join(",")
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::instrument_deps_without;
+
+    #[test]
+    fn the_advice_names_each_other_crate_once_and_none_pulse_depends_on() {
+        let held_back = vec!["getrandom 0.3.4".to_string()];
+        assert_eq!(
+            instrument_deps_without(
+                &["saa"],
+                &["saa", "getrandom", "rand", "getrandom", "bytes"],
+                &held_back
+            ),
+            "bytes,rand"
+        );
+        assert_eq!(instrument_deps_without(&["saa"], &["saa"], &[]), "none");
+    }
+
     use super::*;
 
     #[test]
