@@ -206,11 +206,11 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 })
                 .collect();
             let top = busy.first().map(|&(_, t)| t);
-            // Timed waits kept running out up to the end: the threads sleep and poll (time
-            // passes, nothing happens), which no bound on steps would change.
+            // Timed waits kept running out up to the end, within the probe's last window, and
+            // nothing progressed: the threads sleep and poll (time passes, nothing happens).
             let polling = !progressing
                 && st.last_timer_step > 0
-                && st.steps.saturating_sub(st.last_timer_step) < (st.config.max_steps / 10).max(1_000);
+                && st.steps.saturating_sub(st.last_timer_step) < st.progress.window();
             let bound = st.progress.bound();
             (
                 if polling { FailureKind::Livelock } else { FailureKind::StepLimit },

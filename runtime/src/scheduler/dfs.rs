@@ -18,7 +18,7 @@
 //! yielding thread costs nothing. Schedules in which a spinning thread keeps the processor
 //! are thereby left out; schedules in which it lets the others on are all explored.
 
-use super::{ChoiceKind, Covered, Scheduler, FAIR_RUN, UNBOUNDED_SPURIOUS};
+use super::{ChoiceKind, Covered, Scheduler, SpuriousLimit, FAIR_RUN};
 
 struct Node {
     /// The option taken (a thread index, or 0/1 for a yes/no choice).
@@ -45,10 +45,8 @@ pub struct DfsScheduler {
     exhausted: bool,
     /// Some option was left out because it would exceed the bound.
     pruned: bool,
-    /// Without a bound, some spurious event was left out for `UNBOUNDED_SPURIOUS`.
-    spurious_limited: bool,
-    /// Spurious wakeups and weak-CAS failures in this execution so far.
-    spurious_taken: usize,
+    /// Without a bound, spurious events against `UNBOUNDED_SPURIOUS`.
+    spurious: SpuriousLimit,
     /// The thread that ran at the last choice point, and for how many in a row.
     last: Option<u32>,
     run_length: u32,
@@ -67,8 +65,7 @@ impl DfsScheduler {
             started: false,
             exhausted: false,
             pruned: false,
-            spurious_limited: false,
-            spurious_taken: 0,
+            spurious: SpuriousLimit::default(),
             last: None,
             run_length: 0,
         }
@@ -87,7 +84,7 @@ impl DfsScheduler {
 
     fn start(&mut self) {
         self.pos = 0;
-        self.spurious_taken = 0;
+        self.spurious.start();
         self.last = None;
         self.run_length = 0;
     }
@@ -199,7 +196,7 @@ impl Scheduler for DfsScheduler {
         self.exhausted.then_some(Covered {
             bound: self.bound,
             pruned: self.pruned,
-            spurious_limited: self.spurious_limited,
+            spurious_limited: self.spurious.limited(),
         })
     }
 
@@ -268,12 +265,8 @@ impl Scheduler for DfsScheduler {
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
         let pos = self.pos;
         self.pos += 1;
-        let spurious = matches!(
-            kind,
-            ChoiceKind::SpuriousWakeup | ChoiceKind::WeakCasFailure
-        );
         if let Some(node) = self.path.get(pos) {
-            self.spurious_taken += usize::from(spurious && node.choice == 1);
+            self.spurious.replayed(kind.is_spurious(), node.choice == 1);
             return match node.choice {
                 0 => Some(false),
                 1 => Some(true),
@@ -282,12 +275,7 @@ impl Scheduler for DfsScheduler {
         }
         let mut untried = Vec::new();
         match kind {
-            _ if spurious
-                && self.bound == usize::MAX
-                && self.spurious_taken >= UNBOUNDED_SPURIOUS =>
-            {
-                self.spurious_limited = true
-            }
+            _ if !self.spurious.allows(kind.is_spurious(), self.bound) => {}
             // Rare events an adversary causes: each costs a preemption (a timer firing before
             // a runnable step, too: the bound keeps timed loops finite).
             ChoiceKind::SpuriousWakeup | ChoiceKind::WeakCasFailure | ChoiceKind::TimerFirst => {

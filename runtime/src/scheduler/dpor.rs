@@ -84,7 +84,7 @@
 use std::collections::HashMap;
 
 use super::dfs::{fair_choice, FairChoice};
-use super::{ChoiceKind, Covered, Scheduler, FAIR_RUN, UNBOUNDED_SPURIOUS};
+use super::{ChoiceKind, Covered, Scheduler, SpuriousLimit, FAIR_RUN};
 use crate::obj_ref::ObjRef;
 
 /// One object a step acts on, and whether it may change it (`write`) or only reads it.
@@ -347,8 +347,8 @@ pub struct DporScheduler {
     started: bool,
     exhausted: bool,
     pruned: bool,
-    /// Without a bound, some spurious event was left out for `UNBOUNDED_SPURIOUS`.
-    spurious_limited: bool,
+    /// Without a bound, spurious events against `UNBOUNDED_SPURIOUS`.
+    spurious: SpuriousLimit,
     /// Counts the events that make a subtree's exploration incomplete as a justification
     /// for sleeping: an option left out for the bound, a step touching time.
     dirty: u64,
@@ -357,8 +357,6 @@ pub struct DporScheduler {
     threads: Vec<ThreadInfo>,
     last_on: HashMap<u64, LastOn>,
     last_unknown: Option<usize>,
-    /// Spurious wakeups and weak-CAS failures so far.
-    spurious_taken: usize,
     /// The last scheduling choice point and the thread it picked.
     last_sched: Option<(usize, u32)>,
     timed: bool,
@@ -407,13 +405,12 @@ impl DporScheduler {
             started: false,
             exhausted: false,
             pruned: false,
-            spurious_limited: false,
+            spurious: SpuriousLimit::default(),
             dirty: 0,
             steps: Vec::new(),
             threads: Vec::new(),
             last_on: HashMap::new(),
             last_unknown: None,
-            spurious_taken: 0,
             last_sched: None,
             timed: false,
             sleep: Vec::new(),
@@ -438,7 +435,7 @@ impl DporScheduler {
         self.threads.clear();
         self.last_on.clear();
         self.last_unknown = None;
-        self.spurious_taken = 0;
+        self.spurious.start();
         self.last_sched = None;
         self.timed = false;
         self.sleep.clear();
@@ -829,9 +826,8 @@ impl DporScheduler {
         if pos < self.path.len() {
             let node = &self.path[pos];
             self.spent += node.cost(node.choice);
-            if cost == DataCost::Spurious && node.choice != default {
-                self.spurious_taken += 1;
-            }
+            self.spurious
+                .replayed(cost == DataCost::Spurious, node.choice != default);
             return node.choice;
         }
         let mut untried = Vec::new();
@@ -842,13 +838,9 @@ impl DporScheduler {
             }
             if self.spent + costly > self.bound {
                 self.prune();
-            } else if cost == DataCost::Spurious
-                && self.bound == usize::MAX
-                && self.spurious_taken >= UNBOUNDED_SPURIOUS
-            {
+            } else if !self.spurious.allows(cost == DataCost::Spurious, self.bound) {
                 // Not `dirty`: reordering independent steps keeps an execution's number
                 // of spurious events, so an equivalent one is cut as well.
-                self.spurious_limited = true;
             } else {
                 untried.push(o);
             }
@@ -1000,7 +992,7 @@ impl Scheduler for DporScheduler {
         self.exhausted.then_some(Covered {
             bound: self.bound,
             pruned: self.pruned,
-            spurious_limited: self.spurious_limited,
+            spurious_limited: self.spurious.limited(),
         })
     }
 

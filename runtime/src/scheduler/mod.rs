@@ -42,6 +42,17 @@ pub enum ChoiceKind {
     TimerFirst,
 }
 
+impl ChoiceKind {
+    /// A spurious event (a wakeup or a weak-CAS failure): an adversary's move that repeats
+    /// a wait or CAS loop.
+    pub(crate) fn is_spurious(self) -> bool {
+        matches!(
+            self,
+            ChoiceKind::SpuriousWakeup | ChoiceKind::WeakCasFailure
+        )
+    }
+}
+
 /// What an exhaustive strategy (`dfs`, `dpor`) explored once it ran out of schedules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Covered {
@@ -60,6 +71,39 @@ pub struct Covered {
 /// loop, a weak compare-exchange not retried. Under a bound each costs a preemption
 /// instead, which ends the search too.
 pub const UNBOUNDED_SPURIOUS: usize = 1;
+
+/// An execution's spurious events counted against `UNBOUNDED_SPURIOUS` (`dfs`, `dpor`).
+#[derive(Default)]
+pub(crate) struct SpuriousLimit {
+    /// Spurious events in this execution so far.
+    taken: usize,
+    /// Some spurious event was left out, in any execution of the search.
+    limited: bool,
+}
+
+impl SpuriousLimit {
+    /// A new execution: none taken yet.
+    pub(crate) fn start(&mut self) {
+        self.taken = 0;
+    }
+
+    /// A choice point replayed from the path: a spurious one answered yes counts.
+    pub(crate) fn replayed(&mut self, spurious: bool, yes: bool) {
+        self.taken += usize::from(spurious && yes);
+    }
+
+    /// Whether a new choice point may offer its spurious answer under `bound` (always with
+    /// a bound, where it costs a preemption instead); a refusal is remembered.
+    pub(crate) fn allows(&mut self, spurious: bool, bound: usize) -> bool {
+        let cut = spurious && bound == usize::MAX && self.taken >= UNBOUNDED_SPURIOUS;
+        self.limited |= cut;
+        !cut
+    }
+
+    pub(crate) fn limited(&self) -> bool {
+        self.limited
+    }
+}
 
 /// A strategy for picking the next thread.
 pub trait Scheduler {
