@@ -356,7 +356,7 @@ impl Ctx {
         value: Option<&'static str>,
     ) {
         let mut st = self.state();
-        if kind == TraceKind::Send && st.progress.probing() {
+        if kind == TraceKind::Send {
             st.progress.moved();
         }
         if st.trace.is_some() && !st.teardown {

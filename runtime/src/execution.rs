@@ -396,9 +396,7 @@ impl ExecState {
         }
         let per_thread = (tid as u64 + 1).saturating_mul(STEPS_PER_THREAD);
         self.step_bound = self.step_bound.max(per_thread);
-        if self.progress.probing() {
-            self.progress.moved();
-        }
+        self.progress.moved();
         self.live += 1;
         self.make_runnable(tid);
         self.pending_spawns.push(PendingSpawn {
@@ -634,9 +632,7 @@ impl ExecState {
             self.memory.finished(me);
         }
         self.live -= 1;
-        if self.progress.probing() {
-            self.progress.moved();
-        }
+        self.progress.moved();
         self.scheduler.ended(me);
         self.remove_runnable(me);
         self.wake_all(ObjRef::thread(me));

@@ -90,7 +90,8 @@ impl Progress {
         }
     }
 
-    /// A message sent, a thread started or ended.
+    /// A message sent, a thread started or ended (counted only after the probe's first
+    /// window; nothing before the bound).
     pub(crate) fn moved(&mut self) {
         if self.windows > 0 {
             self.progressed = true;
