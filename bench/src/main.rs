@@ -189,7 +189,18 @@ fn main() {
             "### Thread scaling: pulse's cost per decision, 2 to 1,000 threads\n"
         );
         let reps = reps.unwrap_or(if quick { 3 } else { 5 }) as usize;
-        out.push_str(&format!("{}\n", scaling::run(quick, reps)));
+        out.push_str(&format!(
+            "{}\n",
+            scaling::run(scaling::Program::Independent, quick, reps)
+        ));
+        outln!(
+            out,
+            "#### The same, every thread on one object: n threads at one barrier\n"
+        );
+        out.push_str(&format!(
+            "{}\n",
+            scaling::run(scaling::Program::Barrier, quick, reps)
+        ));
     }
     if only.iter().any(|s| s == "bugs") {
         let cfg = bugs::Config {

@@ -1,11 +1,16 @@
 //! Thread scaling: pulse's cost per scheduling decision as the number of threads grows
 //! (issue #9: a 1,000-thread test must cost about what a 2-thread one does per decision).
 //!
-//! The program: the main thread spawns `n` threads; each bumps its own atomic counter
-//! `STEPS` times; main joins them all. Per-thread counters keep the operations independent,
-//! so the numbers measure the scheduler's bookkeeping (runnable set, waiters, the strategy's
-//! pick), not contention. pulse only: loom models at most 5 threads, and shuttle is compared
-//! on the throughput programs.
+//! Two programs. In both the main thread spawns `n` threads and joins them all.
+//! - Independent: each thread bumps its own atomic counter `STEPS` times. The operations
+//!   race with nothing, so the numbers measure the scheduler's bookkeeping (runnable set,
+//!   waiters, the strategy's pick), not contention.
+//! - Barrier: all threads wait at one `Barrier` `STEPS` times. Every thread's next operation
+//!   is on the same object, the worst case for POS, which re-draws the priority of every
+//!   thread racing with the one that ran.
+//!
+//! pulse only: loom models at most 5 threads, and shuttle is compared on the throughput
+//! programs.
 
 #![cfg(feature = "pulse")]
 
@@ -13,7 +18,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use pulse::std::sync::atomic::AtomicUsize;
-use pulse::std::sync::Arc;
+use pulse::std::sync::{Arc, Barrier};
 use pulse::std::thread;
 
 use crate::stats::{sig3, thousands};
@@ -21,7 +26,30 @@ use crate::stats::{sig3, thousands};
 const STEPS: usize = 10;
 pub const THREADS: [usize; 4] = [2, 10, 100, 1000];
 
-fn program(n: usize) {
+#[derive(Clone, Copy, PartialEq)]
+pub enum Program {
+    Independent,
+    Barrier,
+}
+
+fn barrier(n: usize) {
+    let barrier = Arc::new(Barrier::new(n));
+    let hs: Vec<_> = (0..n)
+        .map(|_| {
+            let b = barrier.clone();
+            thread::spawn(move || {
+                for _ in 0..STEPS {
+                    b.wait();
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+}
+
+fn independent(n: usize) {
     let counters: Arc<Vec<AtomicUsize>> = Arc::new((0..n).map(|_| AtomicUsize::new(0)).collect());
     let hs: Vec<_> = (0..n)
         .map(|i| {
@@ -40,8 +68,18 @@ fn program(n: usize) {
 }
 
 /// Median ns per decision of `reps` timed runs of about `decisions` decisions each.
-fn measure(n: usize, strategy: pulse::Strategy, decisions: u64, reps: usize) -> (f64, u64) {
+fn measure(
+    program: Program,
+    n: usize,
+    strategy: pulse::Strategy,
+    decisions: u64,
+    reps: usize,
+) -> (f64, u64) {
     let per_exec = (n * (STEPS + 3)) as u64;
+    let body = match program {
+        Program::Independent => independent,
+        Program::Barrier => barrier,
+    };
     let execs = (decisions / per_exec).max(3);
     let run = || {
         let started = Instant::now();
@@ -50,7 +88,7 @@ fn measure(n: usize, strategy: pulse::Strategy, decisions: u64, reps: usize) -> 
             .schedules(execs)
             .seed(1)
             .max_steps(u64::MAX / 2)
-            .run(move || program(n));
+            .run(move || body(n));
         assert!(
             r.passed(),
             "scaling {n} threads under {strategy}: {:?}",
@@ -65,7 +103,7 @@ fn measure(n: usize, strategy: pulse::Strategy, decisions: u64, reps: usize) -> 
     (t.as_nanos() as f64 / d as f64, d)
 }
 
-pub fn run(quick: bool, reps: usize) -> String {
+pub fn run(program: Program, quick: bool, reps: usize) -> String {
     let decisions = if quick { 100_000 } else { 1_000_000 };
     let strategies = [
         pulse::Strategy::Random,
@@ -91,7 +129,7 @@ pub fn run(quick: bool, reps: usize) -> String {
         let mut total = 0;
         for (i, n) in THREADS.into_iter().enumerate() {
             eprintln!("[scaling] {s} {n} threads");
-            let (ns, d) = measure(n, s, decisions, reps);
+            let (ns, d) = measure(program, n, s, decisions, reps);
             if i == 0 {
                 first = ns;
             }
@@ -105,11 +143,14 @@ pub fn run(quick: bool, reps: usize) -> String {
             last / first
         );
     }
+    let what = match program {
+        Program::Independent => format!("each bumps its own atomic {STEPS} times"),
+        Program::Barrier => format!("all wait at one barrier {STEPS} times"),
+    };
     out += &format!(
-        "\nThe program: main spawns n threads, each bumps its own atomic {STEPS} times, main joins \
-         them (about n x {} decisions per execution). Median of {reps} timed runs of about {} decisions \
-         each, after one warm-up; ns / decision = wall time ÷ `Report::decisions`, spawning and joining included.\n",
-        STEPS + 3,
+        "\nThe program: main spawns n threads, {what}, main joins them. Median of {reps} timed runs \
+         of about {} decisions each, after one warm-up; ns / decision = wall time ÷ \
+         `Report::decisions`, spawning and joining included.\n",
         thousands(decisions),
     );
     out

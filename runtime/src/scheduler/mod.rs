@@ -14,6 +14,7 @@ mod dpor_classes;
 mod pct;
 mod portfolio;
 mod pos;
+mod pos_groups;
 mod random;
 mod replay;
 mod roles;
