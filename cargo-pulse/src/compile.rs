@@ -136,10 +136,21 @@ pub fn profile_and_feature_args(cargo: &CargoArgs) -> Vec<String> {
     args
 }
 
+/// pulse's runtime (the scheduler, the execution's bookkeeping) is optimised in every
+/// profile: in a debug test build it is otherwise most of an execution's time.
+const OPTIMIZED_RUNTIME: [&str; 3] = [
+    "profile.dev.package.pulse-runtime.opt-level=3",
+    "profile.dev.package.pulse-runtime.debug-assertions=false",
+    "profile.dev.package.pulse-runtime.overflow-checks=false",
+];
+
 /// The environment every cargo invocation on the mirror gets.
 pub fn cargo_command(mirror: &Mirror) -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
+    for setting in OPTIMIZED_RUNTIME {
+        cmd.args(["--config", setting]);
+    }
     cmd.current_dir(&mirror.root);
     cmd.env("CARGO_TARGET_DIR", &mirror.target_dir);
     rustc_wrapper::install(&mut cmd, &mirror.foreign_dirs());
