@@ -274,6 +274,11 @@ pub struct TestArgs {
         help_heading = "Search"
     )]
     pub blocking_timeout: f64,
+    /// Time one test's search may take (`60s`, `10m`, or `none`): no schedule starts after
+    /// it, and a test that passed the schedules it ran passes with a warning saying how many
+    /// it ran. A stress test of a second per schedule would otherwise take 1,000 seconds.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::stop::parse_limit, help_heading = "Search")]
+    pub test_time: crate::stop::Limit,
     /// Kill a test process that runs longer than this many seconds in all.
     #[arg(long, value_name = "SECS", help_heading = "Search")]
     pub timeout: Option<f64>,

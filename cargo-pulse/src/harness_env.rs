@@ -23,6 +23,8 @@ pub struct HarnessEnv<'a> {
     pub weak_cas: Option<WeakCas>,
     pub replay: Option<&'a str>,
     pub blocking_timeout: Duration,
+    /// How long the test's search may take (`env::TEST_TIME_MS`).
+    pub test_time: Option<Duration>,
     /// Where the harness writes the test's `FailureRecord`.
     pub failure_dir: &'a Path,
     /// Rewritten with `done total` as the search goes; its absence after a passing test means
@@ -62,6 +64,10 @@ impl HarnessEnv<'_> {
             );
         let optional = [
             (env::MAX_STEPS, self.max_steps.map(|n| n.to_string())),
+            (
+                env::TEST_TIME_MS,
+                self.test_time.map(|t| t.as_millis().max(1).to_string()),
+            ),
             (env::STRATEGY, self.strategy.map(|s| s.to_string())),
             (env::TIME, self.time.map(|t| t.to_string())),
             (env::ISOLATION, self.isolation.map(|i| i.to_string())),

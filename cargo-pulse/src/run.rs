@@ -55,6 +55,8 @@ pub struct RunPlan {
     pub weak_cas: Option<WeakCas>,
     pub memory: Option<Memory>,
     pub blocking_timeout: Duration,
+    /// `--test-time`: how long one test's search may take.
+    pub test_time: Option<Duration>,
     pub timeout: Option<Duration>,
     pub nocapture: bool,
     pub jobs: usize,
@@ -253,6 +255,7 @@ pub fn configure(
         memory: plan.memory,
         replay: plan.replay.as_deref(),
         blocking_timeout: plan.blocking_timeout,
+        test_time: plan.test_time,
         failure_dir: &dir.failures(),
         progress: &dir.progress(),
         warnings: &dir.warnings(),
@@ -621,6 +624,12 @@ struct Evidence {
 }
 
 impl Evidence {
+    /// The harness said the search stopped at its time limit (`--test-time`).
+    fn ended_at_time_limit(&self) -> bool {
+        let said = pulse_protocol::env::TIME_LIMIT_REACHED;
+        self.warnings.iter().any(|w| w.starts_with(said))
+    }
+
     fn gather(dir: &TestDir, ended: Ended, paths: &PathMap) -> Evidence {
         let read = |p: PathBuf| {
             std::fs::read(p)
@@ -749,13 +758,13 @@ pub fn judge(
                     );
                     Ok(outcome(result, 0, time))
                 }
-                Some((done, total)) if done < total => {
+                Some((done, total)) if done < total && !ev.ended_at_time_limit() => {
                     // Exited "successfully" halfway through its schedules: process::exit.
                     j.after_crash(&ev, Some(done), progress, time)
                         .map(|(r, run, time)| outcome(r, run, time))
                 }
                 // `done` is below `planned` when an exhaustive search (dfs) ran out of
-                // schedules to try.
+                // schedules to try, or the test's time limit ran out.
                 Some((done, _)) => Ok(outcome(TestResult::Passed, done.min(planned), time)),
             }
         }
@@ -1166,6 +1175,7 @@ mod tests {
             weak_cas: None,
             memory: None,
             blocking_timeout: Duration::from_secs(1),
+            test_time: None,
             timeout: None,
             nocapture: false,
             jobs: 1,

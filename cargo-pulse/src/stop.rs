@@ -119,6 +119,18 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// A time limit, or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit(pub Option<Duration>);
+
+/// A duration as `parse_duration` reads it, or `none` (also `0`) for no limit.
+pub fn parse_limit(text: &str) -> Result<Limit, String> {
+    match text.trim() {
+        "none" | "0" => Ok(Limit(None)),
+        _ => parse_duration(text).map(|d| Limit(Some(d))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

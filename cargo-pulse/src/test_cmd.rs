@@ -109,6 +109,7 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         weak_cas: args.weak_cas,
         memory: args.memory,
         blocking_timeout: Duration::from_secs_f64(args.blocking_timeout.max(0.1)),
+        test_time: args.test_time.0,
         timeout: args.timeout.map(Duration::from_secs_f64),
         nocapture: args.nocapture,
         jobs: args

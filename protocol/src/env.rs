@@ -19,6 +19,9 @@ pub const STRATEGY: &str = "PULSE_STRATEGY";
 pub const REPLAY: &str = "PULSE_REPLAY";
 /// Milliseconds spent at most minimizing a failing schedule (default 10000; 0: off).
 pub const MINIMIZE_MS: &str = "PULSE_MINIMIZE_MS";
+/// Milliseconds a test's search may take: no schedule starts after it (unset or 0: no
+/// limit; cargo-pulse's `--test-time`, default 60 s).
+pub const TEST_TIME_MS: &str = "PULSE_TEST_TIME_MS";
 /// When timed waits expire (`TimeMode`).
 pub const TIME: &str = "PULSE_TIME";
 /// Executions in process or in fresh processes (`Isolation`).
@@ -49,7 +52,9 @@ pub const FAILURE_DIR: &str = "PULSE_FAILURE_DIR";
 /// of life.
 pub const PROGRESS: &str = "PULSE_PROGRESS";
 /// A file the harness writes the run's warnings to, one per line; a line starting with
-/// `exhaustive:` is not a warning but an exhaustive search's verdict (`dfs`).
+/// `exhaustive:` is not a warning but an exhaustive search's verdict (`dfs`); one starting
+/// with `TIME_LIMIT_REACHED` says the search ended at its time limit (`TEST_TIME_MS`), so a
+/// passing test's progress short of its total is complete, not a process that died.
 pub const WARNINGS: &str = "PULSE_WARNINGS";
 /// Where the harness writes `<test>.trace.json` (`trace::Trace`) for every test: the
 /// failing execution, or for a passing test its last execution, replayed with tracing.
@@ -62,6 +67,9 @@ pub const NOT_INSTRUMENTED: &str = "PULSE_NOT_INSTRUMENTED";
 /// execution.
 pub const ISOLATED_WORKER: &str = "PULSE_ISOLATED_WORKER";
 
+/// How a warning saying the search ended at its time limit begins (see `WARNINGS`).
+pub const TIME_LIMIT_REACHED: &str = "time limit:";
+
 /// Every variable, for documentation checks.
 pub const ALL: &[&str] = &[
     SCHEDULES,
@@ -72,6 +80,7 @@ pub const ALL: &[&str] = &[
     REPLAY,
     TIME,
     MINIMIZE_MS,
+    TEST_TIME_MS,
     ISOLATION,
     CLEANUP,
     DETACHED,

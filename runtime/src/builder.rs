@@ -86,6 +86,9 @@ impl Builder {
         if let Some(ms) = parsed::<u64>(env::MINIMIZE_MS)? {
             c.minimize = (ms > 0).then(|| Duration::from_millis(ms));
         }
+        if let Some(ms) = parsed::<u64>(env::TEST_TIME_MS)? {
+            c.time_budget = (ms > 0).then(|| Duration::from_millis(ms));
+        }
         c.blocking_timeout = parsed(env::BLOCKING_TIMEOUT_MS)?
             .map(Duration::from_millis)
             .or(c.blocking_timeout);

@@ -3,7 +3,7 @@
 //! in statics), and turns a failing one into a report by replaying it with tracing on.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::config::{Config, Isolation, Memory};
 use crate::execution::Tracing;
@@ -14,7 +14,7 @@ use crate::report::backtrace::backtrace_wanted;
 use crate::report::explain::{replay_command, seed_command, Explanation};
 use crate::report::failure::{Exhaustive, Failure, FailureKind, Report};
 use crate::scheduler::{for_strategy, ReplayScheduler, Scheduler, Strategy};
-use pulse_protocol::{Schedule, SeedReplay};
+use pulse_protocol::{env, Schedule, SeedReplay};
 
 /// One execution to run: a fresh one from a seed, or a replay of a schedule.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
@@ -388,7 +388,12 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             });
             break;
         }
-        if i % 64 == 63 && config.time_budget.is_some_and(|b| started.elapsed() >= b) {
+        if let Some(limit) = config.time_budget.filter(|&b| started.elapsed() >= b) {
+            // Checked after every execution: a stress test's take a second or more.
+            if report.executions < planned {
+                let warning = time_limit_warning(limit, report.executions, planned);
+                search.executor.state().warn(warning);
+            }
             break;
         }
         if let Some(progress) = &config.progress {
@@ -443,6 +448,15 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     }
     report.elapsed = started.elapsed();
     report
+}
+
+/// Said of a search its time limit ended before its planned schedules.
+fn time_limit_warning(limit: Duration, ran: u64, planned: u64) -> String {
+    format!(
+        "{} the test's {limit:?} ran out after {ran} of its {planned} schedules, all passing; \
+         `--test-time` sets it (`none`: run them all)",
+        env::TIME_LIMIT_REACHED
+    )
 }
 
 fn random_seed() -> u64 {

@@ -460,6 +460,46 @@ fn a_test_without_a_choice_runs_once() {
     assert_eq!(report.executions, 100);
 }
 
+/// A search stops starting schedules at its time limit (`--test-time`), passes with what it
+/// ran, and says how many of the planned it ran.
+#[test]
+fn a_search_stops_at_its_time_limit_and_says_so() {
+    let report = Builder::new().schedules(1000).seed(1).run_for(
+        std::time::Duration::from_millis(300),
+        || {
+            // 20 ms of real time per schedule, and a choice (two threads), so the search
+            // would go on.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            thread::spawn(|| {}).join().unwrap();
+        },
+    );
+    assert!(report.passed());
+    assert!(
+        (2..100).contains(&report.executions),
+        "{}",
+        report.executions
+    );
+    let said = format!(
+        "ran out after {} of its 1000 schedules, all passing",
+        report.executions
+    );
+    assert!(
+        report.warnings.iter().any(|w| w.contains(&said)),
+        "{:?}",
+        report.warnings
+    );
+    // A search that ends first says nothing.
+    let report =
+        Builder::new()
+            .schedules(10)
+            .seed(1)
+            .run_for(std::time::Duration::from_secs(60), || {
+                thread::spawn(|| {}).join().unwrap();
+            });
+    assert_eq!(report.executions, 10);
+    assert!(report.warnings.iter().all(|w| !w.contains("time limit:")));
+}
+
 /// A failing execution of more than 100,000 steps (a stress test past its step bound) is
 /// reported as found: minimizing it replays that many steps per candidate and used to take
 /// the whole budget for nothing.

@@ -301,4 +301,31 @@ fn a_time_budget_stops_the_search_and_still_reports_what_ran() {
         "{}",
         human.stderr
     );
+    // A test's own time limit (`--test-time`): it passes with what it ran, and says so.
+    let limited = cargo_pulse(
+        &dir,
+        &[
+            "test",
+            "--schedules",
+            "100000000",
+            "--test-time",
+            "2s",
+            "--color",
+            "never",
+            "atomic_hits_are_all_counted",
+        ],
+    );
+    assert_eq!(limited.code, 0, "{}", limited.stderr);
+    assert!(
+        limited.stderr.contains("PASS")
+            && limited
+                .stderr
+                .contains("time limit: the test's 2s ran out after")
+            && limited
+                .stderr
+                .contains("of its 100000000 schedules, all passing"),
+        "{}",
+        limited.stderr
+    );
+    assert!(limited.secs < 60.0, "{:.1}s", limited.secs);
 }
