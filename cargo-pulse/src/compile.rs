@@ -144,13 +144,19 @@ const OPTIMIZED_RUNTIME: [&str; 3] = [
     "profile.dev.package.pulse-runtime.overflow-checks=false",
 ];
 
+/// `--config` arguments for `OPTIMIZED_RUNTIME`, given after the subcommand: given before
+/// `nextest`, cargo hands them to nextest in a way that hid pulse's target runner from it.
+pub fn optimized_runtime_args() -> Vec<&'static str> {
+    OPTIMIZED_RUNTIME
+        .iter()
+        .flat_map(|setting| ["--config", setting])
+        .collect()
+}
+
 /// The environment every cargo invocation on the mirror gets.
 pub fn cargo_command(mirror: &Mirror) -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    for setting in OPTIMIZED_RUNTIME {
-        cmd.args(["--config", setting]);
-    }
     cmd.current_dir(&mirror.root);
     cmd.env("CARGO_TARGET_DIR", &mirror.target_dir);
     rustc_wrapper::install(&mut cmd, &mirror.foreign_dirs());
@@ -171,13 +177,8 @@ pub fn build(
     } else {
         "json"
     };
-    cmd.args([
-        "test",
-        "--no-run",
-        "--message-format",
-        format,
-        "--manifest-path",
-    ]);
+    cmd.arg("test").args(optimized_runtime_args());
+    cmd.args(["--no-run", "--message-format", format, "--manifest-path"]);
     cmd.arg(&mirror.manifest);
     cmd.args(cargo_selection_args(cargo, targets));
     if let Some(j) = cargo.jobs {

@@ -209,7 +209,18 @@ pub fn run(
             outcomes.push((i, o));
         }
     }
+    let any_failed = outcomes.iter().any(|(_, o)| o.result.failure().is_some());
     match status.code() {
+        Some(exit_code::NEXTEST_TEST_FAILED) if !any_failed && !asked_to_stop => {
+            // nextest saw a test fail that no wrapper reported: its tests ran without
+            // pulse, and what passed says nothing either.
+            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            bail!(
+                "`cargo nextest run` reports a failing test, but no test it ran reported \
+                 through pulse's wrapper (was the target runner overridden?):\n{}",
+                log.trim_end()
+            );
+        }
         Some(0) | Some(exit_code::NEXTEST_TEST_FAILED) => {}
         _ if asked_to_stop => {}
         _ if !started_any && !order.is_empty() => {
@@ -235,7 +246,9 @@ pub fn run(
 /// `cargo nextest run` on the mirror with the user's selection, through the wrapper.
 fn nextest_command(mirror: &Mirror, args: &TestArgs) -> Result<Command> {
     let mut cmd = compile::cargo_command(mirror);
-    cmd.args(["nextest", "run", "--no-fail-fast", "--manifest-path"])
+    cmd.args(["nextest", "run"])
+        .args(compile::optimized_runtime_args())
+        .args(["--no-fail-fast", "--manifest-path"])
         .arg(&mirror.manifest);
     cmd.args(compile::cargo_selection_args(&args.cargo, &args.targets));
     if args.cargo.offline {

@@ -67,7 +67,8 @@ impl Groups {
 
     /// Whether a group exists for `object` (then every re-draw on it is grouped).
     pub(super) fn has(&self, object: u64) -> bool {
-        self.by_object.contains_key(&object)
+        // A group has members while it exists: no hashing on the path without groups.
+        self.undrawn > 0 && self.by_object.contains_key(&object)
     }
 
     pub(super) fn is_undrawn(&self, t: u32) -> bool {
