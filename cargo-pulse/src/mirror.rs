@@ -165,12 +165,12 @@ impl DepsReport {
         }
         let how = if self.resolved {
             format!(
-                "graph scanned in {:.2}s, {} files instrumented in {:.2}s",
+                "graph scanned in {:.2}s, {} of their files copied in {:.2}s",
                 self.resolve_secs, self.files_instrumented, self.copy_secs
             )
         } else if self.files_instrumented > 0 {
             format!(
-                "from cache, {} files instrumented in {:.2}s",
+                "from cache, {} of their files copied in {:.2}s",
                 self.files_instrumented, self.copy_secs
             )
         } else {

@@ -199,14 +199,14 @@ pub fn prepare_mirror(user: UserWorkspace, args: &TestArgs, console: &Console) -
     let deps = if instrumented.is_empty() {
         String::new()
     } else {
-        format!(", with {}", instrumented.join(", "))
+        format!(" and of {}", instrumented.join(", "))
     };
     console.status(
         "Instrumented",
         &format!(
-            "{} files, {} rewrites{deps} ({} updated) into {} in {:.2}s",
-            s.files,
+            "{} rewrites in {} files of the workspace{deps} ({} updated) into {} in {:.2}s",
             s.rewrites,
+            s.files,
             mirror.stats.written,
             relative(&mirror.pulse_dir.join("mirror"), &mirror.user.root),
             t.elapsed().as_secs_f64()
