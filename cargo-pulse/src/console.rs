@@ -312,7 +312,15 @@ impl Reporter for ConsoleReporter {
                         counts.stopped
                     ));
                 }
-                let mut tally = format!("{} passed; {} failed", counts.passed, counts.failed);
+                let limited = outcomes.iter().filter(|o| o.reached_time_limit()).count();
+                let limited = match limited {
+                    0 => String::new(),
+                    n => format!(" ({n} at the time limit, short of their schedules)"),
+                };
+                let mut tally = format!(
+                    "{} passed{limited}; {} failed",
+                    counts.passed, counts.failed
+                );
                 for (n, what) in [
                     (counts.crashed, "crashed"),
                     (counts.not_scheduled, "not scheduled"),
@@ -529,8 +537,12 @@ impl Console {
             }
             let status = o.status_line();
             let word = o.result.status();
+            let limited = match o.reached_time_limit() {
+                true => self.dim(" (time limit)"),
+                false => String::new(),
+            };
             let painted = format!(
-                "{}{}",
+                "{}{}{limited}",
                 self.painted_status(&o.result),
                 &status[word.len()..]
             );

@@ -138,6 +138,13 @@ impl Outcome {
             _ => word.to_string(),
         }
     }
+    /// Whether the test's search ended at its time limit (`--test-time`), short of its
+    /// planned schedules.
+    pub fn reached_time_limit(&self) -> bool {
+        let said = pulse_protocol::env::TIME_LIMIT_REACHED;
+        self.warnings.iter().any(|w| w.starts_with(said))
+    }
+
     /// Whether the test did not pass (anything but passed or ignored).
     pub fn failed(&self) -> bool {
         self.result.failure().is_some()

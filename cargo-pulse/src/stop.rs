@@ -123,10 +123,16 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limit(pub Option<Duration>);
 
-/// A duration as `parse_duration` reads it, or `none` (also `0`) for no limit.
+/// A duration as `parse_duration` reads it, or `none` (also `0`, `0s`) for no limit.
 pub fn parse_limit(text: &str) -> Result<Limit, String> {
-    match text.trim() {
-        "none" | "0" => Ok(Limit(None)),
+    let t = text.trim();
+    let zero = t
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+        .parse()
+        == Ok(0.0);
+    match t {
+        "none" => Ok(Limit(None)),
+        _ if zero => Ok(Limit(None)),
         _ => parse_duration(text).map(|d| Limit(Some(d))),
     }
 }
@@ -149,5 +155,16 @@ mod tests {
             Stop::Budget(Duration::from_secs(120)).describe(),
             "the --time-budget of 2m ran out"
         );
+    }
+
+    #[test]
+    fn a_limit_is_a_duration_or_none() {
+        let secs = |n| Ok(Limit(Some(Duration::from_secs(n))));
+        assert_eq!(parse_limit("60s"), secs(60));
+        assert_eq!(parse_limit("5m"), secs(300));
+        for none in ["none", "0", "0s", "0ms"] {
+            assert_eq!(parse_limit(none), Ok(Limit(None)), "{none}");
+        }
+        assert!(parse_limit("soon").is_err());
     }
 }

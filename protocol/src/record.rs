@@ -45,7 +45,9 @@ impl FailureKind {
         match self {
             FailureKind::Panic => "panic",
             FailureKind::Deadlock => "deadlock",
-            FailureKind::StepLimit => "step limit exceeded (livelock or runaway loop)",
+            FailureKind::StepLimit => {
+                "step limit exceeded (a livelock, a runaway loop, or a test too long for the bound)"
+            }
             FailureKind::Livelock => "livelock (threads keep sleeping and polling)",
             FailureKind::LeakedThread => "thread left blocked at the end of the test",
             FailureKind::BlockedThread => "thread blocked outside pulse's control",

@@ -328,4 +328,13 @@ fn a_time_budget_stops_the_search_and_still_reports_what_ran() {
         limited.stderr
     );
     assert!(limited.secs < 60.0, "{:.1}s", limited.secs);
+    // The table and the closing line say it too, for a reader of `-q` or the last lines.
+    assert!(
+        limited.stderr.contains("ok (time limit)")
+            && limited
+                .stderr
+                .contains("1 passed (1 at the time limit, short of their schedules)"),
+        "{}",
+        limited.stderr
+    );
 }
