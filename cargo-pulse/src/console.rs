@@ -260,7 +260,7 @@ impl Reporter for ConsoleReporter {
                     for w in &outcome.warnings {
                         self.shown
                             .entry(w.clone())
-                            .or_insert_with(|| outcome.name.clone());
+                            .or_insert_with(|| outcome.full_name());
                     }
                 }
             }
@@ -606,7 +606,8 @@ mod tests {
         let out = console.take_recording();
         assert_eq!(out.matches(shared).count(), 1, "{out}");
         assert_eq!(
-            out.matches("1 warning as for `a` above").count(),
+            // Named with its binary: two binaries may each have a test `a`.
+            out.matches("1 warning as for `p a` above").count(),
             2,
             "{out}"
         );
