@@ -264,14 +264,11 @@ impl PosScheduler {
     /// with `best`'s gets a fresh priority, one by one or, from `group_from` racers on, as
     /// a group drawn lazily (`pos_groups`).
     fn redraw_racers(&mut self, best: u32, runnable: &[u32]) {
-        if self.groups.is_undrawn(best) {
-            // Picked for having waited longest: drawn below, after it runs.
-            self.groups.forget(best);
-            if self.ranking {
-                self.on_object_add(best);
-            }
-        } else {
-            self.groups.forget(best);
+        // An undrawn `best` was picked for having waited longest; it is drawn after it runs.
+        let was_undrawn = self.groups.is_undrawn(best);
+        self.groups.forget(best);
+        if was_undrawn && self.ranking {
+            self.on_object_add(best);
         }
         let object = self.pending_of(best);
         if object == 0 {
