@@ -141,8 +141,7 @@ impl Outcome {
     /// Whether the test's search ended at its time limit (`--test-time`), short of its
     /// planned schedules.
     pub fn reached_time_limit(&self) -> bool {
-        let said = pulse_protocol::env::TIME_LIMIT_REACHED;
-        self.warnings.iter().any(|w| w.starts_with(said))
+        pulse_protocol::env::time_limit_reached(&self.warnings)
     }
 
     /// Whether the test did not pass (anything but passed or ignored).

@@ -624,12 +624,6 @@ struct Evidence {
 }
 
 impl Evidence {
-    /// The harness said the search stopped at its time limit (`--test-time`).
-    fn ended_at_time_limit(&self) -> bool {
-        let said = pulse_protocol::env::TIME_LIMIT_REACHED;
-        self.warnings.iter().any(|w| w.starts_with(said))
-    }
-
     fn gather(dir: &TestDir, ended: Ended, paths: &PathMap) -> Evidence {
         let read = |p: PathBuf| {
             std::fs::read(p)
@@ -758,7 +752,9 @@ pub fn judge(
                     );
                     Ok(outcome(result, 0, time))
                 }
-                Some((done, total)) if done < total && !ev.ended_at_time_limit() => {
+                Some((done, total))
+                    if done < total && !pulse_protocol::env::time_limit_reached(&ev.warnings) =>
+                {
                     // Exited "successfully" halfway through its schedules: process::exit.
                     j.after_crash(&ev, Some(done), progress, time)
                         .map(|(r, run, time)| outcome(r, run, time))

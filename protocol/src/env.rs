@@ -70,6 +70,11 @@ pub const ISOLATED_WORKER: &str = "PULSE_ISOLATED_WORKER";
 /// How a warning saying the search ended at its time limit begins (see `WARNINGS`).
 pub const TIME_LIMIT_REACHED: &str = "time limit:";
 
+/// Whether a test's warnings say its search ended at its time limit.
+pub fn time_limit_reached(warnings: &[String]) -> bool {
+    warnings.iter().any(|w| w.starts_with(TIME_LIMIT_REACHED))
+}
+
 /// Every variable, for documentation checks.
 pub const ALL: &[&str] = &[
     SCHEDULES,
