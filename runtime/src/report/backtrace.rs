@@ -41,10 +41,19 @@ pub(crate) fn user_frames_of(backtrace: &str, extra_machinery: &[&str]) -> Strin
             || s.contains("backtrace::Backtrace")
             || extra_machinery.iter().any(|m| s.contains(m))
     };
+    // The runtime is optimised in users' builds (cargo-pulse's `OPTIMIZED_RUNTIME`): its
+    // inlined frames have bare names (`{closure#1}`, `record`), known by where they are.
+    let machinery_at = |at: &[&str]| {
+        at.iter().any(|a| {
+            a.contains("/rustc/")
+                || a.contains("runtime/src/process/")
+                || a.contains("runtime/src/ctx.rs")
+        })
+    };
     // Only the leading run: std's own catch_unwind frames deep in the stack look alike.
     let start = frames
         .iter()
-        .position(|(s, _)| !machinery(s))
+        .position(|(s, at)| !machinery(s) && !machinery_at(at))
         .unwrap_or(frames.len());
     let end = frames[start..]
         .iter()
@@ -72,5 +81,16 @@ mod tests {
         let bt = "   0: pulse_runtime::panic_hook::record\n             at runtime/src/panic_hook.rs:30:46\n   1: std::panicking::panic_with_hook\n   2: core::panicking::assert_failed\n             at core/src/panicking.rs:394:5\n   3: bank_account::scenario\n             at ./src/lib.rs:134:5\n   4: bank_account::test::{{closure}}\n             at ./tests/t.rs:3:5\n   5: pulse::harness::run_test::{{closure}}\n   6: std::panicking::catch_unwind\n   7: std::rt::lang_start\n";
         let kept = super::user_frames(bt);
         assert_eq!(kept, "  0: bank_account::scenario\n         at ./src/lib.rs:134:5\n  1: bank_account::test::{{closure}}\n         at ./tests/t.rs:3:5\n");
+    }
+
+    /// The optimised runtime's inlined frames have bare names: known by their locations.
+    #[test]
+    fn skips_the_optimised_runtimes_bare_frames() {
+        let bt = "   0: {closure#1}\n             at /s/runtime/src/process/panic_hook.rs:47:59\n   1: then<alloc::string::String, F>\n             at /rustc/abc/library/core/src/bool.rs:66:24\n   2: record_panic<F>\n             at /s/runtime/src/ctx.rs:721:26\n   3: record\n             at /s/runtime/src/process/panic_hook.rs:42:49\n   4: std::panicking::panic_with_hook\n             at /rustc/abc/library/std/src/panicking.rs:833:13\n   5: core::panicking::assert_failed::<u64, u64>\n             at /rustc/abc/library/core/src/panicking.rs:394:5\n   6: failing::tests::racy::{{closure}}\n             at ./src/lib.rs:39:9\n   7: pulse::harness::run_test\n";
+        let kept = super::user_frames(bt);
+        assert_eq!(
+            kept,
+            "  0: failing::tests::racy::{{closure}}\n         at ./src/lib.rs:39:9\n"
+        );
     }
 }
