@@ -42,12 +42,16 @@ pub(crate) fn user_frames_of(backtrace: &str, extra_machinery: &[&str]) -> Strin
             || extra_machinery.iter().any(|m| s.contains(m))
     };
     // The runtime is optimised in users' builds (cargo-pulse's `OPTIMIZED_RUNTIME`): its
-    // inlined frames have bare names (`{closure#1}`, `record`), known by where they are.
+    // inlined frames have bare names (`{closure#1}`, `record`, `thread_main`), known by where
+    // they are: pulse's sources as cargo-pulse installs them (`.../support-VERSION/`).
+    let in_pulse = |a: &str, dir: &str| a.contains("/support-") && a.contains(dir);
     let machinery_at = |at: &[&str]| {
         at.iter().any(|a| {
             a.contains("/rustc/")
                 || a.contains("runtime/src/process/")
                 || a.contains("runtime/src/ctx.rs")
+                || in_pulse(a, "/runtime/src/")
+                || in_pulse(a, "/shim-std/src/")
         })
     };
     // Only the leading run: std's own catch_unwind frames deep in the stack look alike.
@@ -55,15 +59,21 @@ pub(crate) fn user_frames_of(backtrace: &str, extra_machinery: &[&str]) -> Strin
         .iter()
         .position(|(s, at)| !machinery(s) && !machinery_at(at))
         .unwrap_or(frames.len());
-    let end = frames[start..]
+    let mut end = frames[start..]
         .iter()
-        .position(|(s, _)| {
+        .position(|(s, at)| {
             s.starts_with("pulse::harness")
                 || s.starts_with("pulse::proptest_run")
                 || s.starts_with("pulse_runtime::")
                 || s.starts_with("pulse_shim_std::thread::spawn_virtual")
+                || at.iter().any(|a| in_pulse(a, "/runtime/src/"))
         })
         .map_or(frames.len(), |i| start + i);
+    // And the calls between a thread's entry and the user's closure (std's `call_once`,
+    // the shim's spawn closure), which the optimised runtime no longer names.
+    while end > start && machinery_at(&frames[end - 1].1) {
+        end -= 1;
+    }
     let mut out = String::new();
     for (i, (symbol, at)) in frames[start..end].iter().enumerate() {
         out.push_str(&format!("{i:>3}: {symbol}\n"));
@@ -91,6 +101,17 @@ mod tests {
         assert_eq!(
             kept,
             "  0: failing::tests::racy::{{closure}}\n         at ./src/lib.rs:39:9\n"
+        );
+    }
+
+    /// A spawned thread's entry under the optimised runtime: the shim's closure, std's
+    /// `call_once`s and `thread_main` have bare names, and none is the user's.
+    #[test]
+    fn ends_before_the_optimised_thread_entry() {
+        let bt = "   0: syscall\n   1: once_cell::imp::wait\n             at once_cell-1.21.4/src/imp_std.rs:235:13\n   2: app::tests::t::{{closure}}\n             at ./src/lib.rs:37:42\n   3: {closure#0}<app::tests::t::{closure#0}, usize>\n             at /h/.cargo/pulse/support-0.1.0-ab/shim-std/src/thread/mod.rs:226:21\n   4: core::ops::function::FnOnce::call_once{{vtable.shim}}\n             at /rustc/abc/library/core/src/ops/function.rs:250:5\n   5: thread_main\n             at /h/.cargo/pulse/support-0.1.0-ab/runtime/src/executor.rs:360:18\n   6: {closure#0}\n             at corosensei-0.3.4/src/coroutine.rs:243:62\n";
+        assert_eq!(
+            super::user_frames_of(bt, &[]),
+            "  0: syscall\n  1: once_cell::imp::wait\n         at once_cell-1.21.4/src/imp_std.rs:235:13\n  2: app::tests::t::{{closure}}\n         at ./src/lib.rs:37:42\n"
         );
     }
 }
