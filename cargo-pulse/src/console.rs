@@ -444,7 +444,8 @@ impl Console {
             self.bold(&o.name),
             self.dim(&format!("({})", o.binary_display))
         ));
-        if !matches!(o.result, TestResult::Failed(_)) {
+        // The status line, unless the report's first words repeat it.
+        if !matches!(o.result, TestResult::Failed(_)) && !f.report.starts_with(&f.reason) {
             out.push_str(&format!("  {}\n", o.status_line()));
         }
         let mut replay_shown = false;
