@@ -126,15 +126,11 @@ pub struct Limit(pub Option<Duration>);
 /// A duration as `parse_duration` reads it, or `none` (also `0`, `0s`) for no limit.
 pub fn parse_limit(text: &str) -> Result<Limit, String> {
     let t = text.trim();
-    let zero = t
-        .trim_end_matches(|c: char| c.is_ascii_alphabetic())
-        .parse()
-        == Ok(0.0);
-    match t {
-        "none" => Ok(Limit(None)),
-        _ if zero => Ok(Limit(None)),
-        _ => parse_duration(text).map(|d| Limit(Some(d))),
+    let number = t.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    if t == "none" || number.parse() == Ok(0.0) {
+        return Ok(Limit(None));
     }
+    parse_duration(text).map(|d| Limit(Some(d)))
 }
 
 #[cfg(test)]
