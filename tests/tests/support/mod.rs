@@ -375,9 +375,26 @@ pub fn chromium() -> Result<PathBuf, String> {
     apt_installed("chromium", "/usr/bin/chromium").map_err(|why| format!("no browser: {why}"))
 }
 
+/// A browser profile dir for one launch, removed when dropped (each is a few MB).
+#[allow(dead_code)] // (e2e.rs drives no outside program)
+pub struct Profile(PathBuf);
+
+impl std::ops::Deref for Profile {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Profile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A fresh, empty browser profile dir for one launch.
 #[allow(dead_code)] // (e2e.rs drives no outside program)
-pub fn fresh_profile() -> PathBuf {
+pub fn fresh_profile() -> Profile {
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
     let dir = std::env::temp_dir().join(format!(
@@ -387,7 +404,7 @@ pub fn fresh_profile() -> PathBuf {
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Profile(dir)
 }
 
 #[allow(dead_code)] // (e2e.rs drives no outside program)
