@@ -251,7 +251,7 @@ impl PosScheduler {
     /// runnable.
     fn take_drawn(&mut self, drawn: Drawn) {
         for (t, p) in drawn.left.into_iter().chain(drawn.top) {
-            self.priority(t);
+            // A group's members were racers, so their priorities were drawn before.
             self.priorities[t as usize] = p;
             if self.in_view(t) && self.ranked.notices.is_runnable(t) {
                 self.ranked.by_priority.insert((p, t));
