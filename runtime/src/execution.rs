@@ -31,6 +31,7 @@ use crate::obj_ref::ObjRef;
 use crate::progress::{Progress, Verdict};
 use crate::report::trace::{Event, EventKind};
 use crate::scheduler::{ChoiceKind, Scheduler};
+use crate::waiters::Waiters;
 
 pub(crate) type Tid = u32;
 
@@ -176,6 +177,8 @@ pub(crate) struct ExecState {
     pub threads: Vec<VThread>,
     /// Runnable thread indices, sorted.
     pub runnable: Vec<Tid>,
+    /// Per thread: whether it is in `runnable` (a lookup without a binary search).
+    in_runnable: Vec<bool>,
     pub live: u32,
     pub current: Tid,
     /// The thread the runner resumes next; `None` ends the execution.
@@ -233,43 +236,12 @@ pub(crate) struct ExecState {
     /// How many objects of each kind `addr_objects` has numbered.
     addr_object_counts: HashMap<&'static str, u32>,
     pub heartbeat: Option<Arc<crate::process::watchdog::Heartbeat>>,
-    /// The threads blocked on each object, in index order: waking an object's waiters costs
-    /// what there is to wake, not a scan of every thread (1,000-thread tests).
-    blocked_on: BlockedOn,
-    /// How many threads `blocked_on` lists: at 0 (most unlocks) no map is touched.
-    blocked_on_count: u32,
+    /// The threads blocked on each object.
+    blocked_on: Waiters,
+    /// Scratch: the threads `wake_all` wakes.
+    woken: Vec<Tid>,
     /// The relaxed memory model's state (`Memory::Relaxed`; idle under `sc`).
     pub memory: Memory,
-}
-
-/// Waiters per object; vectors of objects nobody waits on stay, empty, for reuse.
-type BlockedOn =
-    std::collections::HashMap<ObjRef, Vec<Tid>, std::hash::BuildHasherDefault<IdHasher>>;
-
-/// A multiply-and-rotate hasher (FxHash's) for `ObjRef`s: an id and a short kind name; the
-/// map's `Eq` keeps distinct objects apart whatever the hash.
-#[derive(Default)]
-pub(crate) struct IdHasher(u64);
-
-impl std::hash::Hasher for IdHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    #[inline]
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(n as u64)
-    }
-    #[inline]
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 impl ExecState {
@@ -279,6 +251,7 @@ impl ExecState {
             scheduler,
             threads: Vec::new(),
             runnable: Vec::new(),
+            in_runnable: Vec::new(),
             live: 0,
             current: 0,
             next: None,
@@ -308,8 +281,8 @@ impl ExecState {
             addr_objects: HashMap::new(),
             addr_object_counts: HashMap::new(),
             heartbeat: None,
-            blocked_on: BlockedOn::default(),
-            blocked_on_count: 0,
+            blocked_on: Waiters::default(),
+            woken: Vec::new(),
             memory: Memory::default(),
         }
     }
@@ -324,6 +297,7 @@ impl ExecState {
         self.forget_unfinished_locals();
         self.threads.clear();
         self.runnable.clear();
+        self.in_runnable.clear();
         self.live = 0;
         self.current = 0;
         self.next = None;
@@ -350,10 +324,7 @@ impl ExecState {
         self.addr_objects.clear();
         self.addr_object_counts.clear();
         self.memory.reset(relaxed);
-        if self.blocked_on_count != 0 {
-            self.blocked_on.values_mut().for_each(Vec::clear);
-            self.blocked_on_count = 0;
-        }
+        self.blocked_on.clear();
     }
 
     pub fn object_at(&mut self, kind: &'static str, addr: usize) -> ObjRef {
@@ -418,17 +389,63 @@ impl ExecState {
 
     pub fn make_runnable(&mut self, tid: Tid) {
         self.threads[tid as usize].enabled_at = self.clock_ns;
-        if let Err(i) = self.runnable.binary_search(&tid) {
-            self.runnable.insert(i, tid);
-            self.scheduler.runnable_changed(tid, true);
+        if self.is_runnable(tid) {
+            return;
+        }
+        let i = self.runnable.partition_point(|&t| t < tid);
+        self.runnable.insert(i, tid);
+        self.set_in_runnable(tid, true);
+        self.scheduler.runnable_changed(tid, true);
+    }
+
+    fn is_runnable(&self, tid: Tid) -> bool {
+        self.in_runnable.get(tid as usize) == Some(&true)
+    }
+
+    fn set_in_runnable(&mut self, tid: Tid, runnable: bool) {
+        let i = tid as usize;
+        if self.in_runnable.len() <= i {
+            self.in_runnable.resize(i + 1, false);
+        }
+        self.in_runnable[i] = runnable;
+    }
+
+    /// Adds `tids` (in index order, none runnable) to the runnable set in one merge: one by
+    /// one, a barrier's release of n threads moved O(n^2) entries.
+    fn add_runnable(&mut self, tids: &[Tid]) {
+        if tids.len() < 8 {
+            tids.iter().for_each(|&t| self.make_runnable(t));
+            return;
+        }
+        let old = self.runnable.len();
+        self.runnable.extend_from_slice(tids);
+        // Merge from the back: the larger of the two tails goes last.
+        let (mut i, mut j, mut out) = (old, tids.len(), self.runnable.len());
+        while j > 0 {
+            out -= 1;
+            if i > 0 && self.runnable[i - 1] > tids[j - 1] {
+                i -= 1;
+                self.runnable[out] = self.runnable[i];
+            } else {
+                j -= 1;
+                self.runnable[out] = tids[j];
+            }
+        }
+        debug_assert!(self.runnable.windows(2).all(|w| w[0] < w[1]));
+        for &t in tids {
+            self.set_in_runnable(t, true);
+            self.scheduler.runnable_changed(t, true);
         }
     }
 
     fn remove_runnable(&mut self, tid: Tid) {
-        if let Ok(i) = self.runnable.binary_search(&tid) {
-            self.runnable.remove(i);
-            self.scheduler.runnable_changed(tid, false);
+        if !self.is_runnable(tid) {
+            return;
         }
+        let i = self.runnable.partition_point(|&t| t < tid);
+        self.runnable.remove(i);
+        self.set_in_runnable(tid, false);
+        self.scheduler.runnable_changed(tid, false);
     }
 
     pub fn record(
@@ -508,11 +525,7 @@ impl ExecState {
         self.threads[me as usize].status = Status::Blocked(blocked);
         self.remove_runnable(me);
         if let Some(object) = blocked.object {
-            let list = self.blocked_on.entry(object).or_default();
-            if let Err(i) = list.binary_search(&me) {
-                list.insert(i, me);
-                self.blocked_on_count += 1;
-            }
+            self.blocked_on.add(object, me);
         }
     }
 
@@ -558,11 +571,8 @@ impl ExecState {
         if let Status::Blocked(b) = t.status {
             t.status = Status::Runnable;
             t.wake = reason;
-            if let Some(list) = b.object.and_then(|o| self.blocked_on.get_mut(&o)) {
-                if let Ok(i) = list.binary_search(&tid) {
-                    list.remove(i);
-                    self.blocked_on_count -= 1;
-                }
+            if let Some(object) = b.object {
+                self.blocked_on.remove(object, tid);
             }
             self.make_runnable(tid);
             true
@@ -573,36 +583,25 @@ impl ExecState {
 
     /// Threads blocked on `object`, in index order.
     pub fn waiters(&self, object: ObjRef) -> Vec<Tid> {
-        if self.blocked_on_count == 0 {
-            return Vec::new();
-        }
-        self.blocked_on.get(&object).cloned().unwrap_or_default()
+        self.blocked_on.of(object)
     }
 
     pub fn has_waiters(&self, object: ObjRef) -> bool {
-        self.blocked_on_count != 0 && self.blocked_on.get(&object).is_some_and(|l| !l.is_empty())
+        self.blocked_on.any(object)
     }
 
     /// Wakes every thread blocked on `object` (on every unlock: no allocation).
     pub fn wake_all(&mut self, object: ObjRef) {
-        if self.blocked_on_count == 0 {
-            return;
-        }
-        let Some(list) = self.blocked_on.get_mut(&object) else {
-            return;
-        };
-        let mut list = std::mem::take(list);
-        self.blocked_on_count -= list.len() as u32;
-        for &tid in &list {
+        let mut woken = std::mem::take(&mut self.woken);
+        self.blocked_on.take_all(object, &mut woken);
+        for &tid in &woken {
             let t = &mut self.threads[tid as usize];
             t.status = Status::Runnable;
             t.wake = WakeReason::Notified;
-            self.make_runnable(tid);
+            t.enabled_at = self.clock_ns;
         }
-        list.clear();
-        if let Some(slot) = self.blocked_on.get_mut(&object) {
-            *slot = list;
-        }
+        self.add_runnable(&woken);
+        self.woken = woken;
     }
 
     /// A thread the last execution left unfinished (leaked after a failure, or let go as
@@ -742,7 +741,7 @@ impl ExecState {
         self.next = if self.runnable.len() == 1 {
             Some(self.runnable[0])
         } else {
-            let cur = self.runnable.binary_search(&current).ok().map(|_| current);
+            let cur = Some(current).filter(|&c| self.is_runnable(c));
             match self.scheduler.next_runnable(&self.runnable, cur, yielding) {
                 Some(t) => {
                     self.schedule.push(t);

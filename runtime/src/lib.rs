@@ -13,6 +13,7 @@ mod config;
 mod ctx;
 mod execution;
 mod executor;
+mod fast_hash;
 mod memory;
 mod minimize;
 mod obj_ref;
@@ -24,6 +25,7 @@ mod report;
 pub mod scheduler;
 mod search;
 mod stack_pool;
+mod waiters;
 
 pub use builder::{Builder, EnvError};
 pub use config::{

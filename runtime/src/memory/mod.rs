@@ -30,10 +30,11 @@
 //! operation on a pulse object is an acquire and a release on that object's clock (more
 //! than std promises for failed `try_lock`s, which only removes outcomes).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::panic::Location;
 use std::sync::atomic::Ordering;
 
+use crate::fast_hash::FastMap;
 use crate::obj_ref::ObjRef;
 
 /// Stores each location keeps: a load can read at most this far back. Bounds memory and
@@ -121,38 +122,6 @@ pub(crate) struct OldRead {
     /// Stores after it in modification order.
     pub newer: u32,
 }
-
-/// A multiply-and-rotate hasher for addresses and object names: every atomic operation looks
-/// its location up, and SipHash cost a tenth of a CAS loop's time.
-#[derive(Default)]
-struct FastHasher(u64);
-
-impl std::hash::Hasher for FastHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    #[inline]
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    #[inline]
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64)
-    }
-    #[inline]
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(n as u64)
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
 
 /// Which vector-clock entry each thread ticks. A clock entry per thread ever spawned made
 /// every clock as long as the execution's thread count, so a test spawning thousands of

@@ -11,6 +11,7 @@ mod dfs;
 mod dpor;
 #[cfg(test)]
 mod dpor_classes;
+mod lazy_rank;
 mod pct;
 mod portfolio;
 mod pos;
@@ -359,48 +360,45 @@ impl RunnableNotices {
 /// runnable threads by (key, thread), kept from `runnable_changed`, so a decision takes the
 /// highest in O(log n) whatever the thread count.
 pub(crate) struct RankedSet<K> {
-    by_key: std::collections::BTreeSet<(K, u32)>,
+    by_key: lazy_rank::LazyRank<K>,
     notices: RunnableNotices,
 }
 
 impl<K> Default for RankedSet<K> {
     fn default() -> Self {
         RankedSet {
-            by_key: std::collections::BTreeSet::new(),
+            by_key: lazy_rank::LazyRank::default(),
             notices: RunnableNotices::default(),
         }
     }
 }
 
 impl<K: Ord + Copy> RankedSet<K> {
-    /// `runnable_changed`: `key` is the thread's key now (it leaves the ranking by it).
-    pub(crate) fn changed(&mut self, thread: u32, runnable: bool, key: impl FnOnce() -> K) {
+    /// `runnable_changed`: a thread that leaves leaves the ranking.
+    pub(crate) fn changed(&mut self, thread: u32, runnable: bool) {
         if self.notices.changed(thread, runnable) {
-            self.by_key.remove(&(key(), thread));
+            self.by_key.remove(thread);
         }
     }
 
     /// Ranks the threads that joined since the last decision by `key_of`.
     pub(crate) fn rank_joined(&mut self, mut key_of: impl FnMut(u32) -> K) {
         let by_key = &mut self.by_key;
-        self.notices.rank_joined(|t| {
-            by_key.insert((key_of(t), t));
-        });
+        self.notices.rank_joined(|t| by_key.set(t, key_of(t)));
     }
 
-    /// A thread's key changed from `old` to `new`.
-    pub(crate) fn rekey(&mut self, thread: u32, old: K, new: K) {
+    /// A thread's key is `key` now.
+    pub(crate) fn rekey(&mut self, thread: u32, key: K) {
         if self.notices.is_ranked(thread) {
-            self.by_key.remove(&(old, thread));
-            self.by_key.insert((new, thread));
+            self.by_key.set(thread, key);
         }
     }
 
     /// The highest-keyed thread, if the view is the whole runnable set of `runnable` threads
     /// (it is not when the strategy missed notices, swapped in mid-execution).
-    pub(crate) fn top(&self, runnable: usize) -> Option<u32> {
-        match self.by_key.last() {
-            Some(&(_, t)) if self.by_key.len() == runnable => Some(t),
+    pub(crate) fn top(&mut self, runnable: usize) -> Option<u32> {
+        match self.by_key.top() {
+            Some((_, t)) if self.by_key.len() == runnable => Some(t),
             _ => None,
         }
     }

@@ -69,7 +69,7 @@ impl PctScheduler {
     /// Sets `thread`'s priority, keeping `ranked` in step.
     fn set_priority(&mut self, thread: u32, p: i64) {
         let i = thread as usize;
-        self.ranked.rekey(thread, self.priorities[i], p);
+        self.ranked.rekey(thread, p);
         self.priorities[i] = p;
     }
 
@@ -152,9 +152,7 @@ impl Scheduler for PctScheduler {
     }
 
     fn runnable_changed(&mut self, thread: u32, runnable: bool) {
-        let priorities = &self.priorities;
-        self.ranked
-            .changed(thread, runnable, || priorities[thread as usize]);
+        self.ranked.changed(thread, runnable);
     }
 
     fn next_runnable(

@@ -15,13 +15,15 @@
 //! Many racers re-drawn at once are drawn lazily (`pos_groups`), so that n threads queued
 //! on one barrier or lock cost O(1) per step, not O(n).
 
-use std::collections::{BTreeSet, HashMap};
+use std::cmp::Reverse;
 
+use super::lazy_rank::LazyRank;
 use super::pos_groups::{Drawn, Groups, GROUP_FROM};
 use super::{
     one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, RunnableNotices, Scheduler,
     Strategy,
 };
+use crate::fast_hash::FastMap;
 
 pub struct PosScheduler {
     rng: Rng,
@@ -73,12 +75,13 @@ const SCAN_UP_TO: usize = 32;
 
 #[derive(Default)]
 struct Ranked {
-    by_priority: BTreeSet<(u64, u32)>,
-    by_wait: BTreeSet<(u64, u32)>,
+    by_priority: LazyRank<u64>,
+    /// Longest waiting first: (since, thread), lowest on top.
+    by_wait: LazyRank<Reverse<(u64, u32)>>,
     /// Ranked: in the two sets (its priority drawn).
     notices: RunnableNotices,
     /// Object -> the ranked threads (runnable, priority drawn) whose next operation is on it.
-    on_object: HashMap<u64, Vec<u32>>,
+    on_object: FastMap<u64, Vec<u32>>,
 }
 
 /// The lowest drawn priority; yielded threads' priorities count down from just below it.
@@ -164,10 +167,12 @@ impl PosScheduler {
                     // Not offered at the last choice point: it waits from the coming one.
                     self.waiting_since[i] = self.step + 1;
                 }
-                self.ranked.by_wait.insert((self.waiting_since[i], t));
+                self.ranked
+                    .by_wait
+                    .set(t, Reverse((self.waiting_since[i], t)));
                 if !self.groups.is_undrawn(t) {
                     let p = self.priority(t);
-                    self.ranked.by_priority.insert((p, t));
+                    self.ranked.by_priority.set(t, p);
                     self.on_object_add(t);
                 }
             }
@@ -188,8 +193,7 @@ impl PosScheduler {
     fn set_priority(&mut self, t: u32, p: u64) {
         let i = t as usize;
         if self.ranking && self.ranked.notices.is_ranked(t) {
-            self.ranked.by_priority.remove(&(self.priorities[i], t));
-            self.ranked.by_priority.insert((p, t));
+            self.ranked.by_priority.set(t, p);
         }
         self.priorities[i] = p;
     }
@@ -199,8 +203,7 @@ impl PosScheduler {
         let i = t as usize;
         self.track_waiting(t);
         if self.ranking && self.ranked.notices.is_ranked(t) {
-            self.ranked.by_wait.remove(&(self.waiting_since[i], t));
-            self.ranked.by_wait.insert((since, t));
+            self.ranked.by_wait.set(t, Reverse((since, t)));
         }
         self.waiting_since[i] = since;
     }
@@ -219,8 +222,8 @@ impl PosScheduler {
                 false => self.step + 1,
             };
             self.set_waiting(t, since);
-            self.ranked.by_priority.insert((p, t));
-            self.ranked.by_wait.insert((since, t));
+            self.ranked.by_priority.set(t, p);
+            self.ranked.by_wait.set(t, Reverse((since, t)));
             self.on_object_add(t);
         });
         self.ranked.notices = notices;
@@ -254,7 +257,7 @@ impl PosScheduler {
             // A group's members were racers, so their priorities were drawn before.
             self.priorities[t as usize] = p;
             if self.in_view(t) && self.ranked.notices.is_runnable(t) {
-                self.ranked.by_priority.insert((p, t));
+                self.ranked.by_priority.set(t, p);
                 self.on_object_add(t);
             }
         }
@@ -289,9 +292,7 @@ impl PosScheduler {
         if self.groups.has(object) || racers.len() >= self.group_from {
             if self.ranking {
                 for &t in &racers {
-                    self.ranked
-                        .by_priority
-                        .remove(&(self.priorities[t as usize], t));
+                    self.ranked.by_priority.remove(t);
                 }
                 if let Some(on) = self.ranked.on_object.get_mut(&object) {
                     on.retain(|&t| t == best);
@@ -379,11 +380,11 @@ impl Scheduler for PosScheduler {
         let r = &mut self.ranked;
         if r.notices.changed(thread, runnable) && self.ranking {
             if in_view {
-                r.by_priority.remove(&(self.priorities[i], thread));
+                r.by_priority.remove(thread);
                 let object = self.pending_of(thread);
                 self.on_object_remove(thread, object);
             }
-            self.ranked.by_wait.remove(&(self.waiting_since[i], thread));
+            self.ranked.by_wait.remove(thread);
             self.track_waiting(thread);
             self.left_at[i] = self.step;
         }
@@ -411,9 +412,9 @@ impl Scheduler for PosScheduler {
             return self.next_thread(runnable, current, yielding);
         }
         self.before_pick(current, yielding);
-        let (oldest_since, oldest) = *self.ranked.by_wait.first()?;
+        let (Reverse((oldest_since, oldest)), _) = self.ranked.by_wait.top()?;
         // Undrawn threads are below their group's top, which is in `by_priority`.
-        let mut best = self.ranked.by_priority.last().map_or(oldest, |&(_, t)| t);
+        let mut best = self.ranked.by_priority.top().map_or(oldest, |(_, t)| t);
         let patience = super::FAIR_RUN as u64 * runnable.len() as u64;
         if self.step - oldest_since > patience {
             best = oldest;
@@ -510,6 +511,8 @@ impl Scheduler for PosScheduler {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
     use crate::scheduler::below;
     use crate::scheduler::churn_runnable;
@@ -673,16 +676,9 @@ mod tests {
                         let drawn = runnable.iter().filter(|&&t| !hybrid.groups.is_undrawn(t));
                         let by_priority = drawn.clone().map(|&t| (of(&scanned, t).0, t));
                         let by_wait = runnable.iter().map(|&t| (of(&scanned, t).1, t));
-                        assert!(r
-                            .by_priority
-                            .iter()
-                            .copied()
-                            .eq(by_priority.collect::<BTreeSet<_>>()));
-                        assert!(r
-                            .by_wait
-                            .iter()
-                            .copied()
-                            .eq(by_wait.collect::<BTreeSet<_>>()));
+                        assert_eq!(r.by_priority.entries(), by_priority.collect());
+                        let waits = r.by_wait.entries().into_iter().map(|(Reverse(w), _)| w);
+                        assert_eq!(waits.collect::<BTreeSet<_>>(), by_wait.collect());
                         for (&object, on) in &r.on_object {
                             let mut on = on.clone();
                             on.sort_unstable();

@@ -14,10 +14,9 @@
 //! that leaves on its own (blocked, or its next operation is elsewhere) is drawn uniformly
 //! below the ceiling. Every draw is exact in distribution, and a step costs O(1) amortised.
 
-use std::collections::HashMap;
-
 use super::pos::DRAWN;
 use super::{below, Rng};
+use crate::fast_hash::FastMap;
 
 /// Re-draws of at least this many racers are grouped; fewer are drawn one by one, as
 /// before groups: the same draws, so small programs keep their schedules per seed. Grouping
@@ -30,16 +29,23 @@ const TOP: u64 = 1 << 63;
 
 #[derive(Default)]
 pub(super) struct Groups {
-    by_object: HashMap<u64, Group>,
-    /// Per thread: the object whose group holds it undrawn (0: none), and its index there.
-    member_of: Vec<u64>,
+    /// Object -> its group's slot in `slots`; looked up only when a group is made or asked
+    /// for by object, the per-step paths go by slot.
+    by_object: FastMap<u64, u32>,
+    slots: Vec<Group>,
+    free: Vec<u32>,
+    /// Per thread: the slot + 1 of the group that holds it undrawn (0: none), and its index
+    /// there.
+    member_of: Vec<u32>,
     index: Vec<u32>,
-    /// Per thread: the object whose group it tops (0: none).
-    top_of: Vec<u64>,
+    /// Per thread: the slot + 1 of the group it tops (0: none).
+    top_of: Vec<u32>,
     undrawn: usize,
 }
 
+#[derive(Default)]
 struct Group {
+    object: u64,
     /// Undrawn: independent and uniform among drawn priorities below `ceiling`.
     members: Vec<u32>,
     ceiling: u64,
@@ -59,6 +65,8 @@ pub(super) struct Drawn {
 impl Groups {
     pub(super) fn clear(&mut self) {
         self.by_object.clear();
+        self.slots.clear();
+        self.free.clear();
         self.member_of.clear();
         self.index.clear();
         self.top_of.clear();
@@ -72,7 +80,7 @@ impl Groups {
     }
 
     pub(super) fn is_undrawn(&self, t: u32) -> bool {
-        self.member_of.get(t as usize).is_some_and(|&o| o != 0)
+        self.member_of.get(t as usize).is_some_and(|&g| g != 0)
     }
 
     /// Threads held undrawn, over all groups.
@@ -96,38 +104,45 @@ impl Groups {
         for &t in racers {
             self.track(t);
         }
-        let group = self.by_object.entry(object).or_insert_with(|| Group {
-            members: Vec::new(),
-            ceiling: TOP,
-            top: None,
-        });
+        let slot = match self.by_object.get(&object) {
+            Some(&slot) => slot as usize,
+            None => {
+                let slot = self.free.pop().unwrap_or_else(|| {
+                    self.slots.push(Group::default());
+                    self.slots.len() as u32 - 1
+                });
+                self.by_object.insert(object, slot);
+                let group = &mut self.slots[slot as usize];
+                group.object = object;
+                slot as usize
+            }
+        };
+        let group = &mut self.slots[slot];
         if let Some(top) = group.top.take() {
             self.top_of[top as usize] = 0;
         }
         for &t in racers {
             let i = t as usize;
             self.top_of[i] = 0;
-            self.member_of[i] = object;
+            self.member_of[i] = slot as u32 + 1;
             self.index[i] = group.members.len() as u32;
             group.members.push(t);
         }
         group.ceiling = TOP;
         self.undrawn += racers.len();
-        self.draw_top(object, rng)
+        self.draw_top(slot, rng)
     }
 
     /// `t` is about to run: it leaves its group without a draw (its priority is drawn after
     /// it runs, and the group it was in, on the object it acts on, is re-drawn).
     pub(super) fn forget(&mut self, t: u32) {
         let i = t as usize;
-        if let Some(&object) = self.member_of.get(i).filter(|&&o| o != 0) {
-            self.remove_member(t, object);
+        if let Some(&g) = self.member_of.get(i).filter(|&&g| g != 0) {
+            self.remove_member(t, g as usize - 1);
         }
-        if let Some(&object) = self.top_of.get(i).filter(|&&o| o != 0) {
+        if let Some(&g) = self.top_of.get(i).filter(|&&g| g != 0) {
             self.top_of[i] = 0;
-            if let Some(group) = self.by_object.get_mut(&object) {
-                group.top = None;
-            }
+            self.slots[g as usize - 1].top = None;
         }
     }
 
@@ -136,19 +151,21 @@ impl Groups {
     pub(super) fn leave(&mut self, t: u32, rng: &mut Rng) -> Drawn {
         let i = t as usize;
         let mut drawn = Drawn::default();
-        if let Some(&object) = self.member_of.get(i).filter(|&&o| o != 0) {
-            let ceiling = self.by_object[&object].ceiling;
-            self.remove_member(t, object);
+        if let Some(&g) = self.member_of.get(i).filter(|&&g| g != 0) {
+            let slot = g as usize - 1;
+            let ceiling = self.slots[slot].ceiling;
+            self.remove_member(t, slot);
             drawn.left = Some((t, uniform_below(ceiling, rng)));
-        } else if let Some(&object) = self.top_of.get(i).filter(|&&o| o != 0) {
+        } else if let Some(&g) = self.top_of.get(i).filter(|&&g| g != 0) {
             self.top_of[i] = 0;
-            drawn.top = self.draw_top(object, rng).top;
+            self.slots[g as usize - 1].top = None;
+            drawn.top = self.draw_top(g as usize - 1, rng).top;
         }
         drawn
     }
 
-    fn remove_member(&mut self, t: u32, object: u64) {
-        let group = self.by_object.get_mut(&object).expect("a member's group");
+    fn remove_member(&mut self, t: u32, slot: usize) {
+        let group = &mut self.slots[slot];
         let k = self.index[t as usize] as usize;
         group.members.swap_remove(k);
         if let Some(&moved) = group.members.get(k) {
@@ -157,19 +174,21 @@ impl Groups {
         self.member_of[t as usize] = 0;
         self.undrawn -= 1;
         if group.members.is_empty() {
-            if let Some(top) = group.top {
+            if let Some(top) = group.top.take() {
                 self.top_of[top as usize] = 0;
             }
-            self.by_object.remove(&object);
+            self.by_object.remove(&group.object);
+            self.free.push(slot as u32);
         }
     }
 
     /// Draws the maximum of the group's undrawn members, makes its holder the top and the
-    /// ceiling of the rest. A group with no members left is dropped.
-    fn draw_top(&mut self, object: u64, rng: &mut Rng) -> Drawn {
-        let Some(group) = self.by_object.get_mut(&object) else {
+    /// ceiling of the rest. A group with no members left (freed) draws nothing.
+    fn draw_top(&mut self, slot: usize, rng: &mut Rng) -> Drawn {
+        let group = &mut self.slots[slot];
+        if group.members.is_empty() {
             return Drawn::default();
-        };
+        }
         if let Some(old) = group.top.take() {
             self.top_of[old as usize] = 0;
         }
@@ -181,10 +200,11 @@ impl Groups {
         let k = below(rng, m);
         let t = group.members[k];
         group.ceiling = p;
-        self.remove_member(t, object);
-        if let Some(group) = self.by_object.get_mut(&object) {
+        self.remove_member(t, slot);
+        let group = &mut self.slots[slot];
+        if !group.members.is_empty() {
             group.top = Some(t);
-            self.top_of[t as usize] = object;
+            self.top_of[t as usize] = slot as u32 + 1;
         }
         Drawn {
             left: None,
@@ -197,14 +217,16 @@ impl Groups {
     #[cfg(test)]
     pub(super) fn check(&self) {
         let mut undrawn = 0;
-        for (&object, group) in &self.by_object {
+        for (&object, &slot) in &self.by_object {
+            let group = &self.slots[slot as usize];
+            assert_eq!(group.object, object);
             assert!(!group.members.is_empty(), "an empty group {object}");
             for (k, &t) in group.members.iter().enumerate() {
-                assert_eq!(self.member_of[t as usize], object);
+                assert_eq!(self.member_of[t as usize], slot + 1);
                 assert_eq!(self.index[t as usize] as usize, k);
             }
             let tops: Vec<u32> = (0..self.top_of.len() as u32)
-                .filter(|&t| self.top_of[t as usize] == object)
+                .filter(|&t| self.top_of[t as usize] == slot + 1)
                 .collect();
             assert_eq!(
                 tops,
@@ -214,6 +236,7 @@ impl Groups {
             undrawn += group.members.len();
         }
         assert_eq!(undrawn, self.undrawn);
+        assert_eq!(self.by_object.len() + self.free.len(), self.slots.len());
     }
 }
 

@@ -161,7 +161,7 @@ impl RolesScheduler {
 
     fn set_key(&mut self, thread: u32, key: Key) {
         let i = thread as usize;
-        self.ranked.rekey(thread, self.keys[i], key);
+        self.ranked.rekey(thread, key);
         self.keys[i] = key;
     }
 
@@ -277,9 +277,7 @@ impl Scheduler for RolesScheduler {
     }
 
     fn runnable_changed(&mut self, thread: u32, runnable: bool) {
-        let keys = &self.keys;
-        self.ranked
-            .changed(thread, runnable, || keys[thread as usize]);
+        self.ranked.changed(thread, runnable);
     }
 
     fn next_runnable(
