@@ -53,6 +53,8 @@ pub(crate) const VISIBLE_AFTER_NS: u64 = 1_000_000;
 /// newest store.
 const TRACKED_THREADS: u32 = 64;
 
+mod simd;
+
 /// A vector clock: entry `t` is the last tick of thread `t` that happens-before.
 #[derive(Clone, Default, Debug, PartialEq, Eq)]
 pub(crate) struct VClock(Vec<u32>);
@@ -67,9 +69,19 @@ impl VClock {
         if self.0.len() < other.0.len() {
             self.0.resize(other.0.len(), 0);
         }
-        for (a, &b) in self.0.iter_mut().zip(&other.0) {
-            *a = (*a).max(b);
-        }
+        simd::max_into(&mut self.0, &other.0);
+    }
+
+    /// Both become their join (a thread's view and a lock's clock).
+    fn join_both(a: &mut VClock, b: &mut VClock) {
+        a.join(b);
+        b.copy_from(a);
+    }
+
+    /// Becomes a copy of `other`, in its own allocation.
+    fn copy_from(&mut self, other: &VClock) {
+        self.0.clear();
+        self.0.extend_from_slice(&other.0);
     }
 
     fn tick(&mut self, t: u32) -> u32 {
@@ -89,9 +101,28 @@ struct ThreadMem {
     fence_rel: VClock,
     /// Clocks of stores read by relaxed loads: what the next acquire fence acquires.
     fence_acq: VClock,
+    /// The store (`Store::id`) whose clock `view` last acquired: views only grow, so
+    /// acquiring it again changes nothing (a thread spinning on a flag reads one store
+    /// over and over, and with 1,000 threads a join is 1,000 entries).
+    acquired: u64,
+}
+
+impl ThreadMem {
+    /// Reads `store`: an acquire joins its clock, a relaxed load keeps it for the next
+    /// acquire fence.
+    fn acquire(&mut self, store: &Store, order: Ordering) {
+        if !acquires(order) {
+            self.fence_acq.join(&store.clock);
+        } else if self.acquired != store.id || store.id == 0 {
+            self.view.join(&store.clock);
+            self.acquired = store.id;
+        }
+    }
 }
 
 struct Store {
+    /// Numbers the execution's stores from 1 (0: a location's first value).
+    id: u64,
     value: u64,
     thread: u32,
     /// The clock entry (`Slots`) the writer ticked, and its tick.
@@ -192,6 +223,8 @@ pub(crate) struct Memory {
     sc: VClock,
     /// The execution's virtual time, set before each operation (`VISIBLE_AFTER_NS`).
     pub now: u64,
+    /// Stores made so far.
+    stores: u64,
 }
 
 fn acquires(order: Ordering) -> bool {
@@ -206,6 +239,28 @@ fn releases(order: Ordering) -> bool {
         order,
         Ordering::Release | Ordering::AcqRel | Ordering::SeqCst
     )
+}
+
+/// The location's history, restarted at `actual` when there is none (first use, or the
+/// first after `forget`) or memory no longer holds its newest store (a write the model
+/// did not see: an atomic moved, or written over with `ptr::write`, at this address).
+fn loc_in(locations: &mut FastMap<usize, Loc>, addr: usize, actual: u64) -> &mut Loc {
+    let loc = locations.entry(addr).or_default();
+    if loc.stores.back().is_none_or(|s| s.value != actual) {
+        loc.stores.clear();
+        loc.stores.push_back(Store {
+            id: 0,
+            value: actual,
+            thread: 0,
+            slot: 0,
+            tick: 0, // happens-before every thread
+            clock: VClock::default(),
+            seen: u64::MAX,
+            at: None,
+            ns: 0,
+        });
+    }
+    loc
 }
 
 fn bit(t: u32) -> u64 {
@@ -225,6 +280,7 @@ impl Memory {
         self.objects.clear();
         self.sc = VClock::default();
         self.now = 0;
+        self.stores = 0;
     }
 
     fn thread(&mut self, t: u32) -> &mut ThreadMem {
@@ -248,12 +304,9 @@ impl Memory {
     /// An operation of thread `t` on a pulse object: acquires what earlier operations on it
     /// released, and releases `t`'s view into it.
     pub fn sync_object(&mut self, t: u32, object: ObjRef) {
-        let view = &mut self.thread(t).view;
-        let mut view = std::mem::take(view);
-        let clock = self.objects.entry(object).or_default();
-        clock.join(&view);
-        view.join(clock);
-        self.thread(t).view = view;
+        self.thread(t);
+        let view = &mut self.threads[t as usize].view;
+        VClock::join_both(view, self.objects.entry(object).or_default());
     }
 
     /// The atomic at `addr` was dropped or mutably borrowed (`get_mut`): either way every
@@ -265,25 +318,8 @@ impl Memory {
         self.locations.remove(&addr);
     }
 
-    /// The location's history, restarted at `actual` when there is none (first use, or the
-    /// first after `forget`) or memory no longer holds its newest store (a write the model
-    /// did not see: an atomic moved, or written over with `ptr::write`, at this address).
     fn loc(&mut self, addr: usize, actual: u64) -> &mut Loc {
-        let loc = self.locations.entry(addr).or_default();
-        if loc.stores.back().is_none_or(|s| s.value != actual) {
-            loc.stores.clear();
-            loc.stores.push_back(Store {
-                value: actual,
-                thread: 0,
-                slot: 0,
-                tick: 0, // happens-before every thread
-                clock: VClock::default(),
-                seen: u64::MAX,
-                at: None,
-                ns: 0,
-            });
-        }
-        loc
+        loc_in(&mut self.locations, addr, actual)
     }
 
     /// How many stores a load by `t` could read (the newest first), given `actual`, the value
@@ -322,24 +358,19 @@ impl Memory {
         back: u32,
         order: Ordering,
     ) -> (u64, Option<OldRead>) {
+        self.thread(t);
         let loc = self.locations.get_mut(&addr).expect("load_options first");
         let i = loc.stores.len() - 1 - back as usize;
         let s = &mut loc.stores[i];
         s.seen |= bit(t);
-        let read = (s.value, s.clock.clone());
         let old = (back > 0).then_some(OldRead {
             value: s.value,
             thread: s.thread,
             at: s.at,
             newer: back,
         });
-        let tm = self.thread(t);
-        if acquires(order) {
-            tm.view.join(&read.1);
-        } else {
-            tm.fence_acq.join(&read.1);
-        }
-        (read.0, old)
+        self.threads[t as usize].acquire(s, order);
+        (s.value, old)
     }
 
     /// Thread `t` stores `new` where memory held `actual` (a plain store).
@@ -353,7 +384,7 @@ impl Memory {
         at: &'static Location<'static>,
     ) {
         self.loc(addr, actual);
-        self.write(t, addr, new, order, None, at);
+        self.write(t, addr, new, order, false, at);
     }
 
     /// Thread `t` reads the newest store (memory held `actual`) and, if `new` is `Some`,
@@ -367,52 +398,54 @@ impl Memory {
         order: Ordering,
         at: &'static Location<'static>,
     ) {
-        let loc = self.loc(addr, actual);
+        self.thread(t);
+        let loc = loc_in(&mut self.locations, addr, actual);
         let s = loc.stores.back_mut().expect("never empty");
         s.seen |= bit(t);
-        let read = s.clock.clone();
-        let tm = self.thread(t);
-        if acquires(order) {
-            tm.view.join(&read);
-        } else {
-            tm.fence_acq.join(&read);
-        }
+        let tm = &mut self.threads[t as usize];
+        tm.acquire(s, order);
         if order == Ordering::SeqCst {
-            let sc = std::mem::take(&mut self.sc);
-            self.thread(t).view.join(&sc);
-            self.sc = sc;
+            tm.view.join(&self.sc);
         }
         if let Some(new) = new {
-            self.write(t, addr, new, order, Some(read), at);
+            self.write(t, addr, new, order, true, at);
         }
     }
 
+    /// `carry`: an RMW, whose store continues the release sequence of the one it read (the
+    /// newest).
     fn write(
         &mut self,
         t: u32,
         addr: usize,
         value: u64,
         order: Ordering,
-        carried: Option<VClock>,
+        carry: bool,
         at: &'static Location<'static>,
     ) {
         let slot = self.slots.of(t);
-        let tm = self.thread(t);
+        self.thread(t);
+        let tm = &mut self.threads[t as usize];
         let tick = tm.view.tick(slot);
-        let mut clock = if releases(order) {
-            tm.view.clone()
-        } else {
-            tm.fence_rel.clone()
+        let loc = self.locations.get_mut(&addr).expect("loc first");
+        // The store that falls out of the history lends its clock's allocation.
+        let mut clock = match loc.stores.len() >= HISTORY {
+            true => loc.stores.pop_front().expect("never empty").clock,
+            false => VClock::default(),
         };
-        if let Some(c) = carried {
-            clock.join(&c); // an RMW continues the release sequence it read from
+        clock.copy_from(match releases(order) {
+            true => &tm.view,
+            false => &tm.fence_rel,
+        });
+        if carry {
+            clock.join(&loc.stores.back().expect("never empty").clock);
         }
         if order == Ordering::SeqCst {
-            let view = tm.view.clone();
-            self.sc.join(&view);
+            self.sc.join(&tm.view);
         }
-        let loc = self.locations.get_mut(&addr).expect("loc first");
+        self.stores += 1;
         loc.stores.push_back(Store {
+            id: self.stores,
             value,
             thread: t,
             slot,
@@ -422,9 +455,6 @@ impl Memory {
             at: Some(at),
             ns: self.now,
         });
-        if loc.stores.len() > HISTORY {
-            loc.stores.pop_front();
-        }
     }
 
     /// `atomic::fence(order)` on thread `t`.
@@ -442,7 +472,7 @@ impl Memory {
             sc.join(&tm.view);
         }
         if releases(order) {
-            tm.fence_rel = tm.view.clone();
+            tm.fence_rel.copy_from(&tm.view);
         }
         self.sc = sc;
     }
