@@ -138,10 +138,13 @@ pub fn profile_and_feature_args(cargo: &CargoArgs) -> Vec<String> {
 
 /// pulse's runtime (the scheduler, the execution's bookkeeping) is optimised in every
 /// profile: in a debug test build it is otherwise most of an execution's time.
-const OPTIMIZED_RUNTIME: [&str; 3] = [
+const OPTIMIZED_RUNTIME: [&str; 6] = [
     "profile.dev.package.pulse-runtime.opt-level=3",
     "profile.dev.package.pulse-runtime.debug-assertions=false",
     "profile.dev.package.pulse-runtime.overflow-checks=false",
+    "profile.dev.package.pulse-shim-std.opt-level=3",
+    "profile.dev.package.pulse-shim-std.debug-assertions=false",
+    "profile.dev.package.pulse-shim-std.overflow-checks=false",
 ];
 
 /// `--config` arguments for `OPTIMIZED_RUNTIME`, given after the subcommand: given before

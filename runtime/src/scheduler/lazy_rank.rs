@@ -48,10 +48,18 @@ impl<K: Ord + Copy> LazyRank<K> {
         if !std::mem::replace(&mut self.present[i], true) {
             self.live += 1;
         }
-        if self.keys[i] == Some(key) {
+        let old = std::mem::replace(&mut self.keys[i], Some(key));
+        if old == Some(key) {
             return; // its entry is in the heap
         }
-        self.keys[i] = Some(key);
+        // The top re-keyed (the thread a strategy just picked): moved down in place, not
+        // pushed and its old entry popped later.
+        if let Some(mut top) = self.heap.peek_mut() {
+            if Some(top.0) == old && top.1 == thread {
+                *top = (key, thread);
+                return;
+            }
+        }
         self.heap.push((key, thread));
         if self.heap.len() > 2 * self.live + SLACK {
             self.sweep();
