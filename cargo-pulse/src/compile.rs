@@ -136,8 +136,9 @@ pub fn profile_and_feature_args(cargo: &CargoArgs) -> Vec<String> {
     args
 }
 
-/// pulse's runtime (the scheduler, the execution's bookkeeping) is optimised in every
-/// profile: in a debug test build it is otherwise most of an execution's time.
+/// pulse's runtime (the scheduler, the execution's bookkeeping) and the shims' non-generic
+/// code are optimised in every profile: in a debug test build they are otherwise most of an
+/// execution's time (std, which the shims stand in for, is always a release build).
 const OPTIMIZED_RUNTIME: [&str; 6] = [
     "profile.dev.package.pulse-runtime.opt-level=3",
     "profile.dev.package.pulse-runtime.debug-assertions=false",

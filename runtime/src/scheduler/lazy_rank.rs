@@ -48,7 +48,7 @@ impl<K: Ord + Copy> LazyRank<K> {
         if !std::mem::replace(&mut self.present[i], true) {
             self.live += 1;
         }
-        let old = std::mem::replace(&mut self.keys[i], Some(key));
+        let old = self.keys[i].replace(key);
         if old == Some(key) {
             return; // its entry is in the heap
         }
