@@ -124,8 +124,8 @@ impl<K: Ord + Copy> LazyRank<K> {
         let mut entries = std::mem::take(&mut self.heap).into_vec();
         entries.retain(|&(key, t)| {
             let live = self.is_live(key, t);
-            if !live && self.keys[t as usize] == Some(key) {
-                self.keys[t as usize] = None;
+            if !live {
+                self.forget(key, t);
             }
             live
         });

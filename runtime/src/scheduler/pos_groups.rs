@@ -158,7 +158,6 @@ impl Groups {
             drawn.left = Some((t, uniform_below(ceiling, rng)));
         } else if let Some(&g) = self.top_of.get(i).filter(|&&g| g != 0) {
             self.top_of[i] = 0;
-            self.slots[g as usize - 1].top = None;
             drawn.top = self.draw_top(g as usize - 1, rng).top;
         }
         drawn
