@@ -12,6 +12,19 @@ use crate::ctx::{AtomicDuties, Ctx};
 use crate::report::trace::{AtomicValue, EventKind};
 
 impl Ctx {
+    /// Whether an atomic operation at this point owes the runtime anything (the relaxed
+    /// model's step, a traced value, the progress probe's write): if not, the shim need not
+    /// call `atomic_load`, `atomic_store` or `atomic_rmw` at all.
+    #[inline]
+    pub fn atomic_told(self) -> bool {
+        let AtomicDuties {
+            relaxed,
+            tracing,
+            probing,
+        } = self.atomic_duties();
+        relaxed || tracing || probing
+    }
+
     /// A load of the atomic at `addr`, which holds `actual`, right after its scheduling
     /// point: returns the value it reads (under the relaxed model possibly an older store's,
     /// which one a recorded scheduler choice).

@@ -35,28 +35,79 @@ pub use std::sync::atomic::compiler_fence;
 #[inline]
 pub fn fence(order: Ordering) {
     sa::fence(order);
+    fenced(order);
+}
+
+// The runtime's side of each operation is in the functions below, not `#[inline]`: the
+// operations themselves are (std's atomic, with its ordering a constant, inlined into the
+// caller), but what they tell the runtime would otherwise be compiled into the user's
+// crate, at its debug opt-level 0 (~2x slower executions); this way it is compiled once,
+// optimised, in pulse-shim-std (ARCHITECTURE.md, decision 41).
+
+/// A fence's side in the relaxed memory model.
+fn fenced(order: Ordering) {
     if let Some(ctx) = rt::current() {
         ctx.atomic_fence(order);
     }
 }
 
+/// The running execution at an atomic operation's scheduling point.
+#[derive(Clone, Copy)]
+struct Point {
+    ctx: rt::Ctx,
+    /// Whether the operation must be told to the runtime (`Ctx::atomic_told`): false under
+    /// `sc`, untraced, so most operations make one call into it, not two.
+    told: bool,
+}
+
 /// A scheduling point before an operation on the atomic at `addr`; the running execution,
 /// if any.
 #[track_caller]
-#[inline]
-fn point(op: &'static str, kind: &'static str, addr: usize) -> Option<rt::Ctx> {
+fn point(op: &'static str, kind: &'static str, addr: usize) -> Option<Point> {
     let ctx = rt::current()?;
     ctx.switch_addr(op, kind, addr);
-    Some(ctx)
+    Some(Point {
+        ctx,
+        told: ctx.atomic_told(),
+    })
 }
 
 /// The atomic at `addr` is dropped or mutably borrowed: tells the relaxed model, if it runs,
 /// to end the address's store history (`Ctx::atomic_forget`).
-#[inline]
 fn forget(addr: usize) {
     if let Some(ctx) = rt::current() {
         ctx.atomic_forget(addr);
     }
+}
+
+/// A load of `actual` at `addr`: the value it reads (`Ctx::atomic_load`).
+#[track_caller]
+fn loaded(ctx: rt::Ctx, kind: &'static str, addr: usize, actual: u64, order: Ordering) -> u64 {
+    ctx.atomic_load(kind, addr, actual, order)
+}
+
+/// A store of `new` over `old` at `addr` (`Ctx::atomic_store`).
+#[track_caller]
+fn stored(ctx: rt::Ctx, addr: usize, old: u64, new: u64, order: Ordering) {
+    ctx.atomic_store(addr, old, new, order);
+}
+
+/// A read-modify-write that read `old` and wrote `new` (`None`: failed, a load)
+/// (`Ctx::atomic_rmw`).
+#[track_caller]
+fn rmw_told(ctx: rt::Ctx, addr: usize, old: u64, new: Option<u64>, order: Ordering) {
+    ctx.atomic_rmw(addr, old, new, order);
+}
+
+/// Whether a weak compare-exchange that would succeed fails spuriously (a scheduler
+/// choice), and if so the failure told to the memory model.
+#[track_caller]
+fn weak_cas_fails(ctx: rt::Ctx, addr: usize, current: u64, failure: Ordering) -> bool {
+    let fails = ctx.choose(ChoiceKind::WeakCasFailure);
+    if fails {
+        ctx.atomic_cas_spurious(addr, current, failure);
+    }
+    fails
 }
 
 /// The failure ordering std's `compare_and_swap` derives from its one ordering.
@@ -109,7 +160,13 @@ macro_rules! common_methods {
         fn addr(&self) -> usize {
             self as *const Self as usize
         }
+    };
+}
 
+/// The operations every atomic type shares: each a scheduling point, then std's operation,
+/// then the memory model told (the first and last through the outlined functions above).
+macro_rules! op_methods {
+    ($name:ident, $v:ty, $std:ty) => {
         /// Loads a value from the atomic.
         #[track_caller]
         #[inline]
@@ -121,13 +178,14 @@ macro_rules! common_methods {
             );
             let v = self.inner().load(order);
             match ctx {
-                Some(ctx) => Self::from_bits(ctx.atomic_load(
+                Some(Point { ctx, told: true }) => Self::from_bits(loaded(
+                    ctx,
                     stringify!($name),
                     self.addr(),
                     Self::to_bits(v),
                     order,
                 )),
-                None => v,
+                _ => v,
             }
         }
 
@@ -141,12 +199,18 @@ macro_rules! common_methods {
                 self.addr(),
             );
             match ctx {
-                Some(ctx) => {
+                Some(Point { ctx, told: true }) => {
                     let old = self.inner().load(Ordering::Relaxed);
                     self.inner().store(val, order);
-                    ctx.atomic_store(self.addr(), Self::to_bits(old), Self::to_bits(val), order);
+                    stored(
+                        ctx,
+                        self.addr(),
+                        Self::to_bits(old),
+                        Self::to_bits(val),
+                        order,
+                    );
                 }
-                None => self.inner().store(val, order),
+                _ => self.inner().store(val, order),
             }
         }
 
@@ -170,20 +234,21 @@ macro_rules! common_methods {
         #[inline]
         fn rmw_done(
             &self,
-            ctx: Option<rt::Ctx>,
+            ctx: Option<Point>,
             old: $v,
             new: Result<$v, Ordering>,
             order: Ordering,
         ) {
-            if let Some(ctx) = ctx {
+            if let Some(Point { ctx, told: true }) = ctx {
                 match new {
-                    Ok(new) => ctx.atomic_rmw(
+                    Ok(new) => rmw_told(
+                        ctx,
                         self.addr(),
                         Self::to_bits(old),
                         Some(Self::to_bits(new)),
                         order,
                     ),
-                    Err(failure) => ctx.atomic_rmw(self.addr(), Self::to_bits(old), None, failure),
+                    Err(failure) => rmw_told(ctx, self.addr(), Self::to_bits(old), None, failure),
                 }
             }
         }
@@ -193,7 +258,7 @@ macro_rules! common_methods {
         #[inline]
         fn cas_done(
             &self,
-            ctx: Option<rt::Ctx>,
+            ctx: Option<Point>,
             r: Result<$v, $v>,
             new: $v,
             success: Ordering,
@@ -263,27 +328,31 @@ macro_rules! common_methods {
                 stringify!($name),
                 self.addr(),
             ) {
-                Some(ctx) => {
+                Some(point) => {
                     // The execution owns the OS thread, so this load and the exchange below
                     // are one indivisible step. Loading with `failure` also rejects the
                     // orderings std rejects for it.
                     if self.inner().load(failure) == current
-                        && ctx.choose(ChoiceKind::WeakCasFailure)
+                        && weak_cas_fails(point.ctx, self.addr(), Self::to_bits(current), failure)
                     {
-                        ctx.atomic_cas_spurious(self.addr(), Self::to_bits(current), failure);
                         return Err(current);
                     }
                     let r = self
                         .inner()
                         .compare_exchange(current, new, success, failure);
-                    self.cas_done(Some(ctx), r, new, success, failure)
+                    self.cas_done(Some(point), r, new, success, failure)
                 }
                 None => self
                     .inner()
                     .compare_exchange_weak(current, new, success, failure),
             }
         }
+    };
+}
 
+/// The closure-driven updates, loops of the operations above (`AtomicPtr` has its own).
+macro_rules! update_methods {
+    ($v:ty) => {
         /// Fetches the value and applies `f` to it until the update succeeds or `f`
         /// returns `None` (a loop of loads and weak exchanges, so retries are visible).
         #[track_caller]
@@ -350,7 +419,7 @@ macro_rules! rmw {
         pub fn $method(&self, val: $v, order: Ordering) -> $v {
             let ctx = point(concat!(stringify!($name), "::", stringify!($method)), stringify!($name), self.addr());
             let old = self.inner().$method(val, order);
-            if ctx.is_some() {
+            if ctx.is_some_and(|p| p.told) {
                 // What it wrote, for the memory model and a traced row (one execution runs
                 // on one OS thread: nothing wrote in between).
                 let new = self.inner().load(Ordering::Relaxed);
@@ -399,6 +468,8 @@ macro_rules! atomic_int {
             }
 
             common_methods!($name, $int, sa::$name);
+            op_methods!($name, $int, sa::$name);
+            update_methods!($int);
             rmw!(/** Adds to the current value, returning the previous value (wrapping). */ $name, $int, fetch_add);
             rmw!(/** Subtracts from the current value, returning the previous value (wrapping). */ $name, $int, fetch_sub);
             rmw!(/** Bitwise "and" with the current value, returning the previous value. */ $name, $int, fetch_and);
@@ -487,6 +558,8 @@ impl AtomicBool {
     }
 
     common_methods!(AtomicBool, bool, sa::AtomicBool);
+    op_methods!(AtomicBool, bool, sa::AtomicBool);
+    update_methods!(bool);
     rmw!(/** Logical "and" with the current value, returning the previous value. */ AtomicBool, bool, fetch_and);
     rmw!(/** Logical "nand" with the current value, returning the previous value. */ AtomicBool, bool, fetch_nand);
     rmw!(/** Logical "or" with the current value, returning the previous value. */ AtomicBool, bool, fetch_or);
@@ -541,14 +614,62 @@ impl fmt::Debug for AtomicBool {
 #[repr(transparent)]
 pub struct AtomicPtr<T>(UntypedPtr, PhantomData<sa::AtomicPtr<T>>);
 
-/// An `AtomicPtr`'s storage, with its `Drop`.
+/// An `AtomicPtr`'s storage, with its `Drop` and its operations: not generic, so they are
+/// compiled once, optimised, in pulse-shim-std rather than per `T` in the user's crate.
 #[repr(transparent)]
 struct UntypedPtr(sa::AtomicPtr<()>);
 
 impl Drop for UntypedPtr {
     #[inline]
     fn drop(&mut self) {
-        forget(self as *const Self as usize);
+        forget(self.addr());
+    }
+}
+
+impl UntypedPtr {
+    #[inline]
+    const fn inner(&self) -> &sa::AtomicPtr<()> {
+        &self.0
+    }
+
+    #[inline]
+    fn addr(&self) -> usize {
+        self as *const Self as usize
+    }
+
+    #[inline]
+    fn to_bits(v: *mut ()) -> u64 {
+        v as usize as u64
+    }
+
+    /// An older store's pointer, by address (stores keep no provenance).
+    #[inline]
+    fn from_bits(b: u64) -> *mut () {
+        b as usize as *mut ()
+    }
+
+    op_methods!(AtomicPtr, *mut (), sa::AtomicPtr<()>);
+
+    /// One read-modify-write of the address: a scheduling point, then a strong-exchange
+    /// loop (std gained these operations after pulse's minimum Rust).
+    #[track_caller]
+    fn rmw_addr(&self, op: &'static str, order: Ordering, f: &dyn Fn(usize) -> usize) -> *mut () {
+        let ctx = point(op, "AtomicPtr", self.addr());
+        let failure = strongest_failure_ordering(order);
+        let mut prev = self.inner().load(failure);
+        loop {
+            let new = map_addr(prev, f);
+            match self
+                .inner()
+                .compare_exchange_weak(prev, new, order, failure)
+            {
+                Ok(p) => {
+                    self.rmw_done(ctx, p, Ok(new), order);
+                    return p;
+                }
+                Err(p) => prev = p,
+            }
+        }
     }
 }
 
@@ -579,38 +700,127 @@ impl<T> AtomicPtr<T> {
         unsafe { &*ptr.cast::<AtomicPtr<T>>() }
     }
 
-    #[inline]
-    fn to_bits(v: *mut T) -> u64 {
-        v as usize as u64
-    }
-
-    /// An older store's pointer, by address (stores keep no provenance).
-    #[inline]
-    fn from_bits(b: u64) -> *mut T {
-        b as usize as *mut T
-    }
-
     common_methods!(AtomicPtr, *mut T, sa::AtomicPtr<T>);
 
-    /// One read-modify-write computed from the old pointer: a scheduling point, then a
-    /// strong-exchange loop (std gained these operations after pulse's minimum Rust).
+    /// Loads a value from the pointer.
     #[track_caller]
     #[inline]
-    fn rmw_with(&self, op: &'static str, order: Ordering, f: impl Fn(*mut T) -> *mut T) -> *mut T {
-        let ctx = point(op, "AtomicPtr", self.addr());
-        let failure = strongest_failure_ordering(order);
-        let mut prev = self.inner().load(failure);
+    pub fn load(&self, order: Ordering) -> *mut T {
+        self.0.load(order).cast()
+    }
+
+    /// Stores a value into the pointer.
+    #[track_caller]
+    #[inline]
+    pub fn store(&self, ptr: *mut T, order: Ordering) {
+        self.0.store(ptr.cast(), order);
+    }
+
+    /// Stores a value into the pointer, returning the previous value.
+    #[track_caller]
+    #[inline]
+    pub fn swap(&self, ptr: *mut T, order: Ordering) -> *mut T {
+        self.0.swap(ptr.cast(), order).cast()
+    }
+
+    /// Stores `new` if the current value is `current`; returns the previous value.
+    #[deprecated(
+        since = "1.50.0",
+        note = "Use `compare_exchange` or `compare_exchange_weak` instead"
+    )]
+    #[track_caller]
+    #[inline]
+    pub fn compare_and_swap(&self, current: *mut T, new: *mut T, order: Ordering) -> *mut T {
+        #[allow(deprecated)]
+        self.0
+            .compare_and_swap(current.cast(), new.cast(), order)
+            .cast()
+    }
+
+    /// Stores `new` if the current value is `current`.
+    #[track_caller]
+    #[inline]
+    pub fn compare_exchange(
+        &self,
+        current: *mut T,
+        new: *mut T,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<*mut T, *mut T> {
+        typed(
+            self.0
+                .compare_exchange(current.cast(), new.cast(), success, failure),
+        )
+    }
+
+    /// Stores `new` if the current value is `current`, but may fail spuriously even when
+    /// they are equal: under pulse whether it does is a scheduler choice.
+    #[track_caller]
+    #[inline]
+    pub fn compare_exchange_weak(
+        &self,
+        current: *mut T,
+        new: *mut T,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<*mut T, *mut T> {
+        typed(
+            self.0
+                .compare_exchange_weak(current.cast(), new.cast(), success, failure),
+        )
+    }
+
+    /// Fetches the value and applies `f` to it until the update succeeds or `f` returns
+    /// `None` (a loop of loads and weak exchanges, so retries are visible).
+    #[track_caller]
+    #[inline]
+    pub fn fetch_update<F>(
+        &self,
+        set_order: Ordering,
+        fetch_order: Ordering,
+        f: F,
+    ) -> Result<*mut T, *mut T>
+    where
+        F: FnMut(*mut T) -> Option<*mut T>,
+    {
+        self.try_update(set_order, fetch_order, f)
+    }
+
+    /// Fetches the value and applies `f` to it until the update succeeds or `f` returns
+    /// `None`; `Ok(previous)` or `Err(previous)`.
+    #[track_caller]
+    #[inline]
+    pub fn try_update(
+        &self,
+        set_order: Ordering,
+        fetch_order: Ordering,
+        mut f: impl FnMut(*mut T) -> Option<*mut T>,
+    ) -> Result<*mut T, *mut T> {
+        let mut prev = self.load(fetch_order);
+        while let Some(next) = f(prev) {
+            match self.compare_exchange_weak(prev, next, set_order, fetch_order) {
+                x @ Ok(_) => return x,
+                Err(next_prev) => prev = next_prev,
+            }
+        }
+        Err(prev)
+    }
+
+    /// Fetches the value and applies `f` to it until the update succeeds; returns the
+    /// previous value.
+    #[track_caller]
+    #[inline]
+    pub fn update(
+        &self,
+        set_order: Ordering,
+        fetch_order: Ordering,
+        mut f: impl FnMut(*mut T) -> *mut T,
+    ) -> *mut T {
+        let mut prev = self.load(fetch_order);
         loop {
-            let new = f(prev);
-            match self
-                .inner()
-                .compare_exchange_weak(prev, new, order, failure)
-            {
-                Ok(p) => {
-                    self.rmw_done(ctx, p, Ok(new), order);
-                    return p;
-                }
-                Err(p) => prev = p,
+            match self.compare_exchange_weak(prev, f(prev), set_order, fetch_order) {
+                Ok(x) => break x,
+                Err(next_prev) => prev = next_prev,
             }
         }
     }
@@ -620,7 +830,11 @@ impl<T> AtomicPtr<T> {
     #[track_caller]
     #[inline]
     pub fn fetch_ptr_add(&self, val: usize, order: Ordering) -> *mut T {
-        self.rmw_with("AtomicPtr::fetch_ptr_add", order, |p| p.wrapping_add(val))
+        let bytes = val.wrapping_mul(std::mem::size_of::<T>());
+        let f = |a: usize| a.wrapping_add(bytes);
+        self.0
+            .rmw_addr("AtomicPtr::fetch_ptr_add", order, &f)
+            .cast()
     }
 
     /// Offsets the pointer back by `val` elements of `T` (wrapping), returning the
@@ -628,25 +842,31 @@ impl<T> AtomicPtr<T> {
     #[track_caller]
     #[inline]
     pub fn fetch_ptr_sub(&self, val: usize, order: Ordering) -> *mut T {
-        self.rmw_with("AtomicPtr::fetch_ptr_sub", order, |p| p.wrapping_sub(val))
+        let bytes = val.wrapping_mul(std::mem::size_of::<T>());
+        let f = |a: usize| a.wrapping_sub(bytes);
+        self.0
+            .rmw_addr("AtomicPtr::fetch_ptr_sub", order, &f)
+            .cast()
     }
 
     /// Offsets the pointer by `val` bytes (wrapping), returning the previous pointer.
     #[track_caller]
     #[inline]
     pub fn fetch_byte_add(&self, val: usize, order: Ordering) -> *mut T {
-        self.rmw_with("AtomicPtr::fetch_byte_add", order, |p| {
-            p.wrapping_byte_add(val)
-        })
+        let f = |a: usize| a.wrapping_add(val);
+        self.0
+            .rmw_addr("AtomicPtr::fetch_byte_add", order, &f)
+            .cast()
     }
 
     /// Offsets the pointer back by `val` bytes (wrapping), returning the previous pointer.
     #[track_caller]
     #[inline]
     pub fn fetch_byte_sub(&self, val: usize, order: Ordering) -> *mut T {
-        self.rmw_with("AtomicPtr::fetch_byte_sub", order, |p| {
-            p.wrapping_byte_sub(val)
-        })
+        let f = |a: usize| a.wrapping_sub(val);
+        self.0
+            .rmw_addr("AtomicPtr::fetch_byte_sub", order, &f)
+            .cast()
     }
 
     /// Bitwise "or" of the address with `val`, keeping provenance; returns the previous
@@ -654,7 +874,8 @@ impl<T> AtomicPtr<T> {
     #[track_caller]
     #[inline]
     pub fn fetch_or(&self, val: usize, order: Ordering) -> *mut T {
-        self.rmw_with("AtomicPtr::fetch_or", order, |p| map_addr(p, |a| a | val))
+        let f = |a: usize| a | val;
+        self.0.rmw_addr("AtomicPtr::fetch_or", order, &f).cast()
     }
 
     /// Bitwise "and" of the address with `val`, keeping provenance; returns the previous
@@ -662,7 +883,8 @@ impl<T> AtomicPtr<T> {
     #[track_caller]
     #[inline]
     pub fn fetch_and(&self, val: usize, order: Ordering) -> *mut T {
-        self.rmw_with("AtomicPtr::fetch_and", order, |p| map_addr(p, |a| a & val))
+        let f = |a: usize| a & val;
+        self.0.rmw_addr("AtomicPtr::fetch_and", order, &f).cast()
     }
 
     /// Bitwise "xor" of the address with `val`, keeping provenance; returns the previous
@@ -670,8 +892,15 @@ impl<T> AtomicPtr<T> {
     #[track_caller]
     #[inline]
     pub fn fetch_xor(&self, val: usize, order: Ordering) -> *mut T {
-        self.rmw_with("AtomicPtr::fetch_xor", order, |p| map_addr(p, |a| a ^ val))
+        let f = |a: usize| a ^ val;
+        self.0.rmw_addr("AtomicPtr::fetch_xor", order, &f).cast()
     }
+}
+
+/// An untyped exchange's result, typed.
+#[inline]
+fn typed<T>(r: Result<*mut (), *mut ()>) -> Result<*mut T, *mut T> {
+    r.map(<*mut ()>::cast).map_err(<*mut ()>::cast)
 }
 
 impl<T> Default for AtomicPtr<T> {

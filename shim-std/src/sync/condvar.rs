@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use pulse_runtime::{ChoiceKind, ObjectCell, ObjectState, TraceKind, WakeReason};
 
-use super::mutex::MutexGuard;
+use super::mutex::{MutexGuard, RawMutex};
 use super::poison::{self, LockResult, PoisonError};
 use crate::rt;
 
@@ -126,30 +126,46 @@ impl Condvar {
 
     /// The one wait every public wait reduces to.
     #[track_caller]
+    #[inline]
     fn wait_inner<'a, T>(
         &self,
         mut guard: MutexGuard<'a, T>,
         timeout: Option<Duration>,
         op: &'static str,
     ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
-        let lock = guard.lock;
-        let timed_out = match (rt::current(), guard.os.take()) {
-            (_, Some(os)) => {
+        let lock = guard.lock.raw();
+        let timed_out = self.wait_raw(lock, &mut guard.os, timeout, op);
+        let result = (guard, WaitTimeoutResult(timed_out));
+        poison::map_result(lock.is_poisoned(), result)
+    }
+
+    /// The wait itself, on the mutex apart from its data (not generic: compiled once,
+    /// optimised, here). Returns whether it timed out.
+    #[track_caller]
+    fn wait_raw<'a>(
+        &self,
+        lock: &'a RawMutex,
+        os: &mut Option<std::sync::MutexGuard<'a, ()>>,
+        timeout: Option<Duration>,
+        op: &'static str,
+    ) -> bool {
+        match (rt::current(), os.take()) {
+            (_, Some(held)) => {
                 self.state.outside(op);
-                let (os, timed_out) = match timeout {
+                let (held, timed_out) = match timeout {
                     None => (
-                        self.os.wait(os).unwrap_or_else(PoisonError::into_inner),
+                        self.os.wait(held).unwrap_or_else(PoisonError::into_inner),
                         false,
                     ),
                     Some(dur) => {
-                        let (os, r) = self
+                        let (held, r) = self
                             .os
-                            .wait_timeout(os, dur)
+                            .wait_timeout(held, dur)
                             .unwrap_or_else(PoisonError::into_inner);
-                        (os, r.timed_out())
+                        (held, r.timed_out())
                     }
                 };
-                guard.os = Some(os);
+                *os = Some(held);
                 timed_out
             }
             (Some(ctx), None) => {
@@ -169,9 +185,7 @@ impl Condvar {
                 reason == WakeReason::TimedOut
             }
             (None, None) => unreachable!("a guard taken under pulse outlived its execution"),
-        };
-        let result = (guard, WaitTimeoutResult(timed_out));
-        poison::map_result(lock.is_poisoned(), result)
+        }
     }
 
     /// Wakes up one blocked thread on this condvar (which one: a scheduler choice).

@@ -114,6 +114,42 @@ fn forbid_std_inside(op: &str) {
     }
 }
 
+/// The scheduling point before an operation; `None` outside an execution. (The
+/// execution's side of a channel is in free functions, not generic: compiled once,
+/// optimised, here rather than per message type in the user's crate.)
+#[track_caller]
+fn enter(name: &ObjectCell<ChanName>, op: &'static str) -> Option<Exec> {
+    let Some(ctx) = rt::current() else {
+        name.outside(op);
+        return None;
+    };
+    let obj = name.obj(ctx);
+    ctx.switch(op, Some(obj));
+    Some(Exec { ctx, obj })
+}
+
+/// As `enter`, for a drop: no scheduling point while an ended execution is being cleaned
+/// up (drops run while its threads unwind).
+#[track_caller]
+fn enter_drop(name: &ObjectCell<ChanName>, op: &'static str) -> Option<Exec> {
+    let ctx = rt::current()?;
+    let obj = name.obj(ctx);
+    if !ctx.is_teardown() {
+        ctx.switch(op, Some(obj));
+    }
+    Some(Exec { ctx, obj })
+}
+
+/// Whether a thread is blocked on the channel.
+fn has_waiters(exec: Option<Exec>) -> bool {
+    exec.is_some_and(|e| e.ctx.has_waiters(e.obj))
+}
+
+/// The virtual clock's reading (`recv_timeout`).
+fn now(exec: Exec) -> Duration {
+    exec.ctx.now()
+}
+
 impl<T> Chan<T> {
     fn new(bound: Option<usize>) -> Arc<Chan<T>> {
         Arc::new(Chan {
@@ -133,34 +169,20 @@ impl<T> Chan<T> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The scheduling point before an operation; `None` outside an execution.
     #[track_caller]
     fn enter(&self, op: &'static str) -> Option<Exec> {
-        let Some(ctx) = rt::current() else {
-            self.name.outside(op);
-            return None;
-        };
-        let obj = self.name.obj(ctx);
-        ctx.switch(op, Some(obj));
-        Some(Exec { ctx, obj })
+        enter(&self.name, op)
     }
 
-    /// As `enter`, for a drop: no scheduling point while an ended execution is being
-    /// cleaned up (drops run while its threads unwind).
     #[track_caller]
     fn enter_drop(&self, op: &'static str) -> Option<Exec> {
-        let ctx = rt::current()?;
-        let obj = self.name.obj(ctx);
-        if !ctx.is_teardown() {
-            ctx.switch(op, Some(obj));
-        }
-        Some(Exec { ctx, obj })
+        enter_drop(&self.name, op)
     }
 
     /// Whether the receiver is blocked waiting for a message. With nothing queued, only a
     /// receiver can be blocked on the channel.
     fn receiver_waiting(st: &State<T>, exec: Option<Exec>) -> bool {
-        st.queue.is_empty() && exec.is_some_and(|e| e.ctx.has_waiters(e.obj))
+        st.queue.is_empty() && has_waiters(exec)
     }
 
     #[track_caller]
@@ -254,7 +276,7 @@ impl<T> Chan<T> {
         let exec = self.enter(op);
         // On overflow there is no deadline: the wait is as good as endless.
         let deadline = match (exec, timeout) {
-            (Some(e), Some(d)) => e.ctx.now().checked_add(d),
+            (Some(e), Some(d)) => now(e).checked_add(d),
             _ => None,
         };
         loop {
@@ -274,7 +296,7 @@ impl<T> Chan<T> {
             }
             let remaining = match (exec, deadline) {
                 (Some(e), Some(deadline)) => {
-                    let now = e.ctx.now();
+                    let now = now(e);
                     if now >= deadline {
                         note(exec, TraceKind::Recv, op, Some("Err(Timeout)"));
                         return Err(RecvTimeoutError::Timeout);

@@ -27,11 +27,21 @@ impl ObjectState for MutexState {
 }
 
 pub struct Mutex<T: ?Sized> {
+    raw: RawMutex,
+    data: UnsafeCell<T>,
+}
+
+/// The lock apart from its data. Not generic, so locking and unlocking are compiled once,
+/// optimised, in pulse-shim-std: a `Mutex<T>`'s methods are compiled per `T` in the user's
+/// crate, at its debug opt-level (ARCHITECTURE.md, decision 41).
+pub(crate) struct RawMutex {
     os: std::sync::Mutex<()>,
     os_poisoned: AtomicBool,
     state: ObjectCell<MutexState>,
-    data: UnsafeCell<T>,
 }
+
+/// The std guard a lock taken outside an execution holds.
+type OsGuard<'a> = std::sync::MutexGuard<'a, ()>;
 
 // Same bounds as std.
 unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
@@ -42,7 +52,7 @@ unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
 pub struct MutexGuard<'a, T: ?Sized + 'a> {
     pub(crate) lock: &'a Mutex<T>,
     /// The std guard when locked outside an execution.
-    pub(crate) os: Option<std::sync::MutexGuard<'a, ()>>,
+    pub(crate) os: Option<OsGuard<'a>>,
     /// Whether the thread was already panicking when it locked (then dropping the guard
     /// does not poison, as in std).
     pub(crate) panicking: bool,
@@ -57,9 +67,7 @@ impl<T> Mutex<T> {
     #[inline]
     pub const fn new(t: T) -> Mutex<T> {
         Mutex {
-            os: std::sync::Mutex::new(()),
-            os_poisoned: AtomicBool::new(false),
-            state: ObjectCell::new(),
+            raw: RawMutex::new(),
             data: UnsafeCell::new(t),
         }
     }
@@ -78,18 +86,116 @@ impl<T> Mutex<T> {
 impl<T: ?Sized> Mutex<T> {
     /// Acquires the mutex, blocking the current thread until it is able to do so.
     #[track_caller]
+    #[inline]
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
+        let (os, panicking) = self.raw.lock();
+        self.guard_result(os, panicking)
+    }
+
+    /// Attempts to acquire this lock without blocking.
+    #[track_caller]
+    #[inline]
+    pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
+        match self.raw.try_lock() {
+            Some((os, panicking)) => Ok(self.guard_result(os, panicking)?),
+            None => Err(TryLockError::WouldBlock),
+        }
+    }
+
+    #[track_caller]
+    #[inline]
+    fn guard_result<'a>(
+        &'a self,
+        os: Option<OsGuard<'a>>,
+        panicking: bool,
+    ) -> LockResult<MutexGuard<'a, T>> {
+        let guard = MutexGuard {
+            lock: self,
+            os,
+            panicking,
+            locked_at: Location::caller(),
+        };
+        poison::map_result(self.raw.is_poisoned(), guard)
+    }
+
+    /// Determines whether the mutex is poisoned.
+    #[inline]
+    pub fn is_poisoned(&self) -> bool {
+        self.raw.is_poisoned()
+    }
+
+    /// Clear the poisoned state from a mutex.
+    #[inline]
+    pub fn clear_poison(&self) {
+        self.raw.clear_poison();
+    }
+
+    /// Returns a mutable reference to the underlying data.
+    pub fn get_mut(&mut self) -> LockResult<&mut T> {
+        let poisoned = self.is_poisoned();
+        poison::map_result(poisoned, self.data.get_mut())
+    }
+
+    pub(crate) fn raw(&self) -> &RawMutex {
+        &self.raw
+    }
+}
+
+impl RawMutex {
+    const fn new() -> RawMutex {
+        RawMutex {
+            os: std::sync::Mutex::new(()),
+            os_poisoned: AtomicBool::new(false),
+            state: ObjectCell::new(),
+        }
+    }
+
+    /// Takes the lock: the std guard outside an execution, and whether the thread was
+    /// panicking.
+    #[track_caller]
+    fn lock(&self) -> (Option<OsGuard<'_>>, bool) {
         match rt::current() {
             Some(ctx) => {
                 let obj = self.state.obj(ctx);
                 ctx.switch("Mutex::lock", Some(obj));
                 self.acquire(ctx, obj, "Mutex::lock");
-                self.guard_result(None, ctx.panicking())
+                (None, ctx.panicking())
             }
             None => {
                 self.state.outside("Mutex::lock");
                 let os = self.os.lock().unwrap_or_else(PoisonError::into_inner);
-                self.guard_result(Some(os), std::thread::panicking())
+                (Some(os), std::thread::panicking())
+            }
+        }
+    }
+
+    /// As `lock`, or `None` if it is held.
+    #[track_caller]
+    fn try_lock(&self) -> Option<(Option<OsGuard<'_>>, bool)> {
+        match rt::current() {
+            Some(ctx) => {
+                let obj = self.state.obj(ctx);
+                ctx.switch("Mutex::try_lock", Some(obj));
+                if !self.try_take(ctx) {
+                    ctx.note(
+                        TraceKind::Other,
+                        "Mutex::try_lock",
+                        Some(obj),
+                        Some("WouldBlock"),
+                    );
+                    return None;
+                }
+                ctx.acquired(obj);
+                Some((None, ctx.panicking()))
+            }
+            None => {
+                self.state.outside("Mutex::try_lock");
+                let os = match self.os.try_lock() {
+                    Ok(os) => os,
+                    Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+                    Err(std::sync::TryLockError::WouldBlock) => return None,
+                };
+                Some((Some(os), std::thread::panicking()))
             }
         }
     }
@@ -119,75 +225,18 @@ impl<T: ?Sized> Mutex<T> {
         free
     }
 
-    /// Attempts to acquire this lock without blocking.
-    #[track_caller]
-    pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
-        match rt::current() {
-            Some(ctx) => {
-                let obj = self.state.obj(ctx);
-                ctx.switch("Mutex::try_lock", Some(obj));
-                if !self.try_take(ctx) {
-                    ctx.note(
-                        TraceKind::Other,
-                        "Mutex::try_lock",
-                        Some(obj),
-                        Some("WouldBlock"),
-                    );
-                    return Err(TryLockError::WouldBlock);
-                }
-                ctx.acquired(obj);
-                Ok(self.guard_result(None, ctx.panicking())?)
-            }
-            None => {
-                self.state.outside("Mutex::try_lock");
-                match self.os.try_lock() {
-                    Ok(os) => Ok(self.guard_result(Some(os), std::thread::panicking())?),
-                    Err(std::sync::TryLockError::Poisoned(e)) => {
-                        Ok(self.guard_result(Some(e.into_inner()), std::thread::panicking())?)
-                    }
-                    Err(std::sync::TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
-                }
-            }
-        }
-    }
-
-    #[track_caller]
-    fn guard_result<'a>(
-        &'a self,
-        os: Option<std::sync::MutexGuard<'a, ()>>,
-        panicking: bool,
-    ) -> LockResult<MutexGuard<'a, T>> {
-        let guard = MutexGuard {
-            lock: self,
-            os,
-            panicking,
-            locked_at: Location::caller(),
-        };
-        poison::map_result(self.is_poisoned(), guard)
-    }
-
-    /// Determines whether the mutex is poisoned.
-    #[inline]
-    pub fn is_poisoned(&self) -> bool {
+    pub(crate) fn is_poisoned(&self) -> bool {
         match rt::current() {
             Some(ctx) => self.state.enter(ctx).state.poisoned,
             None => self.os_poisoned.load(Ordering::Relaxed),
         }
     }
 
-    /// Clear the poisoned state from a mutex.
-    #[inline]
-    pub fn clear_poison(&self) {
+    fn clear_poison(&self) {
         match rt::current() {
             Some(ctx) => self.state.enter(ctx).state.poisoned = false,
             None => self.os_poisoned.store(false, Ordering::Relaxed),
         }
-    }
-
-    /// Returns a mutable reference to the underlying data.
-    pub fn get_mut(&mut self) -> LockResult<&mut T> {
-        let poisoned = self.is_poisoned();
-        poison::map_result(poisoned, self.data.get_mut())
     }
 
     pub(crate) fn obj(&self, ctx: rt::Ctx) -> ObjRef {
@@ -207,29 +256,54 @@ impl<T: ?Sized> Mutex<T> {
             None => self.os_poisoned.store(true, Ordering::Relaxed),
         }
     }
+
+    /// A guard's unlock: poisons if its thread started panicking while it held the lock
+    /// (not in the cleanup of an ended execution, which unwinds threads artificially).
+    fn unlock(
+        &self,
+        os: &mut Option<OsGuard<'_>>,
+        panicking: bool,
+        locked_at: &'static Location<'static>,
+    ) {
+        let now_panicking = match os {
+            Some(_) => std::thread::panicking(),
+            None => rt::current().is_some_and(|ctx| ctx.panicking() && !ctx.is_teardown()),
+        };
+        if !panicking && now_panicking {
+            self.set_poisoned();
+        }
+        if os.take().is_some() {
+            return;
+        }
+        if let Some(ctx) = rt::current() {
+            let obj = self.obj(ctx);
+            if !ctx.is_teardown() {
+                ctx.switch_from("Mutex::unlock", Some(obj), locked_at);
+            }
+            self.release(ctx, obj);
+        }
+    }
+
+    /// Whether the lock is free, read without a scheduling point (`Debug`); outside an
+    /// execution the std guard that keeps it so while the data is read.
+    fn peek_free(&self) -> (bool, Option<OsGuard<'_>>) {
+        match rt::current() {
+            Some(ctx) => (self.state.enter(ctx).state.holder.is_none(), None),
+            None => match self.os.try_lock() {
+                Ok(g) => (true, Some(g)),
+                Err(std::sync::TryLockError::Poisoned(e)) => (true, Some(e.into_inner())),
+                Err(std::sync::TryLockError::WouldBlock) => (false, None),
+            },
+        }
+    }
 }
 
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        // Cleanup of an ended execution unwinds threads artificially: no poisoning then.
-        let now_panicking = match self.os {
-            Some(_) => std::thread::panicking(),
-            None => rt::current().is_some_and(|ctx| ctx.panicking() && !ctx.is_teardown()),
-        };
-        if !self.panicking && now_panicking {
-            self.lock.set_poisoned();
-        }
-        if self.os.take().is_some() {
-            return;
-        }
-        if let Some(ctx) = rt::current() {
-            let obj = self.lock.obj(ctx);
-            if !ctx.is_teardown() {
-                ctx.switch_from("Mutex::unlock", Some(obj), self.locked_at);
-            }
-            self.lock.release(ctx, obj);
-        }
+        self.lock
+            .raw
+            .unlock(&mut self.os, self.panicking, self.locked_at);
     }
 }
 
@@ -274,15 +348,7 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
     /// Like std: shows the data only if the lock is free, without a scheduling point.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Mutex");
-        // Outside an execution the std guard is held while the data is read.
-        let (free, _os_guard) = match rt::current() {
-            Some(ctx) => (self.state.enter(ctx).state.holder.is_none(), None),
-            None => match self.os.try_lock() {
-                Ok(g) => (true, Some(g)),
-                Err(std::sync::TryLockError::Poisoned(e)) => (true, Some(e.into_inner())),
-                Err(std::sync::TryLockError::WouldBlock) => (false, None),
-            },
-        };
+        let (free, _os_guard) = self.raw.peek_free();
         if free {
             d.field("data", &unsafe { &*self.data.get() });
         } else {

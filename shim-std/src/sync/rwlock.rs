@@ -95,18 +95,7 @@ impl<T: ?Sized> RwLock<T> {
     #[inline]
     #[track_caller]
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
-        let os = match rt::current() {
-            Some(ctx) => {
-                let obj = self.raw.state.obj(ctx);
-                ctx.switch("RwLock::read", Some(obj));
-                self.raw.acquire(ctx, obj, "RwLock::read", Mode::Read);
-                None
-            }
-            None => {
-                self.raw.state.outside("RwLock::read");
-                Some(self.raw.os.read().unwrap_or_else(PoisonError::into_inner))
-            }
-        };
+        let os = self.raw.read();
         poison::map_result(self.is_poisoned(), self.read_guard(os))
     }
 
@@ -114,20 +103,8 @@ impl<T: ?Sized> RwLock<T> {
     #[inline]
     #[track_caller]
     pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
-        let os = match rt::current() {
-            Some(ctx) => {
-                let obj = self.raw.state.obj(ctx);
-                ctx.switch("RwLock::try_read", Some(obj));
-                if !self.raw.try_acquire(ctx, obj, Mode::Read) {
-                    return Err(TryLockError::WouldBlock);
-                }
-                None
-            }
-            None => match self.raw.os.try_read() {
-                Ok(os) => Some(os),
-                Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
-                Err(std::sync::TryLockError::WouldBlock) => return Err(TryLockError::WouldBlock),
-            },
+        let Some(os) = self.raw.try_read() else {
+            return Err(TryLockError::WouldBlock);
         };
         Ok(poison::map_result(self.is_poisoned(), self.read_guard(os))?)
     }
@@ -137,41 +114,17 @@ impl<T: ?Sized> RwLock<T> {
     #[inline]
     #[track_caller]
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
-        match rt::current() {
-            Some(ctx) => {
-                let obj = self.raw.state.obj(ctx);
-                ctx.switch("RwLock::write", Some(obj));
-                self.raw.acquire(ctx, obj, "RwLock::write", Mode::Write);
-                self.write_result(None, ctx.panicking())
-            }
-            None => {
-                self.raw.state.outside("RwLock::write");
-                let os = self.raw.os.write().unwrap_or_else(PoisonError::into_inner);
-                self.write_result(Some(os), std::thread::panicking())
-            }
-        }
+        let (os, panicking) = self.raw.write();
+        self.write_result(os, panicking)
     }
 
     /// Attempts to lock this `RwLock` with exclusive write access.
     #[inline]
     #[track_caller]
     pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
-        match rt::current() {
-            Some(ctx) => {
-                let obj = self.raw.state.obj(ctx);
-                ctx.switch("RwLock::try_write", Some(obj));
-                if !self.raw.try_acquire(ctx, obj, Mode::Write) {
-                    return Err(TryLockError::WouldBlock);
-                }
-                Ok(self.write_result(None, ctx.panicking())?)
-            }
-            None => match self.raw.os.try_write() {
-                Ok(os) => Ok(self.write_result(Some(os), std::thread::panicking())?),
-                Err(std::sync::TryLockError::Poisoned(e)) => {
-                    Ok(self.write_result(Some(e.into_inner()), std::thread::panicking())?)
-                }
-                Err(std::sync::TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
-            },
+        match self.raw.try_write() {
+            Some((os, panicking)) => Ok(self.write_result(os, panicking)?),
+            None => Err(TryLockError::WouldBlock),
         }
     }
 
@@ -212,10 +165,7 @@ impl<T: ?Sized> RwLock<T> {
     /// Clear the poisoned state from a lock.
     #[inline]
     pub fn clear_poison(&self) {
-        match rt::current() {
-            Some(ctx) => self.raw.state.enter(ctx).state.poisoned = false,
-            None => self.raw.os_poisoned.store(false, Ordering::Relaxed),
-        }
+        self.raw.clear_poison();
     }
 
     /// Consumes this `RwLock`, returning the underlying data.
@@ -253,7 +203,135 @@ impl RwLockState {
     }
 }
 
+type OsRead<'a> = std::sync::RwLockReadGuard<'a, ()>;
+type OsWrite<'a> = std::sync::RwLockWriteGuard<'a, ()>;
+
+/// The lock's work, not generic, so it is compiled once, optimised, in pulse-shim-std
+/// rather than per `T` in the user's crate (ARCHITECTURE.md, decision 41).
 impl Raw {
+    /// Takes a read hold; the std guard outside an execution.
+    #[track_caller]
+    fn read(&self) -> Option<OsRead<'_>> {
+        match rt::current() {
+            Some(ctx) => {
+                let obj = self.state.obj(ctx);
+                ctx.switch("RwLock::read", Some(obj));
+                self.acquire(ctx, obj, "RwLock::read", Mode::Read);
+                None
+            }
+            None => {
+                self.state.outside("RwLock::read");
+                Some(self.os.read().unwrap_or_else(PoisonError::into_inner))
+            }
+        }
+    }
+
+    /// As `read`, or `None` if it would block.
+    #[track_caller]
+    fn try_read(&self) -> Option<Option<OsRead<'_>>> {
+        match rt::current() {
+            Some(ctx) => {
+                let obj = self.state.obj(ctx);
+                ctx.switch("RwLock::try_read", Some(obj));
+                self.try_acquire(ctx, obj, Mode::Read).then_some(None)
+            }
+            None => match self.os.try_read() {
+                Ok(os) => Some(Some(os)),
+                Err(std::sync::TryLockError::Poisoned(e)) => Some(Some(e.into_inner())),
+                Err(std::sync::TryLockError::WouldBlock) => None,
+            },
+        }
+    }
+
+    /// Takes the write hold: the std guard outside an execution, and whether the thread
+    /// was panicking.
+    #[track_caller]
+    fn write(&self) -> (Option<OsWrite<'_>>, bool) {
+        match rt::current() {
+            Some(ctx) => {
+                let obj = self.state.obj(ctx);
+                ctx.switch("RwLock::write", Some(obj));
+                self.acquire(ctx, obj, "RwLock::write", Mode::Write);
+                (None, ctx.panicking())
+            }
+            None => {
+                self.state.outside("RwLock::write");
+                let os = self.os.write().unwrap_or_else(PoisonError::into_inner);
+                (Some(os), std::thread::panicking())
+            }
+        }
+    }
+
+    /// As `write`, or `None` if it would block.
+    #[track_caller]
+    fn try_write(&self) -> Option<(Option<OsWrite<'_>>, bool)> {
+        match rt::current() {
+            Some(ctx) => {
+                let obj = self.state.obj(ctx);
+                ctx.switch("RwLock::try_write", Some(obj));
+                self.try_acquire(ctx, obj, Mode::Write)
+                    .then(|| (None, ctx.panicking()))
+            }
+            None => match self.os.try_write() {
+                Ok(os) => Some((Some(os), std::thread::panicking())),
+                Err(std::sync::TryLockError::Poisoned(e)) => {
+                    Some((Some(e.into_inner()), std::thread::panicking()))
+                }
+                Err(std::sync::TryLockError::WouldBlock) => None,
+            },
+        }
+    }
+
+    /// The logical half of a downgrade: the write hold becomes a read hold, atomically.
+    #[track_caller]
+    fn downgrade(&self) {
+        if let Some(ctx) = rt::current() {
+            let obj = self.state.obj(ctx);
+            ctx.switch("RwLockWriteGuard::downgrade", Some(obj));
+            let st = self.state.enter(ctx).state;
+            st.writer = None;
+            st.readers += 1;
+            ctx.released(obj);
+            ctx.acquired(obj);
+            // Waiting readers may now share the lock.
+            ctx.wake_all(obj);
+        }
+    }
+
+    /// A read guard's unlock.
+    fn read_unlock(&self, os: &mut Option<OsRead<'_>>) {
+        if os.take().is_some() {
+            return;
+        }
+        if let Some(ctx) = rt::current() {
+            self.release(ctx, "RwLock::read_unlock", Mode::Read);
+        }
+    }
+
+    /// A write guard's unlock: poisons if its thread started panicking while it held the
+    /// lock (not in the cleanup of an ended execution, which unwinds threads artificially).
+    fn write_unlock(&self, os: &mut Option<OsWrite<'_>>, panicking: bool) {
+        if os.take().is_some() {
+            if !panicking && std::thread::panicking() {
+                self.os_poisoned.store(true, Ordering::Relaxed);
+            }
+            return;
+        }
+        if let Some(ctx) = rt::current() {
+            if !panicking && ctx.panicking() && !ctx.is_teardown() {
+                self.state.enter(ctx).state.poisoned = true;
+            }
+            self.release(ctx, "RwLock::write_unlock", Mode::Write);
+        }
+    }
+
+    fn clear_poison(&self) {
+        match rt::current() {
+            Some(ctx) => self.state.enter(ctx).state.poisoned = false,
+            None => self.os_poisoned.store(false, Ordering::Relaxed),
+        }
+    }
+
     /// Blocks until the running virtual thread holds the lock in `mode` (the caller has
     /// had its scheduling point).
     #[track_caller]
@@ -347,17 +425,7 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
             #[allow(clippy::incompatible_msrv)]
             Some(os) => Some(std::sync::RwLockWriteGuard::downgrade(os)),
             None => {
-                if let Some(ctx) = rt::current() {
-                    let obj = lock.raw.state.obj(ctx);
-                    ctx.switch("RwLockWriteGuard::downgrade", Some(obj));
-                    let st = lock.raw.state.enter(ctx).state;
-                    st.writer = None;
-                    st.readers += 1;
-                    ctx.released(obj);
-                    ctx.acquired(obj);
-                    // Waiting readers may now share the lock.
-                    ctx.wake_all(obj);
-                }
+                lock.raw.downgrade();
                 None
             }
         };
@@ -368,32 +436,14 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
 impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        if self.os.take().is_some() {
-            return;
-        }
-        if let Some(ctx) = rt::current() {
-            self.raw.release(ctx, "RwLock::read_unlock", Mode::Read);
-        }
+        self.raw.read_unlock(&mut self.os);
     }
 }
 
 impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        let raw = &self.lock.raw;
-        if self.os.take().is_some() {
-            if !self.panicking && std::thread::panicking() {
-                raw.os_poisoned.store(true, Ordering::Relaxed);
-            }
-            return;
-        }
-        if let Some(ctx) = rt::current() {
-            // Cleanup of an ended execution unwinds threads artificially: no poisoning then.
-            if !self.panicking && ctx.panicking() && !ctx.is_teardown() {
-                raw.state.enter(ctx).state.poisoned = true;
-            }
-            raw.release(ctx, "RwLock::write_unlock", Mode::Write);
-        }
+        self.lock.raw.write_unlock(&mut self.os, self.panicking);
     }
 }
 
