@@ -257,6 +257,7 @@ impl Ctx {
         if st.teardown {
             return WakeReason::Teardown;
         }
+        st.resumed(object);
         let reason = st.threads[st.current as usize].wake;
         if st.trace.is_some() {
             let why = match (reason, object.map(|o| o.kind)) {
@@ -282,6 +283,20 @@ impl Ctx {
         // The woken threads acquire `object` when they resume (`block`).
         self.sync_with(Some(object));
         self.state().wake_all(object);
+    }
+
+    /// Wakes the threads waiting for lock `object`, just released, to race for it; those
+    /// that have not run when it is next taken (`reblock_contenders`) wait again.
+    pub fn wake_contenders(self, object: ObjRef) {
+        self.sync_with(Some(object));
+        self.state().wake_contenders(object);
+    }
+
+    /// Lock `object` was just taken so that every other thread's attempt fails: the
+    /// threads its release woke that have not run yet wait again, as their attempt would
+    /// have made them (without the steps).
+    pub fn reblock_contenders(self, object: ObjRef) {
+        self.state().reblock_contenders(object);
     }
 
     /// Whether any thread is blocked on `object` (no allocation).

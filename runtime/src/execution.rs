@@ -112,6 +112,9 @@ pub(crate) struct VThread {
     pub enabled_at: u64,
     /// `pulse::max_wait`: the bound on its next timed wait, taken when that wait starts.
     pub max_wait: Option<u64>,
+    /// The wait a lock's release woke it from, while it has not run since
+    /// (`ExecState::wake_contenders`).
+    pub contending: Option<Blocked>,
 }
 
 impl VThread {
@@ -134,6 +137,7 @@ impl VThread {
             steps: 0,
             enabled_at: 0,
             max_wait: None,
+            contending: None,
         }
     }
 
@@ -238,6 +242,8 @@ pub(crate) struct ExecState {
     pub heartbeat: Option<Arc<crate::process::watchdog::Heartbeat>>,
     /// The threads blocked on each object.
     blocked_on: Waiters,
+    /// Per lock: the threads its last release woke that have not run since.
+    contenders: Waiters,
     /// Scratch: the threads `wake_all` wakes.
     woken: Vec<Tid>,
     /// The relaxed memory model's state (`Memory::Relaxed`; idle under `sc`).
@@ -282,6 +288,7 @@ impl ExecState {
             addr_object_counts: HashMap::new(),
             heartbeat: None,
             blocked_on: Waiters::default(),
+            contenders: Waiters::default(),
             woken: Vec::new(),
             memory: Memory::default(),
         }
@@ -325,6 +332,7 @@ impl ExecState {
         self.addr_object_counts.clear();
         self.memory.reset(relaxed);
         self.blocked_on.clear();
+        self.contenders.clear();
     }
 
     pub fn object_at(&mut self, kind: &'static str, addr: usize) -> ObjRef {
@@ -436,6 +444,23 @@ impl ExecState {
             self.set_in_runnable(t, true);
             self.scheduler.runnable_changed(t, true);
         }
+    }
+
+    /// `remove_runnable` for each of `tids`, in one pass over `runnable` when they
+    /// are many.
+    fn remove_runnables(&mut self, tids: &[Tid]) {
+        if tids.len() < 8 {
+            tids.iter().for_each(|&t| self.remove_runnable(t));
+            return;
+        }
+        for &t in tids {
+            if self.is_runnable(t) {
+                self.set_in_runnable(t, false);
+                self.scheduler.runnable_changed(t, false);
+            }
+        }
+        let in_runnable = &self.in_runnable;
+        self.runnable.retain(|&t| in_runnable[t as usize]);
     }
 
     fn remove_runnable(&mut self, tid: Tid) {
@@ -594,6 +619,13 @@ impl ExecState {
     pub fn wake_all(&mut self, object: ObjRef) {
         let mut woken = std::mem::take(&mut self.woken);
         self.blocked_on.take_all(object, &mut woken);
+        self.woken = woken;
+        self.wake_listed();
+    }
+
+    /// Makes the threads in `woken` (taken off their object's waiters) runnable.
+    fn wake_listed(&mut self) {
+        let woken = std::mem::take(&mut self.woken);
         for &tid in &woken {
             let t = &mut self.threads[tid as usize];
             t.status = Status::Runnable;
@@ -602,6 +634,58 @@ impl ExecState {
         }
         self.add_runnable(&woken);
         self.woken = woken;
+    }
+
+    /// Wakes the threads waiting for lock `object`, which its holder just released, to race
+    /// for it. Those that have not run by the time one of them (or any thread) takes it go
+    /// back to waiting (`reblock_contenders`).
+    pub fn wake_contenders(&mut self, object: ObjRef) {
+        let mut woken = std::mem::take(&mut self.woken);
+        self.blocked_on.take_all(object, &mut woken);
+        for &tid in &woken {
+            let t = &mut self.threads[tid as usize];
+            if let Status::Blocked(b) = t.status {
+                t.contending = Some(b);
+            }
+        }
+        self.contenders.add_all(object, &woken);
+        self.woken = woken;
+        self.wake_listed();
+    }
+
+    /// Lock `object` was just taken. The threads its last release woke that have not run
+    /// since would each find it held and wait again: they wait again now, without taking a
+    /// step. With n threads contending, the release-retry-block round otherwise costs n
+    /// decisions per acquisition, n² for a contended lock (ARCHITECTURE.md, decision 42).
+    pub fn reblock_contenders(&mut self, object: ObjRef) {
+        if self.teardown || !self.contenders.any(object) {
+            return;
+        }
+        let mut back = std::mem::take(&mut self.woken);
+        self.contenders.take_all_unordered(object, &mut back);
+        back.retain(|&tid| {
+            let t = &mut self.threads[tid as usize];
+            match (t.status, t.contending.take()) {
+                (Status::Runnable, Some(b)) => {
+                    t.status = Status::Blocked(b);
+                    true
+                }
+                _ => false,
+            }
+        });
+        self.blocked_on.add_all(object, &back);
+        self.remove_runnables(&back);
+        self.woken = back;
+    }
+
+    /// The running thread resumed: it is no longer a contender that has not run.
+    pub fn resumed(&mut self, object: Option<ObjRef>) {
+        let me = self.current;
+        if self.threads[me as usize].contending.take().is_some() {
+            if let Some(object) = object {
+                self.contenders.remove(object, me);
+            }
+        }
     }
 
     /// A thread the last execution left unfinished (leaked after a failure, or let go as

@@ -18,6 +18,8 @@ pub(crate) struct Waiters {
     index: Vec<u32>,
     /// Threads listed, over all objects: at 0 (most unlocks) no map is touched.
     count: u32,
+    /// Scratch for `sort_tids`.
+    marks: Vec<bool>,
 }
 
 impl Waiters {
@@ -30,17 +32,27 @@ impl Waiters {
 
     /// Lists `tid` as blocked on `object` (once).
     pub(crate) fn add(&mut self, object: ObjRef, tid: Tid) {
-        let list = self.by_object.entry(object).or_default();
-        let i = tid as usize;
-        if self.index.len() <= i {
-            self.index.resize(i + 1, 0);
-        }
-        if list.get(self.index[i] as usize) == Some(&tid) {
+        self.add_all(object, &[tid]);
+    }
+
+    /// Lists each of `tids` as blocked on `object` (once), looking the object up once.
+    pub(crate) fn add_all(&mut self, object: ObjRef, tids: &[Tid]) {
+        let Some(&most) = tids.iter().max() else {
             return;
+        };
+        if self.index.len() <= most as usize {
+            self.index.resize(most as usize + 1, 0);
         }
-        self.index[i] = list.len() as u32;
-        list.push(tid);
-        self.count += 1;
+        let list = self.by_object.entry(object).or_default();
+        for &tid in tids {
+            let i = tid as usize;
+            if list.get(self.index[i] as usize) == Some(&tid) {
+                continue;
+            }
+            self.index[i] = list.len() as u32;
+            list.push(tid);
+            self.count += 1;
+        }
     }
 
     /// Takes `tid` off `object`'s list; false if it was not on it.
@@ -79,6 +91,12 @@ impl Waiters {
 
     /// Takes every thread off `object`'s list into `into`, in index order.
     pub(crate) fn take_all(&mut self, object: ObjRef, into: &mut Vec<Tid>) {
+        self.take_all_unordered(object, into);
+        sort_tids(into, &mut self.marks);
+    }
+
+    /// Takes every thread off `object`'s list into `into`, in arrival order.
+    pub(crate) fn take_all_unordered(&mut self, object: ObjRef, into: &mut Vec<Tid>) {
         into.clear();
         if self.count == 0 {
             return;
@@ -86,8 +104,35 @@ impl Waiters {
         if let Some(list) = self.by_object.get_mut(&object) {
             self.count -= list.len() as u32;
             into.append(list);
-            into.sort_unstable();
         }
+    }
+}
+
+/// Sorts distinct thread indices: many of them (a lock or barrier releasing hundreds of
+/// threads) by marking each and reading the marks back, O(n + largest), a comparison sort
+/// below that.
+fn sort_tids(tids: &mut [Tid], marks: &mut Vec<bool>) {
+    if tids.len() < 64 {
+        tids.sort_unstable();
+        return;
+    }
+    let most = tids.iter().copied().max().unwrap_or(0) as usize;
+    if tids.len() * 16 < most {
+        tids.sort_unstable();
+        return;
+    }
+    marks.clear();
+    marks.resize(most + 1, false);
+    for &t in tids.iter() {
+        marks[t as usize] = true;
+    }
+    let sorted = marks
+        .iter()
+        .enumerate()
+        .filter(|&(_, &marked)| marked)
+        .map(|(t, _)| t as Tid);
+    for (slot, t) in tids.iter_mut().zip(sorted) {
+        *slot = t;
     }
 }
 
@@ -122,5 +167,25 @@ mod tests {
         assert!(!w.any(a) && w.any(b));
         w.clear();
         assert!(!w.any(b) && w.of(b).is_empty());
+    }
+
+    #[test]
+    fn many_threads_are_listed_in_bulk_and_taken_in_index_or_arrival_order() {
+        let a = ObjRef {
+            kind: "Mutex",
+            id: 1,
+        };
+        let mut w = Waiters::default();
+        // 300 distinct threads in a scrambled order: enough for the marks' sort.
+        let arrival: Vec<Tid> = (0..300).map(|i| (i * 7919) % 300).collect();
+        w.add_all(a, &arrival[..150]);
+        w.add_all(a, &arrival[100..]); // the overlap is listed once
+        let mut taken = Vec::new();
+        w.take_all(a, &mut taken);
+        assert_eq!(taken, (0..300).collect::<Vec<Tid>>());
+        w.add_all(a, &arrival);
+        w.take_all_unordered(a, &mut taken);
+        assert_eq!(taken, arrival);
+        assert!(!w.any(a));
     }
 }

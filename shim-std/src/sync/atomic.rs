@@ -42,7 +42,7 @@ pub fn fence(order: Ordering) {
 // operations themselves are (std's atomic, with its ordering a constant, inlined into the
 // caller), but what they tell the runtime would otherwise be compiled into the user's
 // crate, at its debug opt-level 0 (~2x slower executions); this way it is compiled once,
-// optimised, in pulse-shim-std (ARCHITECTURE.md, decision 41).
+// optimised, in pulse-shim-std (ARCHITECTURE.md, decision 40).
 
 /// A fence's side in the relaxed memory model.
 fn fenced(order: Ordering) {

@@ -33,7 +33,7 @@ pub struct Mutex<T: ?Sized> {
 
 /// The lock apart from its data. Not generic, so locking and unlocking are compiled once,
 /// optimised, in pulse-shim-std: a `Mutex<T>`'s methods are compiled per `T` in the user's
-/// crate, at its debug opt-level (ARCHITECTURE.md, decision 41).
+/// crate, at its debug opt-level (ARCHITECTURE.md, decision 40).
 pub(crate) struct RawMutex {
     os: std::sync::Mutex<()>,
     os_poisoned: AtomicBool,
@@ -215,12 +215,14 @@ impl RawMutex {
         ctx.acquired(obj);
     }
 
-    /// Takes the lock for the running thread if it is free.
+    /// Takes the lock for the running thread if it is free (then the waiters its last
+    /// release woke that have not run yet wait again: their attempts would fail).
     fn try_take(&self, ctx: rt::Ctx) -> bool {
         let e = self.state.enter(ctx);
         let free = e.state.holder.is_none();
         if free {
             e.state.holder = Some(e.me);
+            ctx.reblock_contenders(e.obj);
         }
         free
     }
@@ -247,7 +249,7 @@ impl RawMutex {
     pub(crate) fn release(&self, ctx: rt::Ctx, obj: ObjRef) {
         self.state.enter(ctx).state.holder = None;
         ctx.released(obj);
-        ctx.wake_all(obj);
+        ctx.wake_contenders(obj);
     }
 
     fn set_poisoned(&self) {

@@ -207,7 +207,7 @@ type OsRead<'a> = std::sync::RwLockReadGuard<'a, ()>;
 type OsWrite<'a> = std::sync::RwLockWriteGuard<'a, ()>;
 
 /// The lock's work, not generic, so it is compiled once, optimised, in pulse-shim-std
-/// rather than per `T` in the user's crate (ARCHITECTURE.md, decision 41).
+/// rather than per `T` in the user's crate (ARCHITECTURE.md, decision 40).
 impl Raw {
     /// Takes a read hold; the std guard outside an execution.
     #[track_caller]
@@ -369,7 +369,13 @@ impl Raw {
             return false;
         }
         let e = self.state.enter(ctx);
-        e.state.try_take(e.me, mode)
+        let taken = e.state.try_take(e.me, mode);
+        // Held for writing, every other thread's attempt fails: the waiters its last
+        // release woke that have not run yet wait again.
+        if taken && matches!(mode, Mode::Write) {
+            ctx.reblock_contenders(e.obj);
+        }
+        taken
     }
 
     #[track_caller]
@@ -399,7 +405,7 @@ impl Raw {
         };
         ctx.released(obj);
         if free {
-            ctx.wake_all(obj);
+            ctx.wake_contenders(obj);
         }
     }
 
