@@ -279,6 +279,13 @@ pub struct TestArgs {
     /// it ran. A stress test of a second per schedule would otherwise take 1,000 seconds.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::stop::parse_limit, help_heading = "Search")]
     pub test_time: crate::stop::Limit,
+    /// Steps (scheduling points, over all its schedules) one test's search may take
+    /// (`100000000`, `100M`, or `none`): no schedule starts after it, and a test that passed
+    /// the schedules it ran passes with a warning saying how many it ran. Unlike
+    /// `--test-time` it ends the same search on any machine: a test whose schedules take
+    /// millions of steps (1,000 threads) runs fewer of them.
+    #[arg(long, value_name = "STEPS", default_value = "100M", value_parser = crate::stop::parse_steps, help_heading = "Search")]
+    pub test_steps: crate::stop::Steps,
     /// Kill a test process that runs longer than this many seconds in all.
     #[arg(long, value_name = "SECS", help_heading = "Search")]
     pub timeout: Option<f64>,

@@ -197,6 +197,31 @@ fn strip_ansi(text: &str) -> String {
     out
 }
 
+/// The closing line's note on tests whose search ended short of their schedules, by what
+/// ended it: `(2 at the time limit, short of their schedules)`.
+fn cut_short_note(outcomes: &[Outcome]) -> String {
+    let count = |what| {
+        outcomes
+            .iter()
+            .filter(|o| o.cut_short() == Some(what))
+            .count()
+    };
+    let parts: Vec<String> = [
+        ("time limit", "the time limit"),
+        ("step budget", "the step budget"),
+    ]
+    .into_iter()
+    .filter_map(|(what, said)| match count(what) {
+        0 => None,
+        n => Some(format!("{n} at {said}")),
+    })
+    .collect();
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!(" ({}, short of their schedules)", parts.join(", ")),
+    }
+}
+
 /// Shows a run's events to people: a progress bar per running test, a line per finished one,
 /// each failure's report, then the summary table, the replay lines and the verdict.
 pub struct ConsoleReporter {
@@ -312,11 +337,7 @@ impl Reporter for ConsoleReporter {
                         counts.stopped
                     ));
                 }
-                let limited = outcomes.iter().filter(|o| o.reached_time_limit()).count();
-                let limited = match limited {
-                    0 => String::new(),
-                    n => format!(" ({n} at the time limit, short of their schedules)"),
-                };
+                let limited = cut_short_note(outcomes);
                 let mut tally = format!(
                     "{} passed{limited}; {} failed",
                     counts.passed, counts.failed
@@ -538,9 +559,9 @@ impl Console {
             }
             let status = o.status_line();
             let word = o.result.status();
-            let limited = match o.reached_time_limit() {
-                true => self.dim(" (time limit)"),
-                false => String::new(),
+            let limited = match o.cut_short() {
+                Some(what) => self.dim(&format!(" ({what})")),
+                None => String::new(),
             };
             let painted = format!(
                 "{}{}{limited}",

@@ -25,6 +25,8 @@ pub struct HarnessEnv<'a> {
     pub blocking_timeout: Duration,
     /// How long the test's search may take (`env::TEST_TIME_MS`).
     pub test_time: Option<Duration>,
+    /// How many steps the test's search may take (`env::TEST_STEPS`).
+    pub test_steps: Option<u64>,
     /// Where the harness writes the test's `FailureRecord`.
     pub failure_dir: &'a Path,
     /// Rewritten with `done total` as the search goes; its absence after a passing test means
@@ -68,6 +70,7 @@ impl HarnessEnv<'_> {
                 env::TEST_TIME_MS,
                 self.test_time.map(|t| t.as_millis().max(1).to_string()),
             ),
+            (env::TEST_STEPS, self.test_steps.map(|n| n.to_string())),
             (env::STRATEGY, self.strategy.map(|s| s.to_string())),
             (env::TIME, self.time.map(|t| t.to_string())),
             (env::ISOLATION, self.isolation.map(|i| i.to_string())),

@@ -138,10 +138,10 @@ impl Outcome {
             _ => word.to_string(),
         }
     }
-    /// Whether the test's search ended at its time limit (`--test-time`), short of its
-    /// planned schedules.
-    pub fn reached_time_limit(&self) -> bool {
-        pulse_protocol::env::time_limit_reached(&self.warnings)
+    /// What ended the test's search short of its planned schedules: its time limit
+    /// (`--test-time`) or its step budget (`--test-steps`).
+    pub fn cut_short(&self) -> Option<&'static str> {
+        pulse_protocol::env::cut_short(&self.warnings)
     }
 
     /// Whether the test did not pass (anything but passed or ignored).

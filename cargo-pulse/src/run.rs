@@ -57,6 +57,8 @@ pub struct RunPlan {
     pub blocking_timeout: Duration,
     /// `--test-time`: how long one test's search may take.
     pub test_time: Option<Duration>,
+    /// `--test-steps`: how many steps one test's search may take.
+    pub test_steps: Option<u64>,
     pub timeout: Option<Duration>,
     pub nocapture: bool,
     pub jobs: usize,
@@ -256,6 +258,7 @@ pub fn configure(
         replay: plan.replay.as_deref(),
         blocking_timeout: plan.blocking_timeout,
         test_time: plan.test_time,
+        test_steps: plan.test_steps,
         failure_dir: &dir.failures(),
         progress: &dir.progress(),
         warnings: &dir.warnings(),
@@ -753,7 +756,7 @@ pub fn judge(
                     Ok(outcome(result, 0, time))
                 }
                 Some((done, total))
-                    if done < total && !pulse_protocol::env::time_limit_reached(&ev.warnings) =>
+                    if done < total && pulse_protocol::env::cut_short(&ev.warnings).is_none() =>
                 {
                     // Exited "successfully" halfway through its schedules: process::exit.
                     j.after_crash(&ev, Some(done), progress, time)
@@ -1172,6 +1175,7 @@ mod tests {
             memory: None,
             blocking_timeout: Duration::from_secs(1),
             test_time: None,
+            test_steps: None,
             timeout: None,
             nocapture: false,
             jobs: 1,

@@ -133,6 +133,32 @@ pub fn parse_limit(text: &str) -> Result<Limit, String> {
     parse_duration(text).map(|d| Limit(Some(d)))
 }
 
+/// A step budget, or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Steps(pub Option<u64>);
+
+/// A count of steps (`100000000`, `100_000_000`, `100M`, `5k`), or `none` (also `0`) for no
+/// budget.
+pub fn parse_steps(text: &str) -> Result<Steps, String> {
+    let t = text.trim().replace('_', "");
+    if t == "none" {
+        return Ok(Steps(None));
+    }
+    let (digits, scale) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1_000),
+        Some((i, 'M')) => (&t[..i], 1_000_000),
+        Some((i, 'G')) => (&t[..i], 1_000_000_000),
+        _ => (t.as_str(), 1),
+    };
+    let n: u64 = digits.parse().map_err(|_| {
+        format!("`{text}` is not a number of steps (e.g. `100000000`, `100M`, or `none`)")
+    })?;
+    let steps = n
+        .checked_mul(scale)
+        .ok_or_else(|| format!("`{text}` is too many steps"))?;
+    Ok(Steps((steps > 0).then_some(steps)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,6 +177,20 @@ mod tests {
             Stop::Budget(Duration::from_secs(120)).describe(),
             "the --time-budget of 2m ran out"
         );
+    }
+
+    #[test]
+    fn a_step_budget_is_a_count_or_none() {
+        assert_eq!(parse_steps("100M"), Ok(Steps(Some(100_000_000))));
+        assert_eq!(parse_steps("100_000_000"), Ok(Steps(Some(100_000_000))));
+        assert_eq!(parse_steps("5k"), Ok(Steps(Some(5_000))));
+        assert_eq!(parse_steps("42"), Ok(Steps(Some(42))));
+        for none in ["none", "0", "0M"] {
+            assert_eq!(parse_steps(none), Ok(Steps(None)), "{none}");
+        }
+        for bad in ["lots", "1.5M", "-3", "99999999999G"] {
+            assert!(parse_steps(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -110,6 +110,7 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         memory: args.memory,
         blocking_timeout: Duration::from_secs_f64(args.blocking_timeout.max(0.1)),
         test_time: args.test_time.0,
+        test_steps: args.test_steps.0,
         timeout: args.timeout.map(Duration::from_secs_f64),
         nocapture: args.nocapture,
         jobs: args

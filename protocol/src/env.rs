@@ -22,6 +22,10 @@ pub const MINIMIZE_MS: &str = "PULSE_MINIMIZE_MS";
 /// Milliseconds a test's search may take: no schedule starts after it (unset or 0: no
 /// limit; cargo-pulse's `--test-time`, default 60 s).
 pub const TEST_TIME_MS: &str = "PULSE_TEST_TIME_MS";
+/// Steps (scheduling points, over all its executions) a test's search may take: no schedule
+/// starts after it (unset or 0: no limit; cargo-pulse's `--test-steps`, default
+/// 100,000,000).
+pub const TEST_STEPS: &str = "PULSE_TEST_STEPS";
 /// When timed waits expire (`TimeMode`).
 pub const TIME: &str = "PULSE_TIME";
 /// Executions in process or in fresh processes (`Isolation`).
@@ -53,8 +57,9 @@ pub const FAILURE_DIR: &str = "PULSE_FAILURE_DIR";
 pub const PROGRESS: &str = "PULSE_PROGRESS";
 /// A file the harness writes the run's warnings to, one per line; a line starting with
 /// `exhaustive:` is not a warning but an exhaustive search's verdict (`dfs`); one starting
-/// with `TIME_LIMIT_REACHED` says the search ended at its time limit (`TEST_TIME_MS`), so a
-/// passing test's progress short of its total is complete, not a process that died.
+/// with `TIME_LIMIT_REACHED` or `STEP_BUDGET_REACHED` says the search ended at its time limit
+/// (`TEST_TIME_MS`) or step budget (`TEST_STEPS`), so a passing test's progress short of its
+/// total is complete, not a process that died.
 pub const WARNINGS: &str = "PULSE_WARNINGS";
 /// Where the harness writes `<test>.trace.json` (`trace::Trace`) for every test: the
 /// failing execution, or for a passing test its last execution, replayed with tracing.
@@ -69,10 +74,16 @@ pub const ISOLATED_WORKER: &str = "PULSE_ISOLATED_WORKER";
 
 /// How a warning saying the search ended at its time limit begins (see `WARNINGS`).
 pub const TIME_LIMIT_REACHED: &str = "time limit:";
+/// How a warning saying the search ended at its step budget begins (see `WARNINGS`).
+pub const STEP_BUDGET_REACHED: &str = "step budget:";
 
-/// Whether a test's warnings say its search ended at its time limit.
-pub fn time_limit_reached(warnings: &[String]) -> bool {
-    warnings.iter().any(|w| w.starts_with(TIME_LIMIT_REACHED))
+/// What ended a test's search short of its planned schedules, as its warnings say: `time
+/// limit` or `step budget`.
+pub fn cut_short(warnings: &[String]) -> Option<&'static str> {
+    [TIME_LIMIT_REACHED, STEP_BUDGET_REACHED]
+        .into_iter()
+        .find(|prefix| warnings.iter().any(|w| w.starts_with(prefix)))
+        .map(|prefix| prefix.trim_end_matches(':'))
 }
 
 /// Every variable, for documentation checks.
@@ -86,6 +97,7 @@ pub const ALL: &[&str] = &[
     TIME,
     MINIMIZE_MS,
     TEST_TIME_MS,
+    TEST_STEPS,
     ISOLATION,
     CLEANUP,
     DETACHED,

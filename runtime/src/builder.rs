@@ -89,6 +89,9 @@ impl Builder {
         if let Some(ms) = parsed::<u64>(env::TEST_TIME_MS)? {
             c.time_budget = (ms > 0).then(|| Duration::from_millis(ms));
         }
+        if let Some(steps) = parsed::<u64>(env::TEST_STEPS)? {
+            c.step_budget = (steps > 0).then_some(steps);
+        }
         c.blocking_timeout = parsed(env::BLOCKING_TIMEOUT_MS)?
             .map(Duration::from_millis)
             .or(c.blocking_timeout);
@@ -273,6 +276,15 @@ impl Builder {
 
     pub fn trace_tail(mut self, steps: usize) -> Self {
         self.config.trace_tail = steps;
+        self
+    }
+
+    /// Starts no execution once the search has taken `steps` scheduling points in all (the
+    /// schedules that ran are reported, with a warning): a deterministic budget, so a test
+    /// whose executions are long runs fewer of them, the same ones on any machine. None by
+    /// default; `cargo pulse test` sets 100,000,000 (`--test-steps`).
+    pub fn step_budget(mut self, steps: u64) -> Self {
+        self.config.step_budget = Some(steps);
         self
     }
 

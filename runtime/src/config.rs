@@ -56,6 +56,9 @@ pub struct Config {
     /// Stop starting new executions after this much time (a time budget, for benchmarks
     /// and long searches).
     pub time_budget: Option<Duration>,
+    /// Stop starting new executions once the search has taken this many steps (a
+    /// deterministic budget: a test of long executions runs fewer of them).
+    pub step_budget: Option<u64>,
     /// After a failure, look this long for a schedule failing the same way with fewer
     /// preemptions, then fewer steps (`None`: report the schedule as found).
     pub minimize: Option<Duration>,
@@ -109,6 +112,7 @@ impl Default for Config {
             isolation: Isolation::Auto,
             progress: None,
             time_budget: None,
+            step_budget: None,
             // Most failures minimize in well under a second, within the minimizer's bound on
             // tries (which keeps the result the same on any machine); this bounds slow ones.
             minimize: Some(Duration::from_secs(10)),

@@ -388,6 +388,13 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             });
             break;
         }
+        if let Some(budget) = config.step_budget.filter(|&b| report.decisions >= b) {
+            if report.executions < planned {
+                let warning = step_budget_warning(budget, report.executions, planned);
+                search.executor.state().warn(warning);
+            }
+            break;
+        }
         if let Some(limit) = config.time_budget.filter(|&b| started.elapsed() >= b) {
             // Checked after every execution: a stress test's take a second or more.
             if report.executions < planned {
@@ -456,6 +463,15 @@ fn time_limit_warning(limit: Duration, ran: u64, planned: u64) -> String {
         "{} the test's {limit:?} ran out after {ran} of its {planned} schedules, all passing; \
          `--test-time` sets it (`none`: run them all)",
         env::TIME_LIMIT_REACHED
+    )
+}
+
+/// Said of a search its step budget ended before its planned schedules.
+fn step_budget_warning(budget: u64, ran: u64, planned: u64) -> String {
+    format!(
+        "{} the test's {budget} steps ran out after {ran} of its {planned} schedules, all \
+         passing; `--test-steps` sets it (`none`: run them all)",
+        env::STEP_BUDGET_REACHED
     )
 }
 

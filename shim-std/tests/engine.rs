@@ -2,6 +2,7 @@
 //! executions, and that failures never take the process down.
 
 use pulse_runtime::{Builder, Cleanup, FailureKind};
+use pulse_shim_std::sync::atomic::{AtomicUsize, Ordering};
 use pulse_shim_std::sync::{Arc, Condvar, Mutex};
 use pulse_shim_std::thread;
 
@@ -498,6 +499,56 @@ fn a_search_stops_at_its_time_limit_and_says_so() {
             });
     assert_eq!(report.executions, 10);
     assert!(report.warnings.iter().all(|w| !w.contains("time limit:")));
+}
+
+/// A step budget ends a search after the same schedules on any machine, fewer when the
+/// executions are longer, and says so; a search within it runs every schedule.
+#[test]
+fn a_search_stops_at_its_step_budget_and_says_so() {
+    let steps_of = |rounds: usize| {
+        let report = Builder::new()
+            .schedules(1000)
+            .seed(1)
+            .step_budget(20_000)
+            .run(move || {
+                let a = Arc::new(AtomicUsize::new(0));
+                let b = a.clone();
+                let h = thread::spawn(move || {
+                    (0..rounds).for_each(|_| {
+                        b.fetch_add(1, Ordering::SeqCst);
+                    })
+                });
+                (0..rounds).for_each(|_| {
+                    a.fetch_add(1, Ordering::SeqCst);
+                });
+                h.join().unwrap();
+            });
+        assert!(report.passed());
+        assert!(report.decisions >= 20_000, "{}", report.decisions);
+        let said = format!(
+            "step budget: the test's 20000 steps ran out after {} of its 1000 schedules",
+            report.executions
+        );
+        assert!(
+            report.warnings.iter().any(|w| w.starts_with(&said)),
+            "{:?}",
+            report.warnings
+        );
+        report.executions
+    };
+    let short = steps_of(10);
+    let long = steps_of(100);
+    // ~25 and ~205 steps per execution: about ten times fewer long ones.
+    assert!((600..1000).contains(&short), "{short}");
+    assert!((60..120).contains(&long), "{long}");
+    assert_eq!(steps_of(100), long, "the same schedules on every run");
+    let report = Builder::new()
+        .schedules(10)
+        .seed(1)
+        .step_budget(1_000_000)
+        .run(|| thread::spawn(|| {}).join().unwrap());
+    assert_eq!(report.executions, 10);
+    assert!(report.warnings.iter().all(|w| !w.contains("step budget:")));
 }
 
 /// A failing execution of more than 100,000 steps (a stress test past its step bound) is

@@ -283,6 +283,13 @@ fn bad_flags_exit_2() {
     let run = cargo_pulse(&dir, &["test", "--schedules", "0"]);
     assert_eq!(run.code, 2, "zero schedules would test nothing");
     assert!(run.stderr.contains("--schedules"), "{}", run.stderr);
+    let run = cargo_pulse(&dir, &["test", "--test-steps", "lots"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("not a number of steps"),
+        "{}",
+        run.stderr
+    );
     assert!(!dir.join("target").exists(), "refused before building");
 }
 

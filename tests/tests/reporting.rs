@@ -337,4 +337,36 @@ fn a_time_budget_stops_the_search_and_still_reports_what_ran() {
         "{}",
         limited.stderr
     );
+    // Its step budget (`--test-steps`) the same way, after the same schedules on every run.
+    let budgeted = |steps: &str| {
+        let run = cargo_pulse(
+            &dir,
+            &[
+                "test",
+                "--schedules",
+                "100000000",
+                "--test-steps",
+                steps,
+                "--seed",
+                "7",
+                "--color",
+                "never",
+                "atomic_hits_are_all_counted",
+            ],
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("step budget: the test's 50000 steps ran out after")
+                && run.stderr.contains("ok (step budget)")
+                && run
+                    .stderr
+                    .contains("1 passed (1 at the step budget, short of their schedules)"),
+            "{}",
+            run.stderr
+        );
+        let ran = run.stderr.split("ran out after ").nth(1).unwrap();
+        ran.split(' ').next().unwrap().to_string()
+    };
+    assert_eq!(budgeted("50k"), budgeted("50_000"), "the same schedules");
 }
