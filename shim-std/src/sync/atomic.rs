@@ -350,7 +350,7 @@ macro_rules! op_methods {
     };
 }
 
-/// The closure-driven updates, loops of the operations above (`AtomicPtr` has its own).
+/// The closure-driven updates, loops of `load` and `compare_exchange_weak`.
 macro_rules! update_methods {
     ($v:ty) => {
         /// Fetches the value and applies `f` to it until the update succeeds or `f`
@@ -770,60 +770,7 @@ impl<T> AtomicPtr<T> {
         )
     }
 
-    /// Fetches the value and applies `f` to it until the update succeeds or `f` returns
-    /// `None` (a loop of loads and weak exchanges, so retries are visible).
-    #[track_caller]
-    #[inline]
-    pub fn fetch_update<F>(
-        &self,
-        set_order: Ordering,
-        fetch_order: Ordering,
-        f: F,
-    ) -> Result<*mut T, *mut T>
-    where
-        F: FnMut(*mut T) -> Option<*mut T>,
-    {
-        self.try_update(set_order, fetch_order, f)
-    }
-
-    /// Fetches the value and applies `f` to it until the update succeeds or `f` returns
-    /// `None`; `Ok(previous)` or `Err(previous)`.
-    #[track_caller]
-    #[inline]
-    pub fn try_update(
-        &self,
-        set_order: Ordering,
-        fetch_order: Ordering,
-        mut f: impl FnMut(*mut T) -> Option<*mut T>,
-    ) -> Result<*mut T, *mut T> {
-        let mut prev = self.load(fetch_order);
-        while let Some(next) = f(prev) {
-            match self.compare_exchange_weak(prev, next, set_order, fetch_order) {
-                x @ Ok(_) => return x,
-                Err(next_prev) => prev = next_prev,
-            }
-        }
-        Err(prev)
-    }
-
-    /// Fetches the value and applies `f` to it until the update succeeds; returns the
-    /// previous value.
-    #[track_caller]
-    #[inline]
-    pub fn update(
-        &self,
-        set_order: Ordering,
-        fetch_order: Ordering,
-        mut f: impl FnMut(*mut T) -> *mut T,
-    ) -> *mut T {
-        let mut prev = self.load(fetch_order);
-        loop {
-            match self.compare_exchange_weak(prev, f(prev), set_order, fetch_order) {
-                Ok(x) => break x,
-                Err(next_prev) => prev = next_prev,
-            }
-        }
-    }
+    update_methods!(*mut T);
 
     /// Offsets the pointer by `val` elements of `T` (wrapping), returning the previous
     /// pointer.
