@@ -206,16 +206,13 @@ fn cut_short_note(outcomes: &[Outcome]) -> String {
             .filter(|o| o.cut_short() == Some(what))
             .count()
     };
-    let parts: Vec<String> = [
-        ("time limit", "the time limit"),
-        ("step budget", "the step budget"),
-    ]
-    .into_iter()
-    .filter_map(|(what, said)| match count(what) {
-        0 => None,
-        n => Some(format!("{n} at {said}")),
-    })
-    .collect();
+    let parts: Vec<String> = ["time limit", "step budget"]
+        .into_iter()
+        .filter_map(|what| match count(what) {
+            0 => None,
+            n => Some(format!("{n} at the {what}")),
+        })
+        .collect();
     match parts.is_empty() {
         true => String::new(),
         false => format!(" ({}, short of their schedules)", parts.join(", ")),

@@ -3,7 +3,7 @@
 //! in statics), and turns a failing one into a report by replaying it with tracing on.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::config::{Config, Isolation, Memory};
 use crate::execution::Tracing;
@@ -388,17 +388,24 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             });
             break;
         }
-        if let Some(budget) = config.step_budget.filter(|&b| report.decisions >= b) {
+        // Checked after every execution: a stress test's take a second or more.
+        let ended_by = config
+            .step_budget
+            .filter(|&b| report.decisions >= b)
+            .map(|b| {
+                (
+                    env::STEP_BUDGET_REACHED,
+                    format!("{b} steps"),
+                    "--test-steps",
+                )
+            })
+            .or_else(|| {
+                let limit = config.time_budget.filter(|&b| started.elapsed() >= b)?;
+                Some((env::TIME_LIMIT_REACHED, format!("{limit:?}"), "--test-time"))
+            });
+        if let Some((prefix, budget, flag)) = ended_by {
             if report.executions < planned {
-                let warning = step_budget_warning(budget, report.executions, planned);
-                search.executor.state().warn(warning);
-            }
-            break;
-        }
-        if let Some(limit) = config.time_budget.filter(|&b| started.elapsed() >= b) {
-            // Checked after every execution: a stress test's take a second or more.
-            if report.executions < planned {
-                let warning = time_limit_warning(limit, report.executions, planned);
+                let warning = cut_short_warning(prefix, &budget, flag, report.executions, planned);
                 search.executor.state().warn(warning);
             }
             break;
@@ -457,21 +464,12 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     report
 }
 
-/// Said of a search its time limit ended before its planned schedules.
-fn time_limit_warning(limit: Duration, ran: u64, planned: u64) -> String {
+/// Said of a search its time limit or step budget (`budget`, set by `flag`) ended before
+/// its planned schedules; it begins with `prefix`, which the harness contract reads.
+fn cut_short_warning(prefix: &str, budget: &str, flag: &str, ran: u64, planned: u64) -> String {
     format!(
-        "{} the test's {limit:?} ran out after {ran} of its {planned} schedules, all passing; \
-         `--test-time` sets it (`none`: run them all)",
-        env::TIME_LIMIT_REACHED
-    )
-}
-
-/// Said of a search its step budget ended before its planned schedules.
-fn step_budget_warning(budget: u64, ran: u64, planned: u64) -> String {
-    format!(
-        "{} the test's {budget} steps ran out after {ran} of its {planned} schedules, all \
-         passing; `--test-steps` sets it (`none`: run them all)",
-        env::STEP_BUDGET_REACHED
+        "{prefix} the test's {budget} ran out after {ran} of its {planned} schedules, all \
+         passing; `{flag}` sets it (`none`: run them all)"
     )
 }
 

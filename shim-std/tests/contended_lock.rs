@@ -9,8 +9,36 @@ use pulse_runtime::{Builder, Isolation, Strategy};
 use pulse_shim_std::sync::{Arc, Mutex, RwLock};
 use pulse_shim_std::thread;
 
-/// Three threads each take the lock once and note their turn: the orders `strategy` saw.
-fn orders(strategy: Strategy, schedules: u64, rwlock: bool) -> BTreeSet<Vec<usize>> {
+/// Three threads each take a `Mutex` once and note their turn: the order they took it.
+fn mutex_order() -> Vec<usize> {
+    let lock = Arc::new(Mutex::new(Vec::new()));
+    let hs: Vec<_> = (0..3)
+        .map(|i| {
+            let lock = lock.clone();
+            thread::spawn(move || lock.lock().unwrap().push(i))
+        })
+        .collect();
+    hs.into_iter().for_each(|h| h.join().unwrap());
+    let order = lock.lock().unwrap().clone();
+    order
+}
+
+/// `mutex_order` with an `RwLock` taken for writing.
+fn rwlock_order() -> Vec<usize> {
+    let lock = Arc::new(RwLock::new(Vec::new()));
+    let hs: Vec<_> = (0..3)
+        .map(|i| {
+            let lock = lock.clone();
+            thread::spawn(move || lock.write().unwrap().push(i))
+        })
+        .collect();
+    hs.into_iter().for_each(|h| h.join().unwrap());
+    let order = lock.read().unwrap().clone();
+    order
+}
+
+/// The orders `body` returned under `strategy`.
+fn orders(strategy: Strategy, schedules: u64, body: fn() -> Vec<usize>) -> BTreeSet<Vec<usize>> {
     let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeSet::new()));
     let s = seen.clone();
     let report = Builder::new()
@@ -19,30 +47,7 @@ fn orders(strategy: Strategy, schedules: u64, rwlock: bool) -> BTreeSet<Vec<usiz
         .seed(3)
         .isolation(Isolation::Off)
         .run(move || {
-            let order = if rwlock {
-                let lock = Arc::new(RwLock::new(Vec::new()));
-                let hs: Vec<_> = (0..3)
-                    .map(|i| {
-                        let lock = lock.clone();
-                        thread::spawn(move || lock.write().unwrap().push(i))
-                    })
-                    .collect();
-                hs.into_iter().for_each(|h| h.join().unwrap());
-                let order = lock.read().unwrap().clone();
-                order
-            } else {
-                let lock = Arc::new(Mutex::new(Vec::new()));
-                let hs: Vec<_> = (0..3)
-                    .map(|i| {
-                        let lock = lock.clone();
-                        thread::spawn(move || lock.lock().unwrap().push(i))
-                    })
-                    .collect();
-                hs.into_iter().for_each(|h| h.join().unwrap());
-                let order = lock.lock().unwrap().clone();
-                order
-            };
-            s.lock().unwrap().insert(order);
+            s.lock().unwrap().insert(body());
         });
     assert!(report.failure.is_none(), "{:?}", report.failure);
     let seen = seen.lock().unwrap().clone();
@@ -62,7 +67,10 @@ fn every_acquisition_order_of_a_contended_lock_stays_reachable() {
     .iter()
     .map(|o| o.to_vec())
     .collect();
-    for rwlock in [false, true] {
+    for (lock, body) in [
+        ("mutex", mutex_order as fn() -> _),
+        ("rwlock", rwlock_order),
+    ] {
         for (strategy, schedules) in [
             (Strategy::Dfs { bound: 20 }, 100_000),
             (Strategy::Dpor { bound: 20 }, 100_000),
@@ -71,9 +79,9 @@ fn every_acquisition_order_of_a_contended_lock_stays_reachable() {
             (Strategy::Pct { depth: 3, k: None }, 2_000),
         ] {
             assert_eq!(
-                orders(strategy, schedules, rwlock),
+                orders(strategy, schedules, body),
                 all,
-                "{strategy} (rwlock: {rwlock})"
+                "{strategy} ({lock})"
             );
         }
     }
