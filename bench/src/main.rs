@@ -201,6 +201,14 @@ fn main() {
             "{}\n",
             scaling::run(scaling::Program::Barrier, quick, reps)
         ));
+        outln!(
+            out,
+            "#### The same, every thread contending one lock: n threads at one mutex\n"
+        );
+        out.push_str(&format!(
+            "{}\n",
+            scaling::run(scaling::Program::Mutex, quick, reps)
+        ));
     }
     if only.iter().any(|s| s == "bugs") {
         let cfg = bugs::Config {

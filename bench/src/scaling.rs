@@ -8,6 +8,8 @@
 //! - Barrier: all threads wait at one `Barrier` `STEPS` times. Every thread's next operation
 //!   is on the same object, the worst case for POS, which re-draws the priority of every
 //!   thread racing with the one that ran.
+//! - Mutex: all threads take one `Mutex` `STEPS` times: a lock with up to n - 1 waiters,
+//!   whose every release wakes one of them.
 //!
 //! pulse only: loom models at most 5 threads, and shuttle is compared on the throughput
 //! programs.
@@ -18,7 +20,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use pulse::std::sync::atomic::AtomicUsize;
-use pulse::std::sync::{Arc, Barrier};
+use pulse::std::sync::{Arc, Barrier, Mutex};
 use pulse::std::thread;
 
 use crate::stats::{sig3, thousands};
@@ -30,6 +32,7 @@ pub const THREADS: [usize; 4] = [2, 10, 100, 1000];
 pub enum Program {
     Independent,
     Barrier,
+    Mutex,
 }
 
 fn barrier(n: usize) {
@@ -47,6 +50,24 @@ fn barrier(n: usize) {
     for h in hs {
         h.join().unwrap();
     }
+}
+
+fn mutex(n: usize) {
+    let lock = Arc::new(Mutex::new(0));
+    let hs: Vec<_> = (0..n)
+        .map(|_| {
+            let lock = lock.clone();
+            thread::spawn(move || {
+                for _ in 0..STEPS {
+                    *lock.lock().unwrap() += 1;
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(*lock.lock().unwrap(), n * STEPS);
 }
 
 fn independent(n: usize) {
@@ -79,6 +100,7 @@ fn measure(
     let body = match program {
         Program::Independent => independent,
         Program::Barrier => barrier,
+        Program::Mutex => mutex,
     };
     let execs = (decisions / per_exec).max(3);
     let run = || {
@@ -146,6 +168,7 @@ pub fn run(program: Program, quick: bool, reps: usize) -> String {
     let what = match program {
         Program::Independent => format!("each bumps its own atomic {STEPS} times"),
         Program::Barrier => format!("all wait at one barrier {STEPS} times"),
+        Program::Mutex => format!("all take one mutex {STEPS} times"),
     };
     out += &format!(
         "\nThe program: main spawns n threads, {what}, main joins them. Median of {reps} timed runs \

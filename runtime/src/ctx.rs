@@ -304,16 +304,12 @@ impl Ctx {
         self.state().has_waiters(object)
     }
 
-    /// Wakes one thread blocked on `object`, which one a scheduler choice (e.g. the waiter
-    /// a `notify_one` wakes). Returns whether there was one.
+    /// Wakes one thread blocked on `object`, which one a scheduler choice: the waiter a
+    /// `notify_one` wakes, or the one a mutex's release wakes to race for it. Returns
+    /// whether there was one.
     pub fn wake_one(self, object: ObjRef) -> bool {
         self.sync_with(Some(object));
-        let mut st = self.state();
-        let waiters = st.waiters(object);
-        match st.choose_thread(&waiters) {
-            Some(t) => st.wake(t, WakeReason::Notified),
-            None => false,
-        }
+        self.state().wake_one(object)
     }
 
     /// A nondeterministic yes/no that std allows (spurious wakeup, weak CAS failure).

@@ -3,7 +3,6 @@
 //! the scheduler); switching stacks is `ctx`'s and the runner's business.
 
 use std::any::Any;
-use std::collections::HashMap;
 use std::panic::Location;
 use std::sync::Arc;
 
@@ -26,6 +25,7 @@ pub(crate) const STEPS_PER_THREAD: u64 = 10_000;
 /// Steps threads the test did not join may take after it returned, under `Detached::Warn`
 /// (then they are let go, as std's process exit would).
 pub(crate) const DETACHED_STEPS: u64 = 10_000;
+use crate::fast_hash::FastMap;
 use crate::memory::Memory;
 use crate::obj_ref::ObjRef;
 use crate::progress::{Progress, Verdict};
@@ -236,9 +236,9 @@ pub(crate) struct ExecState {
     /// Objects named by address (atomics), numbered per kind in first-use order while
     /// tracing; looked up by (address, kind), since a traced replay of a test with 50,000
     /// atomics made a scan quadratic (minutes).
-    addr_objects: HashMap<(usize, &'static str), ObjRef>,
+    addr_objects: FastMap<(usize, &'static str), ObjRef>,
     /// How many objects of each kind `addr_objects` has numbered.
-    addr_object_counts: HashMap<&'static str, u32>,
+    addr_object_counts: FastMap<&'static str, u32>,
     pub heartbeat: Option<Arc<crate::process::watchdog::Heartbeat>>,
     /// The threads blocked on each object.
     blocked_on: Waiters,
@@ -284,8 +284,8 @@ impl ExecState {
             pending_spawns: Vec::new(),
             warnings: Vec::new(),
             capture_backtraces: false,
-            addr_objects: HashMap::new(),
-            addr_object_counts: HashMap::new(),
+            addr_objects: FastMap::default(),
+            addr_object_counts: FastMap::default(),
             heartbeat: None,
             blocked_on: Waiters::default(),
             contenders: Waiters::default(),
@@ -606,9 +606,23 @@ impl ExecState {
         }
     }
 
-    /// Threads blocked on `object`, in index order.
-    pub fn waiters(&self, object: ObjRef) -> Vec<Tid> {
-        self.blocked_on.of(object)
+    /// Wakes one thread blocked on `object`, which one a scheduler choice; false if none
+    /// was. A mutex's release wakes one waiter to race for it with the running threads, as
+    /// a futex unlock does (std's `Mutex` on Linux), so a contended lock costs O(1)
+    /// bookkeeping per release, not O(waiters) (ARCHITECTURE.md, decision 42). In teardown,
+    /// which makes no choices, it wakes them all.
+    pub fn wake_one(&mut self, object: ObjRef) -> bool {
+        if self.teardown {
+            let any = self.has_waiters(object);
+            self.wake_all(object);
+            return any;
+        }
+        let mut among = std::mem::take(&mut self.woken);
+        among.clear();
+        among.extend_from_slice(self.blocked_on.of(object));
+        let chosen = self.choose_waiter(&among);
+        self.woken = among;
+        chosen.is_some_and(|t| self.wake(t, WakeReason::Notified))
     }
 
     pub fn has_waiters(&self, object: ObjRef) -> bool {
@@ -989,19 +1003,19 @@ impl ExecState {
         picked.is_some()
     }
 
-    /// Picks one of `among` (e.g. which condvar waiter a `notify_one` wakes).
-    pub fn choose_thread(&mut self, among: &[Tid]) -> Option<Tid> {
-        match among.len() {
+    /// Which of `waiters` an object wakes (a scheduler choice, recorded like a thread's).
+    fn choose_waiter(&mut self, waiters: &[Tid]) -> Option<Tid> {
+        match waiters.len() {
             0 => None,
-            1 => Some(among[0]),
-            _ => match self.scheduler.next_thread(among, None, false) {
+            1 => Some(waiters[0]),
+            _ => match self.scheduler.next_waiter(waiters) {
                 Some(t) => {
                     self.schedule.push(t);
                     Some(t)
                 }
                 None => {
                     self.stop = Some(Stop::ReplayDiverged);
-                    Some(among[0])
+                    Some(waiters[0])
                 }
             },
         }

@@ -117,7 +117,7 @@ impl GuidedScheduler {
         if let Plan::Guide(plan) = &self.plan {
             for e in plan.iter().skip(self.next).take(256) {
                 if let Entry::Thread { t, .. } = *e {
-                    if runnable.binary_search(&t).is_ok() && Some(t) != current {
+                    if runnable.contains(&t) && Some(t) != current {
                         return t;
                     }
                 }
@@ -172,7 +172,7 @@ impl Scheduler for GuidedScheduler {
             Plan::Exact(choices) => {
                 let t = choices.get(self.next).copied()?;
                 self.next += 1;
-                runnable.binary_search(&t).ok()?;
+                runnable.contains(&t).then_some(())?;
                 t
             }
             Plan::Guide(plan) => {
@@ -181,7 +181,7 @@ impl Scheduler for GuidedScheduler {
                     self.next += 1;
                 }
                 match plan.get(self.next) {
-                    Some(&Entry::Thread { t, .. }) if runnable.binary_search(&t).is_ok() => {
+                    Some(&Entry::Thread { t, .. }) if runnable.contains(&t) => {
                         self.next += 1;
                         t
                     }
@@ -298,7 +298,7 @@ impl Scheduler for DeviationScheduler {
             (None, _) => runnable[0],
         };
         let t = match self.deviations.iter().find(|d| d.0 == self.index) {
-            Some(&(_, t)) => runnable.binary_search(&t).ok().map(|_| t)?,
+            Some(&(_, t)) => runnable.contains(&t).then_some(t)?,
             None => default,
         };
         self.index += 1;

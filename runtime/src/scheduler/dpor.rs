@@ -136,8 +136,9 @@ const SINGLE_OBJECT: &[&str] = &[
 ];
 
 /// Operations whose blocked attempt changes nothing: their scheduling point comes right
-/// before the attempt, a failed attempt only waits, and whoever wakes the thread wakes every
-/// waiter. Such an attempt is not a step.
+/// before the attempt, a failed attempt only waits, and the thread is woken to try again
+/// (a joined thread's end wakes every joiner; a mutex's release wakes one waiter, which one
+/// a choice explored in full). Such an attempt is not a step.
 const BLOCK_IS_NOT_AN_EVENT: &[&str] = &["Mutex::lock", "JoinHandle::join"];
 
 /// Operations that only read their object, so that two of them commute: an atomic load

@@ -113,8 +113,9 @@ pub trait Scheduler {
     /// nothing left to explore (a replay that already ran, an exhausted search).
     fn new_execution(&mut self, seed: u64) -> bool;
 
-    /// Picks the thread that performs the next operation, from `runnable` (sorted thread
-    /// indices, at least two). `current` is the thread that reached the scheduling point if
+    /// Picks the thread that performs the next operation, from `runnable` (thread indices,
+    /// at least two: sorted, except when `next_waiter` passes an object's waiters in the
+    /// order they came, so an answer must not rely on the order). `current` is the thread that reached the scheduling point if
     /// it is still runnable; `yielding` is true when it asked to yield. `None` means the
     /// strategy cannot go on (a replayed schedule diverged from the program).
     fn next_thread(
@@ -123,6 +124,13 @@ pub trait Scheduler {
         current: Option<u32>,
         yielding: bool,
     ) -> Option<u32>;
+
+    /// Picks which of `waiters` (at least two blocked threads, in the order they came) an
+    /// object wakes: the one a `notify_one` or a mutex's release wakes. By default the pick
+    /// `next_thread` makes among them.
+    fn next_waiter(&mut self, waiters: &[u32]) -> Option<u32> {
+        self.next_thread(waiters, None, false)
+    }
 
     /// Decides a yes/no nondeterministic choice. `None`: as for `next_thread`.
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool>;

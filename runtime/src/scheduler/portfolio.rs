@@ -82,6 +82,10 @@ impl Scheduler for PortfolioScheduler {
         self.arms[self.active].next_thread(runnable, current, yielding)
     }
 
+    fn next_waiter(&mut self, waiters: &[u32]) -> Option<u32> {
+        self.arms[self.active].next_waiter(waiters)
+    }
+
     fn next_read(&mut self, stores: u32) -> Option<u32> {
         self.arms[self.active].next_read(stores)
     }

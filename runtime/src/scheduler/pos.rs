@@ -325,14 +325,22 @@ impl PosScheduler {
         (rand_core::RngCore::next_u64(&mut self.rng) >> 1) | DRAWN
     }
 
+    #[inline]
     fn priority(&mut self, t: u32) -> u64 {
+        match self.priorities.get(t as usize) {
+            Some(&p) if p != 0 => p,
+            _ => self.first_priority(t),
+        }
+    }
+
+    /// `t`'s priority, drawn now: it has none yet.
+    #[inline(never)]
+    fn first_priority(&mut self, t: u32) -> u64 {
         let t = t as usize;
         if self.priorities.len() <= t {
             self.priorities.resize(t + 1, 0);
         }
-        if self.priorities[t] == 0 {
-            self.priorities[t] = self.draw();
-        }
+        self.priorities[t] = self.draw();
         self.priorities[t]
     }
 
@@ -494,6 +502,13 @@ impl Scheduler for PosScheduler {
         self.run.ran(best);
         self.waiting_since[best as usize] = self.step;
         Some(best)
+    }
+
+    /// The waiter of highest priority: being woken starts its next operation (taking the
+    /// lock, leaving the wait). Not a step: nothing is re-drawn or counted as waiting, so
+    /// a lock with k waiters costs a scan of their priorities, not k re-draws.
+    fn next_waiter(&mut self, waiters: &[u32]) -> Option<u32> {
+        waiters.iter().copied().max_by_key(|&t| self.priority(t))
     }
 
     fn next_read(&mut self, stores: u32) -> Option<u32> {

@@ -1,8 +1,8 @@
 //! `std::sync::Mutex`, with every lock and unlock a scheduling point under pulse.
 //!
 //! Inside an execution the lock is logical (who holds it lives in the object's
-//! per-execution state) and waiters race for it when it is released, so which waiter wins
-//! is a scheduler choice. Outside an execution a real std mutex does the work, so
+//! per-execution state). A release wakes one waiter, which one a scheduler choice, to race
+//! for it with the running threads, as a futex unlock does. Outside an execution a real std mutex does the work, so
 //! instrumented code still runs normally.
 
 use std::cell::UnsafeCell;
@@ -215,14 +215,12 @@ impl RawMutex {
         ctx.acquired(obj);
     }
 
-    /// Takes the lock for the running thread if it is free (then the waiters its last
-    /// release woke that have not run yet wait again: their attempts would fail).
+    /// Takes the lock for the running thread if it is free.
     fn try_take(&self, ctx: rt::Ctx) -> bool {
         let e = self.state.enter(ctx);
         let free = e.state.holder.is_none();
         if free {
             e.state.holder = Some(e.me);
-            ctx.reblock_contenders(e.obj);
         }
         free
     }
@@ -245,11 +243,13 @@ impl RawMutex {
         self.state.obj(ctx)
     }
 
-    /// Frees the logical lock and lets its waiters race for it.
+    /// Frees the logical lock and wakes one waiter, chosen by the scheduler, to race for it
+    /// with the running threads (a futex unlock's wake); one that finds it taken waits
+    /// again.
     pub(crate) fn release(&self, ctx: rt::Ctx, obj: ObjRef) {
         self.state.enter(ctx).state.holder = None;
         ctx.released(obj);
-        ctx.wake_contenders(obj);
+        ctx.wake_one(obj);
     }
 
     fn set_poisoned(&self) {
