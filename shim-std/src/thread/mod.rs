@@ -71,25 +71,32 @@ std::thread_local! {
 impl Thread {
     fn virtual_thread(ctx: rt::Ctx, tid: u32, name: Option<Arc<str>>) -> Thread {
         let exec = ctx.execution_id();
-        VIRTUAL_HANDLES.with(|handles| {
-            let mut handles = handles.borrow_mut();
-            let i = tid as usize;
-            if handles.len() <= i {
-                handles.resize_with(i + 1, || None);
-            }
-            let slot = &mut handles[i];
-            let repr = |name| ThreadRepr::Virtual { tid, exec, name };
-            match slot {
-                // This execution's handle for the thread: shared, as std's handles are.
-                Some(h) if matches!(**h, ThreadRepr::Virtual { tid: t, exec: e, .. } if t == tid && e == exec) => {}
-                Some(h) => match Arc::get_mut(h) {
-                    Some(unused) => *unused = repr(name),
-                    None => *h = Arc::new(repr(name)),
-                },
-                None => *slot = Some(Arc::new(repr(name))),
-            }
-            Thread(slot.clone().expect("set above"))
-        })
+        // Worked on out of the cell: an allocation here can reach the test's global
+        // allocator, whose instrumented atomics are scheduling points, and another thread
+        // of the execution (on this OS thread) may ask for its handle meanwhile
+        // (crossbeam-channel's counting allocator). It then finds the cell empty; the list
+        // is only a cache.
+        let mut handles = VIRTUAL_HANDLES.with(std::cell::RefCell::take);
+        let i = tid as usize;
+        if handles.len() <= i {
+            handles.resize_with(i + 1, || None);
+        }
+        let slot = &mut handles[i];
+        let repr = |name| ThreadRepr::Virtual { tid, exec, name };
+        match slot {
+            // This execution's handle for the thread: shared, as std's handles are.
+            Some(h) if matches!(**h, ThreadRepr::Virtual { tid: t, exec: e, .. } if t == tid && e == exec) =>
+                {}
+            Some(h) => match Arc::get_mut(h) {
+                Some(unused) => *unused = repr(name),
+                None => *h = Arc::new(repr(name)),
+            },
+            None => *slot = Some(Arc::new(repr(name))),
+        }
+        let thread = Thread(slot.clone().expect("set above"));
+        // What another thread put back meanwhile is dropped here, outside the cell.
+        let _theirs = VIRTUAL_HANDLES.with(|cell| cell.replace(handles));
+        thread
     }
 
     /// Atomically makes the handle's token available if it is not already.
