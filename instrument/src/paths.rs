@@ -120,6 +120,12 @@ pub(crate) fn std_unscheduled(
             | Item::Any => Some((FindingKind::BlockingIo, BLOCKING)),
             Item::Named(_) | Item::Module => None,
         },
+        // Judged where it is invoked: a fence is modelled, other assembly reported.
+        (Crate::Std | Crate::Core, "arch")
+            if matches!(item, Item::Named("asm" | "global_asm" | "naked_asm")) =>
+        {
+            None
+        }
         (Crate::Std | Crate::Core, "intrinsics" | "arch") => Some((
             FindingKind::RawAtomics,
             "raw intrinsics are invisible to the scheduler: use std::sync::atomic, or mark the block #[pulse::atomic] if it does not synchronise",

@@ -56,6 +56,10 @@ pub enum RewriteKind {
     /// `__pulse_system_time`, so std's `SystemTime` (a file's `modified()`) takes pulse's
     /// `UNIX_EPOCH` (pulse's passes through unchanged).
     SystemTimeReceiver,
+    /// An `asm!` whose template is a memory fence (`lock`-prefixed, `mfence`, `dmb`, ...)
+    /// given a `SeqCst` fence before it, which the memory model sees (the assembly runs
+    /// as written).
+    AsmFence,
 }
 
 /// Why a site that may synchronise was left alone.

@@ -10,7 +10,7 @@
 use crate::paths::{self, Crate};
 use crate::plan::Plan;
 use crate::report::{FindingKind, RewriteKind};
-use crate::textedit::Edit;
+use crate::textedit::{order, Edit};
 use crate::use_tree;
 use proc_macro2::{Delimiter, Ident, Spacing, TokenStream, TokenTree};
 
@@ -134,6 +134,66 @@ fn next_segment(tokens: &[TokenTree], i: usize) -> Option<&Ident> {
     }
 }
 
+/// `asm!` at `tokens[i]` whose template is a memory fence: given a `SeqCst` fence before
+/// it, the one the weak-memory model sees (concurrent-queue's and event-listener's
+/// `full_fence` is x86's `lock not` on a local, cheaper than `mfence`; unseen, a load after
+/// it read stale values, a false alarm). Returns whether it was one.
+fn asm_fence(plan: &mut Plan, tokens: &[TokenTree], i: usize) -> bool {
+    let Some(TokenTree::Group(args)) = tokens.get(i + 2) else {
+        return false;
+    };
+    let fences = args.stream().into_iter().any(|t| match t {
+        TokenTree::Literal(l) => is_fence_template(&l.to_string()),
+        _ => false,
+    });
+    if !fences {
+        return false;
+    }
+    let start = plan.index.start(tokens[path_start(tokens, i)].span());
+    let end = plan.index.end(args.span());
+    let from = plan.index.slice(start..end).to_owned();
+    let fence = format!(
+        "{shim}::sync::atomic::fence({shim}::sync::atomic::Ordering::SeqCst);",
+        shim = plan.shim
+    );
+    let edits = vec![
+        Edit::insert(start, format!("{{ {fence} "), order::ATOMIC_OPEN),
+        Edit::insert(end, " }", order::ATOMIC_CLOSE),
+    ];
+    let to = format!("{{ {fence} {from} }}");
+    plan.change(start, RewriteKind::AsmFence, from, to, edits);
+    true
+}
+
+/// Whether an assembly template is a full or store/load fence on some architecture: an
+/// x86 `lock` prefix, `mfence` or `xchg`; ARM's `dmb`/`dsb`; RISC-V's `fence`; POWER's
+/// `sync`/`hwsync`/`lwsync` (counted as full: a stronger fence hides no false alarm).
+fn is_fence_template(literal: &str) -> bool {
+    const FENCES: &[&str] = &[
+        "lock", "mfence", "xchg", "dmb", "dsb", "fence", "sync", "hwsync", "lwsync",
+    ];
+    let text = literal.to_ascii_lowercase();
+    literal.contains('"')
+        && text
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|word| FENCES.contains(&word))
+}
+
+/// The first token of the path that ends at `tokens[i]` (`core::arch::asm`, `::std::x`).
+fn path_start(tokens: &[TokenTree], mut i: usize) -> usize {
+    let colons = |k: usize| {
+        matches!((tokens.get(k), tokens.get(k + 1)), (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+            if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':')
+    };
+    while i >= 2 && colons(i - 2) {
+        match tokens.get(i.wrapping_sub(3)) {
+            Some(TokenTree::Ident(_)) if i >= 3 => i -= 3,
+            _ => return i - 2,
+        }
+    }
+    i
+}
+
 fn is_bang(tokens: &[TokenTree], i: usize) -> bool {
     matches!(tokens.get(i), Some(TokenTree::Punct(p)) if p.as_char() == '!')
 }
@@ -150,6 +210,9 @@ fn ident(plan: &mut Plan, tokens: &[TokenTree], i: usize, id: &Ident, ctx: Ctx) 
         _ => None,
     };
     if let Some(what) = raw {
+        if name == "asm" && ctx == Ctx::Code && asm_fence(plan, tokens, i) {
+            return;
+        }
         if !matches!(tokens.get(i.wrapping_sub(1)), Some(TokenTree::Punct(p)) if p.as_char() == '$')
         {
             let at = plan.index.start(id.span());
@@ -742,6 +805,38 @@ mod tests {
             out,
             "#[macro_export]\nmacro_rules! m { () => { $crate::peer::loom::thread::yield_now() } }\n"
         );
+    }
+
+    #[test]
+    fn an_asm_fence_gets_a_seqcst_fence_before_it_and_other_asm_a_finding() {
+        let fence =
+            "::pulse::std::sync::atomic::fence(::pulse::std::sync::atomic::Ordering::SeqCst);";
+        for (src, asm) in [
+            (
+                "fn f(p: *mut usize) { unsafe { core::arch::asm!(\"lock not qword ptr [{0}]\", in(reg) p) }; }",
+                "core::arch::asm!(\"lock not qword ptr [{0}]\", in(reg) p)",
+            ),
+            (
+                "fn f() { unsafe { asm!(\"dmb ish\") } }",
+                "asm!(\"dmb ish\")",
+            ),
+            ("fn f() { unsafe { ::std::arch::asm!(\"mfence\") } }", "::std::arch::asm!(\"mfence\")"),
+        ] {
+            let out = instrument_source(src, &Options::default()).unwrap();
+            assert_eq!(
+                out.text,
+                src.replace(asm, &format!("{{ {fence} {asm} }}")),
+                "{src}"
+            );
+            let kinds: Vec<_> = out.report.rewrites.iter().map(|r| r.kind).collect();
+            assert_eq!(kinds, [RewriteKind::AsmFence]);
+            assert!(out.report.findings.is_empty(), "{:?}", out.report.findings);
+        }
+        // Not a fence (a `lock` in an operand's name is no prefix): left alone, reported.
+        let src = "fn f(x: u64) { unsafe { asm!(\"nop\", in(reg) x) } }";
+        let out = instrument_source(src, &Options::default()).unwrap();
+        assert_eq!(out.text, src);
+        assert_eq!(out.report.findings.len(), 1);
     }
 
     #[test]

@@ -1060,6 +1060,7 @@ fn is_path_kind(kind: RewriteKind) -> bool {
             | RewriteKind::ArcCall
             | RewriteKind::ArcMethod
             | RewriteKind::SystemTimeReceiver
+            | RewriteKind::AsmFence
     )
 }
 
