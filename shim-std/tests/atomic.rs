@@ -300,6 +300,30 @@ fn a_test_assuming_weak_cas_never_fails_is_found_and_passes_when_strong() {
     assert!(strong.passed(), "{:?}", strong.failure);
 }
 
+/// A weak CAS loop that retried a spurious failure owes the failure nothing: the report
+/// does not blame it (it did on concurrent-queue's and crossbeam-channel's failures).
+#[test]
+fn a_retried_spurious_failure_is_not_named_as_the_cause() {
+    let report = Builder::new().schedules(200).seed(1).run(|| {
+        let a = pa::AtomicUsize::new(0);
+        let mut retried = false;
+        while a.compare_exchange_weak(0, 1, SeqCst, SeqCst).is_err() {
+            retried = true;
+        }
+        // A bug of its own, in the executions where the loop retried.
+        assert!(!retried, "the real bug");
+    });
+    let failure = report
+        .failure
+        .expect("a spurious failure within 200 schedules");
+    let text = failure.to_string();
+    assert!(text.contains("the real bug"), "{text}");
+    assert!(
+        !text.contains("failed spuriously"),
+        "a retried spurious failure named as the cause:\n{text}"
+    );
+}
+
 #[test]
 fn weak_cas_loop_and_fetch_update_stay_correct() {
     let retries = sa::AtomicUsize::new(0);
