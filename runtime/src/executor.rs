@@ -142,6 +142,7 @@ impl Executor {
         let id = registry::begin();
         self.cell.id.set(id);
         set_current(&*self.cell);
+        crate::process::panic_hook::last_words::forget();
         let main_name = self.main_name.clone();
         {
             let mut st = self.state();

@@ -1,7 +1,7 @@
 //! Crashes are findings: a test process that dies (a null dereference, a double free, an
-//! `unsafe` precondition abort, `process::exit` in a spawned thread) is reported as CRASHED
-//! with its seed and a replay line, found with default settings, and the replay line
-//! reproduces the crash, twice.
+//! `unsafe` precondition abort, `process::exit` in a spawned thread, an `abort` after a
+//! caught panic) is reported as CRASHED with its seed and a replay line, found with default
+//! settings, and the replay line reproduces the crash, twice.
 
 #[allow(dead_code)]
 mod support;
@@ -31,6 +31,11 @@ fn every_crash_is_found_with_default_settings_and_its_replay_reproduces_it() {
         (
             "audit::tests::the_auditor_finds_the_books_balanced",
             "exit status 1",
+        ),
+        // The cause the test's own output leaves out ("a job failed"): the caught panic.
+        (
+            "tickets::tests::every_worker_gets_its_own_ticket",
+            "handed out twice",
         ),
     ];
     let events = run.json();

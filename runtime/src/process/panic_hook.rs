@@ -13,6 +13,7 @@ use crate::report::backtrace::user_frames;
 static INSTALL: Once = Once::new();
 
 pub(crate) fn install() {
+    last_words::install();
     INSTALL.call_once(|| {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
@@ -55,8 +56,85 @@ fn record(info: &PanicHookInfo<'_>) -> bool {
             &mut std::io::stderr(),
             fatal_report(&thread, &record).as_bytes(),
         );
+        last_words::forget();
+    } else {
+        let at = record
+            .location
+            .as_deref()
+            .map(|l| format!(" at {l}"))
+            .unwrap_or_default();
+        last_words::keep(&format!(
+            "pulse: before the abort, thread '{thread}' panicked{at}:\n    {}\n",
+            record.message
+        ));
     }
     true
+}
+
+/// The last panic of the running execution on this OS thread, kept where a `SIGABRT`
+/// handler can write it without allocating. A test that catches a panic and then aborts
+/// (crossbeam-channel's `go!` does, after printing only `Err(Any { .. })`) otherwise dies
+/// with its cause unsaid; a crash's report shows the dead process's last stderr lines.
+pub(crate) mod last_words {
+    use std::cell::Cell;
+
+    const CAP: usize = 480;
+
+    thread_local! {
+        static LEN: Cell<usize> = const { Cell::new(0) };
+        static TEXT: Cell<[u8; CAP]> = const { Cell::new([0; CAP]) };
+    }
+
+    pub(super) fn keep(line: &str) {
+        let mut n = line.len().min(CAP);
+        while !line.is_char_boundary(n) {
+            n -= 1;
+        }
+        let mut text = [0; CAP];
+        text[..n].copy_from_slice(&line.as_bytes()[..n]);
+        let _ = TEXT.try_with(|t| t.set(text));
+        let _ = LEN.try_with(|l| l.set(n));
+    }
+
+    /// A new execution starts: nothing of the last one's is said if it aborts.
+    pub(crate) fn forget() {
+        let _ = LEN.try_with(|l| l.set(0));
+    }
+
+    #[cfg(unix)]
+    extern "C" fn on_abort(_signal: libc::c_int) {
+        let n = LEN.try_with(Cell::get).unwrap_or(0);
+        if n > 0 {
+            if let Ok(text) = TEXT.try_with(Cell::get) {
+                // SAFETY: write(2) is async-signal-safe; the handler returning lets abort
+                // go on (glibc then restores the default action and raises again).
+                unsafe { libc::write(2, text.as_ptr().cast(), n) };
+            }
+        }
+    }
+
+    /// Installs the `SIGABRT` handler once per process.
+    pub(crate) fn install() {
+        #[cfg(unix)]
+        {
+            static INSTALL: std::sync::Once = std::sync::Once::new();
+            // SAFETY: the handler only reads thread-locals and calls write(2). A handler the
+            // program installed itself is left in place.
+            INSTALL.call_once(|| unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(libc::SIGABRT, std::ptr::null(), &mut old) != 0
+                    || old.sa_sigaction != libc::SIG_DFL
+                {
+                    return;
+                }
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_abort as extern "C" fn(libc::c_int) as usize;
+                action.sa_flags = libc::SA_ONSTACK;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(libc::SIGABRT, &action, std::ptr::null_mut());
+            });
+        }
+    }
 }
 
 /// The panics that led to an aborting one, oldest first.
