@@ -189,26 +189,22 @@ fn main() {
             "### Thread scaling: pulse's cost per decision, 2 to 1,000 threads\n"
         );
         let reps = reps.unwrap_or(if quick { 3 } else { 5 }) as usize;
-        out.push_str(&format!(
-            "{}\n",
-            scaling::run(scaling::Program::Independent, quick, reps)
-        ));
-        outln!(
-            out,
-            "#### The same, every thread on one object: n threads at one barrier\n"
-        );
-        out.push_str(&format!(
-            "{}\n",
-            scaling::run(scaling::Program::Barrier, quick, reps)
-        ));
-        outln!(
-            out,
-            "#### The same, every thread contending one lock: n threads at one mutex\n"
-        );
-        out.push_str(&format!(
-            "{}\n",
-            scaling::run(scaling::Program::Mutex, quick, reps)
-        ));
+        for (heading, program) in [
+            (None, scaling::Program::Independent),
+            (
+                Some("The same, every thread on one object: n threads at one barrier"),
+                scaling::Program::Barrier,
+            ),
+            (
+                Some("The same, every thread contending one lock: n threads at one mutex"),
+                scaling::Program::Mutex,
+            ),
+        ] {
+            if let Some(heading) = heading {
+                outln!(out, "#### {heading}\n");
+            }
+            out.push_str(&format!("{}\n", scaling::run(program, quick, reps)));
+        }
     }
     if only.iter().any(|s| s == "bugs") {
         let cfg = bugs::Config {

@@ -89,11 +89,12 @@ fn every_acquisition_order_of_a_contended_lock_stays_reachable() {
     }
 }
 
-/// Decisions per execution of `n` threads that each take one lock, then release it.
-fn decisions_per_execution(n: usize) -> f64 {
+/// A random search of `schedules` executions in which `n` threads each run `work` on one
+/// shared `Mutex`.
+fn contend(n: usize, schedules: u64, work: fn(&Mutex<usize>)) -> pulse_runtime::Report {
     let report = Builder::new()
         .strategy(Strategy::Random)
-        .schedules(20)
+        .schedules(schedules)
         .seed(1)
         .isolation(Isolation::Off)
         .run(move || {
@@ -101,19 +102,24 @@ fn decisions_per_execution(n: usize) -> f64 {
             let hs: Vec<_> = (0..n)
                 .map(|_| {
                     let lock = lock.clone();
-                    thread::spawn(move || {
-                        let mut held = lock.lock().unwrap();
-                        // Steps while holding it: the others pile up waiting.
-                        thread::yield_now();
-                        thread::yield_now();
-                        *held += 1;
-                    })
+                    thread::spawn(move || work(&lock))
                 })
                 .collect();
             hs.into_iter().for_each(|h| h.join().unwrap());
-            assert_eq!(*lock.lock().unwrap(), n);
         });
     assert!(report.failure.is_none(), "{:?}", report.failure);
+    report
+}
+
+/// Decisions per execution of `n` threads that each take one lock, then release it.
+fn decisions_per_execution(n: usize) -> f64 {
+    let report = contend(n, 20, |lock| {
+        let mut held = lock.lock().unwrap();
+        // Steps while holding it: the others pile up waiting.
+        thread::yield_now();
+        thread::yield_now();
+        *held += 1;
+    });
     report.decisions as f64 / report.executions as f64
 }
 
@@ -136,26 +142,11 @@ fn a_contended_lock_costs_decisions_in_proportion_to_its_threads() {
 fn ns_per_decision(n: usize) -> f64 {
     let once = || {
         let started = std::time::Instant::now();
-        let report = Builder::new()
-            .strategy(Strategy::Random)
-            .schedules(10)
-            .seed(1)
-            .isolation(Isolation::Off)
-            .run(move || {
-                let lock = Arc::new(Mutex::new(0));
-                let hs: Vec<_> = (0..n)
-                    .map(|_| {
-                        let lock = lock.clone();
-                        thread::spawn(move || {
-                            for _ in 0..10 {
-                                *lock.lock().unwrap() += 1;
-                            }
-                        })
-                    })
-                    .collect();
-                hs.into_iter().for_each(|h| h.join().unwrap());
-            });
-        assert!(report.failure.is_none(), "{:?}", report.failure);
+        let report = contend(n, 10, |lock| {
+            for _ in 0..10 {
+                *lock.lock().unwrap() += 1;
+            }
+        });
         started.elapsed().as_nanos() as f64 / report.decisions as f64
     };
     (0..5).map(|_| once()).fold(f64::INFINITY, f64::min)
