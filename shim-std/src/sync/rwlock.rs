@@ -26,7 +26,18 @@ struct RwLockState {
     readers: usize,
     /// Writers blocked waiting for the lock (readers may defer to them).
     writers_waiting: usize,
+    /// Readers blocked waiting for it.
+    readers_waiting: usize,
     poisoned: bool,
+}
+
+impl RwLockState {
+    fn waiting(&mut self, mode: Mode) -> &mut usize {
+        match mode {
+            Mode::Read => &mut self.readers_waiting,
+            Mode::Write => &mut self.writers_waiting,
+        }
+    }
 }
 
 impl ObjectState for RwLockState {
@@ -336,11 +347,11 @@ impl Raw {
     /// had its scheduling point).
     #[track_caller]
     fn acquire(&self, ctx: rt::Ctx, obj: ObjRef, op: &'static str, mode: Mode) {
-        let mut waiting_writer = false;
+        let mut waiting = false;
         while !self.may_take(ctx, mode) {
-            if matches!(mode, Mode::Write) && !waiting_writer {
-                waiting_writer = true;
-                self.state.enter(ctx).state.writers_waiting += 1;
+            if !waiting {
+                waiting = true;
+                *self.state.enter(ctx).state.waiting(mode) += 1;
             }
             if ctx.block(op, Some(obj), None) == WakeReason::Teardown {
                 // Cleanup of an ended execution must not block: take it over.
@@ -352,8 +363,8 @@ impl Raw {
                 break;
             }
         }
-        if waiting_writer {
-            self.state.enter(ctx).state.writers_waiting -= 1;
+        if waiting {
+            *self.state.enter(ctx).state.waiting(mode) -= 1;
         }
         ctx.acquired(obj);
     }
@@ -395,17 +406,23 @@ impl Raw {
         }
         // Readers only ever wait for a writer, and writers for an empty lock, so only a
         // lock that became free can let a waiter in.
-        let free = {
+        let (free, readers_wait) = {
             let s = self.state.enter(ctx).state;
             match mode {
                 Mode::Read => s.readers = s.readers.saturating_sub(1),
                 Mode::Write => s.writer = None,
             }
-            s.writer.is_none() && s.readers == 0
+            (s.writer.is_none() && s.readers == 0, s.readers_waiting > 0)
         };
         ctx.released(obj);
-        if free {
-            ctx.wake_contenders(obj);
+        match (free, readers_wait) {
+            (false, _) => {}
+            // Only writers wait: one of them, as a `Mutex` release wakes one.
+            (true, false) => {
+                ctx.wake_one(obj);
+            }
+            // Readers may all take it together: every waiter races for it.
+            (true, true) => ctx.wake_contenders(obj),
         }
     }
 
