@@ -608,9 +608,10 @@ impl ExecState {
 
     /// Wakes one thread blocked on `object`, which one a scheduler choice; false if none
     /// was. A mutex's release wakes one waiter to race for it with the running threads, as
-    /// a futex unlock does (std's `Mutex` on Linux), so a contended lock costs O(1)
-    /// bookkeeping per release, not O(waiters) (ARCHITECTURE.md, decision 42). In teardown,
-    /// which makes no choices, it wakes them all.
+    /// a futex unlock does (std's `Mutex` on Linux), so a contended lock costs a copy of its
+    /// waiter list and one pick per release, not a wake and a re-block per waiter
+    /// (ARCHITECTURE.md, decision 42). In teardown, which makes no choices, it wakes them
+    /// all.
     pub fn wake_one(&mut self, object: ObjRef) -> bool {
         if self.teardown {
             let any = self.has_waiters(object);

@@ -115,9 +115,10 @@ pub trait Scheduler {
 
     /// Picks the thread that performs the next operation, from `runnable` (thread indices,
     /// at least two: sorted, except when `next_waiter` passes an object's waiters in the
-    /// order they came, so an answer must not rely on the order). `current` is the thread that reached the scheduling point if
-    /// it is still runnable; `yielding` is true when it asked to yield. `None` means the
-    /// strategy cannot go on (a replayed schedule diverged from the program).
+    /// order they came, so an answer must not rely on the order). `current` is the thread
+    /// that reached the scheduling point if it is still runnable; `yielding` is true when it
+    /// asked to yield. `None` means the strategy cannot go on (a replayed schedule diverged
+    /// from the program).
     fn next_thread(
         &mut self,
         runnable: &[u32],

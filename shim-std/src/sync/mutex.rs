@@ -2,8 +2,8 @@
 //!
 //! Inside an execution the lock is logical (who holds it lives in the object's
 //! per-execution state). A release wakes one waiter, which one a scheduler choice, to race
-//! for it with the running threads, as a futex unlock does. Outside an execution a real std mutex does the work, so
-//! instrumented code still runs normally.
+//! for it with the running threads, as a futex unlock does. Outside an execution a real std
+//! mutex does the work, so instrumented code still runs normally.
 
 use std::cell::UnsafeCell;
 use std::fmt;
