@@ -149,7 +149,11 @@ fn asm_fence(plan: &mut Plan, tokens: &[TokenTree], i: usize) -> bool {
     if !fences {
         return false;
     }
-    let start = plan.index.start(tokens[path_start(tokens, i)].span());
+    let first = path_start(tokens, i);
+    if follows_fence(tokens, first) {
+        return true; // instrumented already: `fence(..); asm!(..)`
+    }
+    let start = plan.index.start(tokens[first].span());
     let end = plan.index.end(args.span());
     let from = plan.index.slice(start..end).to_owned();
     let fence = format!(
@@ -177,6 +181,14 @@ fn is_fence_template(literal: &str) -> bool {
         && text
             .split(|c: char| !c.is_ascii_alphanumeric())
             .any(|word| FENCES.contains(&word))
+}
+
+/// Whether `tokens[i]` comes right after `fence(..);`.
+fn follows_fence(tokens: &[TokenTree], i: usize) -> bool {
+    i >= 3
+        && matches!(&tokens[i - 1], TokenTree::Punct(p) if p.as_char() == ';')
+        && matches!(&tokens[i - 2], TokenTree::Group(g) if g.delimiter() == Delimiter::Parenthesis)
+        && matches!(&tokens[i - 3], TokenTree::Ident(f) if f == "fence")
 }
 
 /// The first token of the path that ends at `tokens[i]` (`core::arch::asm`, `::std::x`).
