@@ -52,11 +52,15 @@ impl<K: Ord + Copy> LazyRank<K> {
         if old == Some(key) {
             return; // its entry is in the heap
         }
-        // The top re-keyed (the thread a strategy just picked): moved down in place, not
-        // pushed and its old entry popped later.
-        if let Some(mut top) = self.heap.peek_mut() {
-            if Some(top.0) == old && top.1 == thread {
-                *top = (key, thread);
+        // The top re-keyed (the thread a strategy just picked), or an outdated top (it left):
+        // the entry is moved down in place, not pushed and the old one popped later.
+        if let Some(&(top_key, top_thread)) = self.heap.peek() {
+            let mine = top_thread == thread && Some(top_key) == old;
+            if mine || !self.is_live(top_key, top_thread) {
+                if !mine {
+                    self.forget(top_key, top_thread);
+                }
+                *self.heap.peek_mut().unwrap() = (key, thread);
                 return;
             }
         }

@@ -12,6 +12,7 @@ mod dpor;
 #[cfg(test)]
 mod dpor_classes;
 mod lazy_rank;
+mod oldest_first;
 mod pct;
 mod portfolio;
 mod pos;

@@ -15,9 +15,8 @@
 //! Many racers re-drawn at once are drawn lazily (`pos_groups`), so that n threads queued
 //! on one barrier or lock cost O(1) per step, not O(n).
 
-use std::cmp::Reverse;
-
 use super::lazy_rank::LazyRank;
+use super::oldest_first::OldestFirst;
 use super::pos_groups::{Drawn, Groups, GROUP_FROM};
 use super::{
     one_in, rng_from_seed, ChoiceKind, ChoiceOdds, Rng, RunLength, RunnableNotices, Scheduler,
@@ -77,7 +76,7 @@ const SCAN_UP_TO: usize = 32;
 struct Ranked {
     by_priority: LazyRank<u64>,
     /// Longest waiting first: (since, thread), lowest on top.
-    by_wait: LazyRank<Reverse<(u64, u32)>>,
+    by_wait: OldestFirst,
     /// Ranked: in the two sets (its priority drawn).
     notices: RunnableNotices,
     /// Object -> the ranked threads (runnable, priority drawn) whose next operation is on it.
@@ -167,9 +166,7 @@ impl PosScheduler {
                     // Not offered at the last choice point: it waits from the coming one.
                     self.waiting_since[i] = self.step + 1;
                 }
-                self.ranked
-                    .by_wait
-                    .set(t, Reverse((self.waiting_since[i], t)));
+                self.ranked.by_wait.set(t, self.waiting_since[i]);
                 if !self.groups.is_undrawn(t) {
                     let p = self.priority(t);
                     self.ranked.by_priority.set(t, p);
@@ -203,7 +200,7 @@ impl PosScheduler {
         let i = t as usize;
         self.track_waiting(t);
         if self.ranking && self.ranked.notices.is_ranked(t) {
-            self.ranked.by_wait.set(t, Reverse((since, t)));
+            self.ranked.by_wait.set(t, since);
         }
         self.waiting_since[i] = since;
     }
@@ -221,9 +218,10 @@ impl PosScheduler {
                 true => self.waiting_since[i],
                 false => self.step + 1,
             };
+            // (`set_waiting` does not rank it: the notices are out of `self` here.)
             self.set_waiting(t, since);
             self.ranked.by_priority.set(t, p);
-            self.ranked.by_wait.set(t, Reverse((since, t)));
+            self.ranked.by_wait.set(t, since);
             self.on_object_add(t);
         });
         self.ranked.notices = notices;
@@ -420,13 +418,16 @@ impl Scheduler for PosScheduler {
             return self.next_thread(runnable, current, yielding);
         }
         self.before_pick(current, yielding);
-        let (Reverse((oldest_since, oldest)), _) = self.ranked.by_wait.top()?;
+        let (oldest_since, oldest) = self.ranked.by_wait.top()?;
         // Undrawn threads are below their group's top, which is in `by_priority`.
         let mut best = self.ranked.by_priority.top().map_or(oldest, |(_, t)| t);
         let patience = super::FAIR_RUN as u64 * runnable.len() as u64;
         if self.step - oldest_since > patience {
             best = oldest;
         }
+        // Out of the ranking while its racers are re-drawn: the top it leaves takes their
+        // new top in place (usually the highest), not a push up the whole heap.
+        self.ranked.by_priority.remove(best);
         self.redraw_racers(best, runnable);
         let p = self.draw();
         self.set_priority(best, p);
@@ -526,8 +527,6 @@ impl Scheduler for PosScheduler {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
-
     use super::*;
     use crate::scheduler::below;
     use crate::scheduler::churn_runnable;
@@ -692,8 +691,7 @@ mod tests {
                         let by_priority = drawn.clone().map(|&t| (of(&scanned, t).0, t));
                         let by_wait = runnable.iter().map(|&t| (of(&scanned, t).1, t));
                         assert_eq!(r.by_priority.entries(), by_priority.collect());
-                        let waits = r.by_wait.entries().into_iter().map(|(Reverse(w), _)| w);
-                        assert_eq!(waits.collect::<BTreeSet<_>>(), by_wait.collect());
+                        assert_eq!(r.by_wait.entries(), by_wait.collect());
                         for (&object, on) in &r.on_object {
                             let mut on = on.clone();
                             on.sort_unstable();
