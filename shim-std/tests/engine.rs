@@ -330,7 +330,8 @@ fn a_long_execution_that_progresses_is_not_a_livelock() {
     assert_eq!(f.kind, FailureKind::StepLimit, "{f}");
     assert!(f.message.contains("passed 20000 scheduling points"), "{f}");
     assert!(
-        f.message.contains("made no progress in its last 2000"),
+        f.message
+            .contains("made no progress pulse can see in its last 2000"),
         "{f}"
     );
 
@@ -370,6 +371,40 @@ fn a_long_test_whose_threads_sleep_and_progress_is_not_a_polling_livelock() {
             worker.join().unwrap();
         });
     assert!(report.passed(), "{}", report.failure.unwrap());
+}
+
+/// A poller stopped at the bound while another thread still sleeps: the report names the
+/// sleeper and how far off its timer was (crossbeam-channel's `select::loop_try` was
+/// called "a polling loop that never sees its condition" with its sleeper still due).
+#[test]
+fn a_step_limit_with_a_sleeper_still_due_says_so() {
+    use pulse_shim_std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    let report = Builder::new()
+        .schedules(1)
+        .seed(1)
+        .max_steps(20_000)
+        .run(|| {
+            let done = Arc::new(AtomicBool::new(false));
+            let d = done.clone();
+            let sleeper = thread::Builder::new()
+                .name("sleeper".into())
+                .spawn(move || {
+                    thread::sleep(std::time::Duration::from_secs(10));
+                    d.store(true, SeqCst);
+                })
+                .unwrap();
+            while !done.load(SeqCst) {
+                thread::yield_now();
+            }
+            sleeper.join().unwrap();
+        });
+    let f = report.failure.expect("stopped at the bound");
+    assert_eq!(f.kind, FailureKind::StepLimit, "{f}");
+    assert!(
+        f.message
+            .contains("thread 'sleeper' was still waiting for its timer, due in 10.0s"),
+        "{f}"
+    );
 }
 
 /// A failing execution longer than the trace file keeps is replayed with tracing on for its

@@ -234,10 +234,11 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                     )
                 } else {
                     format!(
-                        "execution passed {bound} scheduling points ({} of virtual time) without finishing, and made no progress in its last {}: no atomic wrote a value it had not written in the {} before, no message was sent, no thread started or ended. A livelock, a spin or polling loop that never sees its condition, or a runaway loop that only changes data a lock guards (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
+                        "execution passed {bound} scheduling points ({} of virtual time) without finishing, and made no progress pulse can see in its last {}: no atomic wrote a value it had not written in the {} before, no message was sent, no thread started or ended. A livelock, a spin or polling loop that never sees its condition, or a long test whose progress pulse does not see: data a lock guards, atomics that cycle through the same values (a hand-off, a lock taken in turns){} (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
                         virtual_time(st.clock_ns),
                         st.progress.window(),
                         st.progress.window(),
+                        next_timer(st).map(|due| format!("; {due}")).unwrap_or_default(),
                     )
                 },
                 top.and_then(|t| st.threads[t as usize].last_location.map(location_string)),
@@ -545,6 +546,23 @@ fn root_cause(st: &ExecState, thread: Tid) -> Option<Tid> {
 }
 
 /// Virtual time for people: `1.5s`, `20ms`, `3µs`.
+/// The timed wait due first, if one is still to come: the step bound may have come before
+/// a long sleep ended.
+fn next_timer(st: &ExecState) -> Option<String> {
+    let (deadline, t) = (st.threads.iter().enumerate())
+        .filter_map(|(t, thread)| match thread.status {
+            Status::Blocked(b) => b.deadline.map(|d| (d, t as Tid)),
+            _ => None,
+        })
+        .filter(|&(d, _)| d > st.clock_ns)
+        .min()?;
+    Some(format!(
+        "thread '{}' was still waiting for its timer, due in {} of virtual time",
+        st.thread_name(t),
+        virtual_time(deadline - st.clock_ns)
+    ))
+}
+
 fn virtual_time(ns: u64) -> String {
     match ns {
         0..1_000 => format!("{ns}ns"),
