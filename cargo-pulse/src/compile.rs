@@ -376,8 +376,21 @@ pub fn build(
             )));
         } else if errors > 0 {
             let errors = own_shown.clamp(1, errors);
+            // With dependencies left as they are, the user's rewritten std types meet their
+            // APIs unrewritten (parking_lot's `park` takes std's `Instant`).
+            let hint = if report.mode.starts_with("auto") {
+                String::new()
+            } else {
+                format!(
+                    ". With `--instrument-deps {}`, dependencies that synchronise are left as \
+                     they are, so std types your code passes them (`Instant`, `Mutex`, ...) \
+                     are pulse's where they expect std's: the default, `--instrument-deps \
+                     auto`, instruments them too",
+                    report.mode
+                )
+            };
             console.eprintln(&console.error(&format!(
-                "the instrumented build failed with {errors} error(s); the locations above are in your own files"
+                "the instrumented build failed with {errors} error(s); the locations above are in your own files{hint}"
             )));
         } else {
             console.eprintln(

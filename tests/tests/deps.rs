@@ -145,6 +145,20 @@ fn parking_lot_deadlock_and_lost_update_are_found_without_a_flag() {
             "{line}"
         );
     }
+
+    // Left as it is, parking_lot takes std's `Instant` where the user's code passes pulse's:
+    // the build fails in the user's file, and the error says the flag did it.
+    let none = cargo_pulse(&dir, &args(&["test", "--instrument-deps", "none"]));
+    assert_eq!(none.code, 2, "{}", none.stderr);
+    assert!(
+        none.stderr
+            .contains("in your own files. With `--instrument-deps none`")
+            && none
+                .stderr
+                .contains("the default, `--instrument-deps auto`"),
+        "{}",
+        none.stderr
+    );
 }
 
 #[test]
