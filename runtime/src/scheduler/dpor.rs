@@ -84,6 +84,7 @@
 use std::collections::HashMap;
 
 use super::dfs::{fair_choice, FairChoice};
+use super::dpor_steps::StepIndex;
 use super::{ChoiceKind, Covered, Scheduler, SpuriousLimit, FAIR_RUN};
 use crate::obj_ref::ObjRef;
 
@@ -358,6 +359,8 @@ pub struct DporScheduler {
     threads: Vec<ThreadInfo>,
     last_on: HashMap<u64, LastOn>,
     last_unknown: Option<usize>,
+    /// Each thread's steps by object, for the bounded race check.
+    index: StepIndex,
     /// The last scheduling choice point and the thread it picked.
     last_sched: Option<(usize, u32)>,
     timed: bool,
@@ -368,6 +371,10 @@ pub struct DporScheduler {
     ending: Option<u32>,
     last: Option<u32>,
     run_length: u32,
+    /// Choice points the running execution replays (its prefix), and whether one ended
+    /// before them: then the test's runs differ and the search proves nothing.
+    replayed: usize,
+    diverged: bool,
 }
 
 fn join(into: &mut Vec<u32>, other: &[u32]) {
@@ -412,12 +419,15 @@ impl DporScheduler {
             threads: Vec::new(),
             last_on: HashMap::new(),
             last_unknown: None,
+            index: StepIndex::default(),
             last_sched: None,
             timed: false,
             sleep: Vec::new(),
             ending: None,
             last: None,
             run_length: 0,
+            replayed: 0,
+            diverged: false,
         }
     }
 
@@ -436,6 +446,7 @@ impl DporScheduler {
         self.threads.clear();
         self.last_on.clear();
         self.last_unknown = None;
+        self.index.clear();
         self.spurious.start();
         self.last_sched = None;
         self.timed = false;
@@ -443,6 +454,51 @@ impl DporScheduler {
         self.ending = None;
         self.last = None;
         self.run_length = 0;
+    }
+
+    /// Sets up the next execution's prefix: false when nothing is left to explore.
+    fn next_prefix(&mut self) -> bool {
+        self.main_ended();
+        self.start();
+        if !self.started {
+            self.started = true;
+            return true;
+        }
+        if self.exhausted {
+            return false;
+        }
+        let now = self.dirty;
+        while let Some(node) = self.path.last_mut() {
+            let next = match &mut node.kind {
+                Kind::Sched {
+                    backtrack,
+                    done,
+                    slept,
+                    dirty,
+                    ..
+                } => {
+                    let next = backtrack.pop();
+                    if let Some(o) = next {
+                        // The option just finished sleeps in the later ones' subtrees if
+                        // nothing was left out of its own.
+                        if *dirty == now {
+                            slept.push(node.choice);
+                        }
+                        *dirty = now;
+                        done.push(o);
+                    }
+                    next
+                }
+                Kind::Data { untried, .. } => untried.pop(),
+            };
+            if let Some(o) = next {
+                node.choice = o;
+                return true;
+            }
+            self.path.pop();
+        }
+        self.exhausted = true;
+        false
     }
 
     fn ran(&mut self, t: u32) {
@@ -690,13 +746,24 @@ impl DporScheduler {
         if self.all_covered(p, clock, limit) {
             return;
         }
-        let found = self.steps[..limit].iter().rev().find(|s| {
-            s.thread != p
-                && dependent(&s.footprint, footprint)
-                && !enables(s, op, footprint)
-                && clock.get(s.thread as usize).copied().unwrap_or(0) < s.local
-        });
-        let Some(n) = found.and_then(|s| s.start) else {
+        // Per thread, its latest dependent step: if that one happens before, so do the others.
+        let objects: Option<Vec<(u64, bool)>> = (footprint.as_ref())
+            .map(|accesses| accesses.iter().map(|a| (a.object, a.write)).collect());
+        let steps = &self.steps;
+        let found = (0..self.index.threads())
+            .filter(|&q| q != p)
+            .filter_map(|q| {
+                let i = self
+                    .index
+                    .latest_dependent(q, objects.as_deref(), limit, |i| {
+                        !enables(&steps[i], op, footprint)
+                    })?;
+                (clock.get(q as usize).copied().unwrap_or(0) < steps[i].local).then_some(i)
+            })
+            .max();
+        #[cfg(test)]
+        assert_eq!(found, self.scan_for_race(racing, limit));
+        let Some(n) = found.and_then(|i| self.steps[i].start) else {
             return;
         };
         let Kind::Sched { options, .. } = &self.path[n].kind else {
@@ -718,6 +785,24 @@ impl DporScheduler {
                 self.add_all(k);
             }
         }
+    }
+
+    /// `persistent_race`'s step found by scanning the execution back from `limit`, as it
+    /// was before the index: the unit tests check the two agree.
+    #[cfg(test)]
+    fn scan_for_race(&self, racing: Racing, limit: usize) -> Option<usize> {
+        let Racing {
+            p,
+            op,
+            clock,
+            footprint,
+        } = racing;
+        self.steps[..limit].iter().rposition(|s| {
+            s.thread != p
+                && dependent(&s.footprint, footprint)
+                && !enables(s, op, footprint)
+                && clock.get(s.thread as usize).copied().unwrap_or(0) < s.local
+        })
     }
 
     /// Thread `t` finished a step (reached its next scheduling point, blocked or ended).
@@ -782,6 +867,10 @@ impl DporScheduler {
         let info = self.thread(t);
         info.acquired.clear();
         let released = std::mem::take(&mut info.released);
+        let objects = footprint
+            .as_ref()
+            .map(|a| a.iter().map(|a| (a.object, a.write)));
+        self.index.add(i, t, objects);
         self.steps.push(Step {
             thread: t,
             footprint,
@@ -867,47 +956,15 @@ impl DporScheduler {
 
 impl Scheduler for DporScheduler {
     fn new_execution(&mut self, _seed: u64) -> bool {
-        self.main_ended();
-        self.start();
-        if !self.started {
-            self.started = true;
-            return true;
-        }
-        if self.exhausted {
-            return false;
-        }
-        let now = self.dirty;
-        while let Some(node) = self.path.last_mut() {
-            let next = match &mut node.kind {
-                Kind::Sched {
-                    backtrack,
-                    done,
-                    slept,
-                    dirty,
-                    ..
-                } => {
-                    let next = backtrack.pop();
-                    if let Some(o) = next {
-                        // The option just finished sleeps in the later ones' subtrees if
-                        // nothing was left out of its own.
-                        if *dirty == now {
-                            slept.push(node.choice);
-                        }
-                        *dirty = now;
-                        done.push(o);
-                    }
-                    next
-                }
-                Kind::Data { untried, .. } => untried.pop(),
-            };
-            if let Some(o) = next {
-                node.choice = o;
-                return true;
-            }
-            self.path.pop();
-        }
-        self.exhausted = true;
-        false
+        // An execution that ended before the choices it replayed went another way.
+        self.diverged |= self.pos < self.replayed;
+        let more = self.next_prefix();
+        self.replayed = if more { self.path.len() } else { 0 };
+        more
+    }
+
+    fn diverged(&self) -> bool {
+        self.diverged
     }
 
     fn pending(&mut self, thread: u32, resource: u64) {
@@ -990,7 +1047,7 @@ impl Scheduler for DporScheduler {
     }
 
     fn exhaustive(&self) -> Option<Covered> {
-        self.exhausted.then_some(Covered {
+        (self.exhausted && !self.diverged).then_some(Covered {
             bound: self.bound,
             pruned: self.pruned,
             spurious_limited: self.spurious.limited(),

@@ -1,14 +1,15 @@
 //! Threads ranked by a key each, for "which thread has the highest key": a binary heap
 //! whose outdated entries are dropped lazily.
 //!
-//! The strategies' ranked views (PCT's and roles' priorities, POS's priorities and waiting
-//! times) change a thread's key or drop it at nearly every step. In a `BTreeSet` each change
-//! is a remove and an insert, O(log n) node work with memmoves; with 1,000 threads at one
-//! barrier those updates made POS 5.8x its 2-thread cost per decision. Here a change is a
-//! push (O(1) expected for random or growing keys), a removal only marks the thread absent
-//! (a thread that comes back with its key, as POS's blocked threads do, reuses its entry),
-//! and entries whose key is no longer the thread's are popped when they reach the top, or
-//! swept when they outnumber the live ones.
+//! The strategies' ranked views (PCT's and roles' priorities, POS's priorities) change a
+//! thread's key or drop it at nearly every step. In a `BTreeSet` each change is a remove
+//! and an insert, O(log n) node work with memmoves; with 1,000 threads at one barrier those
+//! updates made POS 5.8x its 2-thread cost per decision. Here a change is a push (O(1)
+//! expected for random or growing keys), or a move down from the top when the top is the
+//! thread's own entry or an outdated one (the pick re-keyed; POS's group handing its top on);
+//! a removal only marks the thread absent (a thread that comes back with its key, as POS's
+//! blocked threads do, reuses its entry), and entries whose key is no longer the thread's
+//! are popped when they reach the top, or swept when they outnumber the live ones.
 
 use std::collections::BinaryHeap;
 

@@ -11,6 +11,7 @@ mod dfs;
 mod dpor;
 #[cfg(test)]
 mod dpor_classes;
+mod dpor_steps;
 mod lazy_rank;
 mod oldest_first;
 mod pct;
@@ -214,6 +215,12 @@ pub trait Scheduler {
     /// (DFS): its executions always run in this process.
     fn by_seed(&self) -> bool {
         true
+    }
+
+    /// A systematic search saw an execution end before the choices it replayed: the test's
+    /// runs in this process differ, and exhausting the search proves nothing.
+    fn diverged(&self) -> bool {
+        false
     }
 
     /// After `new_execution` returned false: what the strategy covered, if it explored its
