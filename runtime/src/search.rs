@@ -126,6 +126,21 @@ const STATE_CARRIED: &str =
      running it many times in one process would report as a bug. Each schedule now runs in its \
      own process (slower); `PULSE_ISOLATION=always` starts that way, `off` never does";
 
+/// Said when a later execution offers no choice where the first offered some.
+const PATH_CHANGED: &str =
+    "a schedule after the first made no scheduling choice where the first made some: the \
+     test keeps state across runs (a `static` flag, cache or registry) that sends later runs \
+     down another path, so running it many times in one process would test that path alone. \
+     Each schedule now runs in its own process (slower); `PULSE_ISOLATION=always` starts that \
+     way, `off` never does";
+
+const RUNS_DIFFER_SYSTEMATIC: &str =
+    "not a proof: some runs ended before the choices the search replayed in them, so the \
+     test's runs in this process do not start from the same state (a `static` flag, cache, \
+     registry or global thread pool); dfs and dpor run every schedule in this one process \
+     and explored another program than the test's first run. The default strategy runs such \
+     a test one process per schedule";
+
 const STATE_CARRIED_SYSTEMATIC: &str =
     "this failure came after the first schedule, and the test keeps state in statics (above): \
      dfs and dpor run every schedule in this one process, so it may come from what earlier \
@@ -243,6 +258,9 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     search.executor.state().reported = (0, planned);
     let threads_before = config.watch_os_threads.then(os_threads::Snapshot::take);
     let mut i = 0;
+    let mut first_had_choices = false;
+    // A systematic search had nothing left to run.
+    let mut ran_out = false;
     while i < planned {
         // `run_job` prepares the scheduler for the seed, here or in an isolated worker.
         let seed = base_seed.wrapping_add(i);
@@ -258,6 +276,9 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             let (more, covered, time) = {
                 let mut st = search.executor.state();
                 let more = st.scheduler.new_execution(seed);
+                if !more && st.scheduler.diverged() {
+                    st.warn(RUNS_DIFFER_SYSTEMATIC.to_string());
+                }
                 let time = st.config.time.for_systematic_search();
                 let relaxed = st.config.memory.relaxed_for_systematic_search();
                 (more, st.scheduler.exhaustive(), (time, relaxed))
@@ -270,6 +291,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                     spurious_limited: c.spurious_limited,
                     no_choice: false,
                 });
+                ran_out = true;
                 break;
             }
             search.executor.run(f, Tracing::Off, time.0, time.1)
@@ -288,6 +310,23 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 search.failure_confirmed_fresh = true;
                 outcome = fresh;
             }
+        }
+        if i == 0 {
+            first_had_choices = !outcome.schedule.is_empty();
+        }
+        if i > 0
+            && first_had_choices
+            && outcome.schedule.is_empty()
+            && !outcome.failed
+            && !search.isolated
+            && search.isolator.is_some()
+        {
+            // Where the first execution had choices, a later one with none took another path
+            // from state the earlier ones left (a flag set on first use): the schedules that
+            // remain would all be that one. From here each runs from a clean process.
+            search.isolated = true;
+            search.executor.state().warn(PATH_CHANGED.to_string());
+            continue; // this schedule again, in its own process
         }
         if outcome.failed && i > 0 && !by_seed && !replaying {
             // `dfs` and `dpor` cannot re-run a failure in a fresh process (a seed does not
@@ -375,10 +414,12 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             report.failure = Some(search.explain(config, f, outcome, found));
             break;
         }
-        if outcome.schedule.is_empty() && by_seed && !replaying {
+        if i == 0 && outcome.schedule.is_empty() && by_seed && !replaying {
             // Nothing was left to a choice (one thread at every step, no weak CAS, no test
             // data): every seed runs this same execution. A long single-threaded test would
             // otherwise repeat it for the whole budget (chashmap's `lots_of_insertions`).
+            // The first execution only: a later one may offer no choice because an earlier
+            // one changed a static (a registry built once), and the first's choices count.
             report.exhaustive = Some(Exhaustive {
                 schedules: 1,
                 bound: 0,
@@ -423,10 +464,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         i += 1;
     }
     if let Some(progress) = &config.progress {
-        // An exhausted search is complete with fewer executions than planned.
-        let planned = match report.exhaustive {
-            Some(_) => report.executions,
-            None => planned,
+        // An exhausted search is complete with fewer executions than planned, and so is a
+        // systematic one that ran out without being a proof (its runs differed).
+        let planned = match report.exhaustive.is_some() || ran_out {
+            true => report.executions,
+            false => planned,
         };
         progress(report.executions, planned);
     }
@@ -449,6 +491,14 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 tracing: Tracing::From(0),
             },
         );
+        if let (None, Some(why)) = (&outcome.passed_trace, &outcome.explanation) {
+            search.executor.state().warn(format!(
+                "no trace of the passing run was written: its traced re-run did not pass \
+                 ({}), so the test's runs depend on state kept between them (statics) or \
+                 on nondeterminism outside pulse",
+                why.message
+            ));
+        }
         report.trace = outcome.passed_trace.map(|mut t| {
             t.test = std::thread::current().name().unwrap_or("").to_string();
             t.outcome = "passed".to_string();

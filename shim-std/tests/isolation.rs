@@ -44,6 +44,40 @@ fn with_isolation_off_the_same_test_fails_on_its_second_schedule() {
     assert_eq!(report.failure.expect("stale state").execution, 1);
 }
 
+/// A race only a process's first run takes part in (a flag set on first use): later runs
+/// in the process make no choice. That is no proof the test has none to make: pulse runs
+/// the rest of the schedules one process each, and finds the race (a trial found seeds
+/// 1-5 calling such a test "exhaustive" after two runs).
+#[test]
+fn a_later_run_without_choices_moves_the_search_to_fresh_processes() {
+    use pulse_shim_std::sync::atomic::AtomicBool;
+    static FIRST: AtomicBool = AtomicBool::new(true);
+    let report = Builder::new().schedules(100).seed(1).run(|| {
+        if !FIRST.swap(false, SeqCst) {
+            return;
+        }
+        let n = Arc::new(AtomicUsize::new(0));
+        let m = n.clone();
+        let t = thread::spawn(move || m.store(m.load(SeqCst) + 1, SeqCst));
+        n.store(n.load(SeqCst) + 1, SeqCst);
+        t.join().unwrap();
+        assert_eq!(n.load(SeqCst), 2, "lost update");
+    });
+    assert!(report.exhaustive.is_none());
+    let f = report
+        .failure
+        .expect("the lost update, from a fresh process");
+    assert!(f.message.contains("lost update"), "{f}");
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("made no scheduling choice")),
+        "{:?}",
+        report.warnings
+    );
+}
+
 #[test]
 fn a_real_race_is_still_found_when_every_schedule_is_isolated() {
     let report = Builder::new()
@@ -282,4 +316,94 @@ fn an_isolated_execution_reads_its_parent_runs_dates() {
         "{:?}",
         report.warnings
     );
+}
+
+/// dfs and dpor run every schedule in one process: a test whose later runs take another
+/// path (here only the first run spawns a third thread) cannot be searched that way, and the
+/// report says so, not "was the code changed since the schedule was recorded?".
+#[test]
+fn dfs_on_a_test_whose_runs_differ_names_the_state_kept_between_them() {
+    use pulse_runtime::Strategy;
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    for strategy in [Strategy::Dfs { bound: 2 }, Strategy::Dpor { bound: 2 }] {
+        RUNS.store(0, SeqCst);
+        let report = Builder::new()
+            .schedules(100)
+            .strategy(strategy)
+            .run(|| racing(if RUNS.fetch_add(1, SeqCst) == 0 { 2 } else { 1 }));
+        let f = report.failure.expect("the runs diverge");
+        assert_eq!(f.kind, FailureKind::ReplayDiverged, "{strategy}: {f}");
+        assert!(
+            f.message.contains("do not start from the same state"),
+            "{strategy}: {f}"
+        );
+    }
+}
+
+/// `threads` threads and the main one bumping a counter twice each.
+fn racing(threads: usize) {
+    let n = Arc::new(AtomicUsize::new(0));
+    let hs: Vec<_> = (0..threads)
+        .map(|_| {
+            let m = n.clone();
+            thread::spawn(move || {
+                m.fetch_add(1, SeqCst);
+                m.fetch_add(1, SeqCst);
+            })
+        })
+        .collect();
+    n.fetch_add(1, SeqCst);
+    n.fetch_add(1, SeqCst);
+    for h in hs {
+        h.join().unwrap();
+    }
+}
+
+/// A passing run's trace is its last schedule replayed with tracing on; where the replay
+/// does not pass (the runs alternate between two paths), no trace is written, and the
+/// report says why instead of saying nothing.
+#[test]
+fn a_trace_the_replay_could_not_make_is_explained() {
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let mut builder = Builder::new()
+        .schedules(5)
+        .seed(2)
+        .isolation(Isolation::Off);
+    builder.config.trace_passing = true;
+    // Runs 0, 2, 4 race three threads; 1, 3 and the replay of run 4's schedule, 5, two. With
+    // seed 2 that schedule picks the third thread at a choice the replay reaches.
+    let report = builder.run(|| racing(2 - RUNS.fetch_add(1, SeqCst) % 2));
+    assert!(report.passed(), "{}", report.failure.unwrap());
+    assert!(report.trace.is_none());
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("no trace of the passing run was written")),
+        "{:?}",
+        report.warnings
+    );
+}
+
+/// The same with later runs that are shorter (a flag set on first use): they never reach
+/// the choices dfs and dpor replay in them, so nothing diverges, but running out of
+/// schedules then proves nothing, and the report must not say "exhaustive".
+#[test]
+fn dfs_on_a_test_whose_later_runs_are_shorter_is_no_proof() {
+    use pulse_runtime::Strategy;
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    for strategy in [Strategy::Dfs { bound: 2 }, Strategy::Dpor { bound: 2 }] {
+        RUNS.store(0, SeqCst);
+        let report = Builder::new()
+            .schedules(100)
+            .strategy(strategy)
+            .run(|| racing(if RUNS.fetch_add(1, SeqCst) == 0 { 1 } else { 0 }));
+        assert!(report.passed(), "{strategy}");
+        assert!(report.exhaustive.is_none(), "{strategy}");
+        assert!(
+            report.warnings.iter().any(|w| w.starts_with("not a proof")),
+            "{strategy}: {:?}",
+            report.warnings
+        );
+    }
 }

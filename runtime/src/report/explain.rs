@@ -154,21 +154,34 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             let t = &st.threads[thread as usize];
             let mut details = Vec::new();
             if thread != 0 {
-                details.push("(the thread's JoinHandle was never joined, so nothing observed this panic)".to_string());
+                details.push(
+                    "(the thread's JoinHandle was never joined, so nothing observed this panic)"
+                        .to_string(),
+                );
             }
             // `join().unwrap()` on a panicked thread says only `Any { .. }`: the root cause is
             // the joined thread's own panic, so that leads the report.
             let (thread, record) = match (&t.panic, root_cause(st, thread)) {
                 (Some(effect), Some(cause)) if effect.message.contains("Any { .. }") => {
-                    let at = effect.location.as_deref().map(|l| format!(" at {l}")).unwrap_or_default();
-                    details.push(format!("which made thread '{}' panic{at}: {}", st.thread_name(thread), effect.message));
+                    let at = effect
+                        .location
+                        .as_deref()
+                        .map(|l| format!(" at {l}"))
+                        .unwrap_or_default();
+                    details.push(format!(
+                        "which made thread '{}' panic{at}: {}",
+                        st.thread_name(thread),
+                        effect.message
+                    ));
                     (cause, st.threads[cause as usize].panic.clone())
                 }
                 _ => (thread, t.panic.clone()),
             };
             (
                 FailureKind::Panic,
-                record.as_ref().map_or_else(|| "panicked".to_string(), |r| r.message.clone()),
+                record
+                    .as_ref()
+                    .map_or_else(|| "panicked".to_string(), |r| r.message.clone()),
                 record.as_ref().and_then(|r| r.location.clone()),
                 Some(thread),
                 st.thread_name(thread),
@@ -179,9 +192,18 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
         Stop::Deadlock | Stop::LeakedThread => {
             let lines = blocked_lines();
             let (kind, message) = if matches!(stop, Stop::Deadlock) {
-                (FailureKind::Deadlock, format!("deadlock: all {} live threads are blocked", lines.len()))
+                (
+                    FailureKind::Deadlock,
+                    format!("deadlock: all {} live threads are blocked", lines.len()),
+                )
             } else {
-                (FailureKind::LeakedThread, format!("the test's main thread returned, but {} thread(s) stay blocked forever", lines.len()))
+                (
+                    FailureKind::LeakedThread,
+                    format!(
+                        "the test's main thread returned, but {} thread(s) stay blocked forever",
+                        lines.len()
+                    ),
+                )
             };
             let (tid, thread, location) = match first_blocked() {
                 Some((t, l)) => (Some(t), st.thread_name(t), Some(l)),
@@ -201,7 +223,10 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             let details = busy
                 .iter()
                 .map(|&(steps, t)| {
-                    let at = st.threads[t as usize].last_location.map(|l| format!(", last at {}", location_string(l))).unwrap_or_default();
+                    let at = st.threads[t as usize]
+                        .last_location
+                        .map(|l| format!(", last at {}", location_string(l)))
+                        .unwrap_or_default();
                     format!("thread '{}' took {steps} steps{at}", st.thread_name(t))
                 })
                 .collect();
@@ -213,7 +238,11 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 && st.steps.saturating_sub(st.last_timer_step) < st.progress.window();
             let bound = st.progress.bound();
             (
-                if polling { FailureKind::Livelock } else { FailureKind::StepLimit },
+                if polling {
+                    FailureKind::Livelock
+                } else {
+                    FailureKind::StepLimit
+                },
                 if progressing {
                     format!(
                         "execution passed {bound} scheduling points ({} of virtual time) and was still making progress (writing new values, sending messages, starting or ending threads) when pulse stopped it {} steps later: a test too long for one execution (raise the bound with --max-steps / Builder::max_steps) or a runaway loop",
@@ -250,10 +279,18 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
         }
         Stop::ReplayDiverged => (
             FailureKind::ReplayDiverged,
-            format!(
-                "the schedule does not match the program after {} choices (was the code or the test changed since it was recorded?)",
-                st.schedule.len()
-            ),
+            if st.scheduler.by_seed() {
+                format!(
+                    "the schedule does not match the program after {} choices (was the code or the test changed since it was recorded?)",
+                    st.schedule.len()
+                )
+            } else {
+                // dfs and dpor replay their own prefixes, in this process.
+                format!(
+                    "the search replayed choices it had made before, and after {} of them the test went another way: its runs in one process do not start from the same state (state kept in statics, such as a global thread pool or registry, or nondeterminism outside pulse). dfs and dpor need every run to start alike; the default strategy runs such a test one process per schedule",
+                    st.schedule.len()
+                )
+            },
             None,
             None,
             st.thread_name(st.current),
