@@ -245,9 +245,9 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 },
                 if progressing {
                     format!(
-                        "execution passed {bound} scheduling points ({} of virtual time) and was still making progress (writing new values, sending messages, starting or ending threads) when pulse stopped it {} steps later: a test too long for one execution (raise the bound with --max-steps / Builder::max_steps) or a runaway loop",
-                        virtual_time(st.clock_ns),
+                        "execution passed {bound} scheduling points and was still making progress (writing new values, sending messages, starting or ending threads) when pulse stopped it {} steps later ({} of virtual time in): a test too long for one execution (raise the bound with --max-steps / Builder::max_steps) or a runaway loop",
                         (st.steps - 1).saturating_sub(bound),
+                        virtual_time(st.clock_ns),
                     )
                 } else if polling {
                     format!(
@@ -263,7 +263,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                     )
                 } else {
                     format!(
-                        "execution passed {bound} scheduling points ({} of virtual time) without finishing, and made no progress pulse can see in its last {}: no atomic wrote a value it had not written in the {} before, no message was sent, no thread started or ended. A livelock, a spin or polling loop that never sees its condition, or a long test whose progress pulse does not see: data a lock guards, atomics that cycle through the same values (a hand-off, a lock taken in turns){} (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
+                        "execution passed {bound} scheduling points without finishing ({} of virtual time in when stopped), and made no progress pulse can see in its last {}: no atomic wrote a value it had not written in the {} before, no message was sent, no thread started or ended. A livelock, a spin or polling loop that never sees its condition, or a long test whose progress pulse does not see: data a lock guards, atomics that cycle through the same values (a hand-off, a lock taken in turns){} (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
                         virtual_time(st.clock_ns),
                         st.progress.window(),
                         st.progress.window(),
