@@ -1004,12 +1004,14 @@ impl Judging<'_> {
         let time = time + again.time;
         let again = Evidence::gather(&dir, again, &plan.paths);
         let found = format!(
-            "the test process died ({how}) {} without a failure record; seeds {seeds} were run \
-             again, each in a fresh process (--isolation always)",
+            "the test process died ({how}) {} without a failure record; {} {} run again, \
+             each in a fresh process (--isolation always)",
             match done {
                 Some(d) => format!("after {d} of {} schedules", plan.seeds.len()),
                 None => "in its first schedules".to_string(),
             },
+            seeds.in_words(),
+            if seeds.len() == 1 { "was" } else { "were" },
         );
         match &again.record {
             Some(Ok(record)) => {

@@ -16,6 +16,15 @@ impl SeedRange {
     pub fn len(&self) -> u64 {
         self.to - self.from
     }
+
+    /// For prose: "seed 7", "seeds 7 to 26" (the `FROM..TO` form's end is exclusive, which
+    /// a sentence does not say).
+    pub fn in_words(&self) -> String {
+        match self.len() {
+            1 => format!("seed {}", self.from),
+            _ => format!("seeds {} to {}", self.from, self.to - 1),
+        }
+    }
 }
 
 impl FromStr for SeedRange {
@@ -93,5 +102,11 @@ mod tests {
         assert_eq!(resolve(Some(1), Some(r), 5), r);
         assert_eq!(resolve(Some(7), None, 5), SeedRange { from: 7, to: 12 });
         assert_eq!(resolve(None, None, 5).len(), 5);
+    }
+
+    #[test]
+    fn a_range_in_words_names_its_last_seed() {
+        assert_eq!(SeedRange { from: 1, to: 2 }.in_words(), "seed 1");
+        assert_eq!(SeedRange { from: 7, to: 27 }.in_words(), "seeds 7 to 26");
     }
 }
