@@ -502,6 +502,8 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         report.trace = outcome.passed_trace.map(|mut t| {
             t.test = std::thread::current().name().unwrap_or("").to_string();
             t.outcome = "passed".to_string();
+            // Nothing failed: no event is the failure's (the last one was taken for it).
+            t.failing_event = None;
             t.schedule = text;
             t
         });

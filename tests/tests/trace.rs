@@ -629,6 +629,7 @@ fn trace_out_writes_the_passing_run_s_last_execution() {
     let file = dir.join(format!("traces/{test}.trace.json"));
     let trace = read_trace(&file);
     assert_eq!(trace["outcome"], "passed");
+    assert!(trace["failing_event"].is_null(), "no event failed");
     assert!(!trace["schedule"].as_str().unwrap().is_empty());
     let events = trace["events"].as_array().unwrap();
     assert!(events.iter().any(|e| e["kind"] == "acquire"));
