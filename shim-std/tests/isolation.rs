@@ -2,7 +2,7 @@
 //! reason alone: pulse notices (a failure after the first schedule that a fresh process
 //! does not reproduce) and runs the rest of the search one process per schedule.
 
-use pulse_runtime::{Builder, FailureKind, Isolation};
+use pulse_runtime::{Builder, FailureKind, Isolation, Report, Strategy};
 use pulse_shim_std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use pulse_shim_std::sync::{Arc, Mutex};
 use pulse_shim_std::thread;
@@ -323,14 +323,8 @@ fn an_isolated_execution_reads_its_parent_runs_dates() {
 /// report says so, not "was the code changed since the schedule was recorded?".
 #[test]
 fn dfs_on_a_test_whose_runs_differ_names_the_state_kept_between_them() {
-    use pulse_runtime::Strategy;
     static RUNS: AtomicUsize = AtomicUsize::new(0);
-    for strategy in [Strategy::Dfs { bound: 2 }, Strategy::Dpor { bound: 2 }] {
-        RUNS.store(0, SeqCst);
-        let report = Builder::new()
-            .schedules(100)
-            .strategy(strategy)
-            .run(|| racing(if RUNS.fetch_add(1, SeqCst) == 0 { 2 } else { 1 }));
+    for (strategy, report) in under_dfs_and_dpor(&RUNS, 2, 1) {
         let f = report.failure.expect("the runs diverge");
         assert_eq!(f.kind, FailureKind::ReplayDiverged, "{strategy}: {f}");
         assert!(
@@ -338,6 +332,45 @@ fn dfs_on_a_test_whose_runs_differ_names_the_state_kept_between_them() {
             "{strategy}: {f}"
         );
     }
+}
+
+/// The same with later runs that are shorter (a flag set on first use): they never reach
+/// the choices dfs and dpor replay in them, so nothing diverges, but running out of
+/// schedules then proves nothing, and the report must not say "exhaustive".
+#[test]
+fn dfs_on_a_test_whose_later_runs_are_shorter_is_no_proof() {
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    for (strategy, report) in under_dfs_and_dpor(&RUNS, 1, 0) {
+        assert!(report.passed(), "{strategy}");
+        assert!(report.exhaustive.is_none(), "{strategy}");
+        assert!(
+            report.warnings.iter().any(|w| w.starts_with("not a proof")),
+            "{strategy}: {:?}",
+            report.warnings
+        );
+    }
+}
+
+/// `racing` under `dfs:2` and under `dpor:2`, with `first` threads beside the main one in
+/// the first run and `later` in the others (`runs` counts them).
+fn under_dfs_and_dpor(
+    runs: &'static AtomicUsize,
+    first: usize,
+    later: usize,
+) -> Vec<(Strategy, Report)> {
+    [Strategy::Dfs { bound: 2 }, Strategy::Dpor { bound: 2 }]
+        .into_iter()
+        .map(|strategy| {
+            runs.store(0, SeqCst);
+            let report = Builder::new().schedules(100).strategy(strategy).run(|| {
+                racing(match runs.fetch_add(1, SeqCst) {
+                    0 => first,
+                    _ => later,
+                })
+            });
+            (strategy, report)
+        })
+        .collect()
 }
 
 /// `threads` threads and the main one bumping a counter twice each.
@@ -383,27 +416,4 @@ fn a_trace_the_replay_could_not_make_is_explained() {
         "{:?}",
         report.warnings
     );
-}
-
-/// The same with later runs that are shorter (a flag set on first use): they never reach
-/// the choices dfs and dpor replay in them, so nothing diverges, but running out of
-/// schedules then proves nothing, and the report must not say "exhaustive".
-#[test]
-fn dfs_on_a_test_whose_later_runs_are_shorter_is_no_proof() {
-    use pulse_runtime::Strategy;
-    static RUNS: AtomicUsize = AtomicUsize::new(0);
-    for strategy in [Strategy::Dfs { bound: 2 }, Strategy::Dpor { bound: 2 }] {
-        RUNS.store(0, SeqCst);
-        let report = Builder::new()
-            .schedules(100)
-            .strategy(strategy)
-            .run(|| racing(if RUNS.fetch_add(1, SeqCst) == 0 { 1 } else { 0 }));
-        assert!(report.passed(), "{strategy}");
-        assert!(report.exhaustive.is_none(), "{strategy}");
-        assert!(
-            report.warnings.iter().any(|w| w.starts_with("not a proof")),
-            "{strategy}: {:?}",
-            report.warnings
-        );
-    }
 }

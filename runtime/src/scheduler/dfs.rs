@@ -20,7 +20,7 @@
 
 use std::rc::Rc;
 
-use super::{ChoiceKind, Covered, Scheduler, SpuriousLimit, FAIR_RUN};
+use super::{ChoiceKind, Covered, ReplayCheck, Scheduler, SpuriousLimit, FAIR_RUN};
 
 struct Node {
     /// The option taken (a thread index, or 0/1 for a yes/no choice).
@@ -55,10 +55,7 @@ pub struct DfsScheduler {
     /// The thread that ran at the last choice point, and for how many in a row.
     last: Option<u32>,
     run_length: u32,
-    /// Choice points the running execution replays (its prefix), and whether one ended
-    /// before them: then the test's runs differ and the search proves nothing.
-    replayed: usize,
-    diverged: bool,
+    replay_check: ReplayCheck,
 }
 
 impl DfsScheduler {
@@ -78,8 +75,7 @@ impl DfsScheduler {
             spurious: SpuriousLimit::default(),
             last: None,
             run_length: 0,
-            replayed: 0,
-            diverged: false,
+            replay_check: ReplayCheck::default(),
         }
     }
 
@@ -225,15 +221,15 @@ pub(super) fn fair_choice(runnable: &[u32], current: Option<u32>, gives_way: boo
 
 impl Scheduler for DfsScheduler {
     fn new_execution(&mut self, _seed: u64) -> bool {
-        // An execution that ended before the choices it replayed went another way.
-        self.diverged |= self.pos < self.replayed;
+        let made = self.pos;
         let more = self.next_prefix();
-        self.replayed = if more { self.path.len() } else { 0 };
+        let replays = if more { self.path.len() } else { 0 };
+        self.replay_check.next(made, replays);
         more
     }
 
     fn diverged(&self) -> bool {
-        self.diverged
+        self.replay_check.diverged()
     }
 
     fn by_seed(&self) -> bool {
@@ -241,7 +237,7 @@ impl Scheduler for DfsScheduler {
     }
 
     fn exhaustive(&self) -> Option<Covered> {
-        (self.exhausted && !self.diverged).then_some(Covered {
+        (self.exhausted && !self.replay_check.diverged()).then_some(Covered {
             bound: self.bound,
             pruned: self.pruned,
             spurious_limited: self.spurious.limited(),

@@ -85,7 +85,7 @@ use std::collections::HashMap;
 
 use super::dfs::{fair_choice, FairChoice};
 use super::dpor_steps::StepIndex;
-use super::{ChoiceKind, Covered, Scheduler, SpuriousLimit, FAIR_RUN};
+use super::{ChoiceKind, Covered, ReplayCheck, Scheduler, SpuriousLimit, FAIR_RUN};
 use crate::obj_ref::ObjRef;
 
 /// One object a step acts on, and whether it may change it (`write`) or only reads it.
@@ -371,10 +371,7 @@ pub struct DporScheduler {
     ending: Option<u32>,
     last: Option<u32>,
     run_length: u32,
-    /// Choice points the running execution replays (its prefix), and whether one ended
-    /// before them: then the test's runs differ and the search proves nothing.
-    replayed: usize,
-    diverged: bool,
+    replay_check: ReplayCheck,
 }
 
 fn join(into: &mut Vec<u32>, other: &[u32]) {
@@ -426,8 +423,7 @@ impl DporScheduler {
             ending: None,
             last: None,
             run_length: 0,
-            replayed: 0,
-            diverged: false,
+            replay_check: ReplayCheck::default(),
         }
     }
 
@@ -956,15 +952,15 @@ impl DporScheduler {
 
 impl Scheduler for DporScheduler {
     fn new_execution(&mut self, _seed: u64) -> bool {
-        // An execution that ended before the choices it replayed went another way.
-        self.diverged |= self.pos < self.replayed;
+        let made = self.pos;
         let more = self.next_prefix();
-        self.replayed = if more { self.path.len() } else { 0 };
+        let replays = if more { self.path.len() } else { 0 };
+        self.replay_check.next(made, replays);
         more
     }
 
     fn diverged(&self) -> bool {
-        self.diverged
+        self.replay_check.diverged()
     }
 
     fn pending(&mut self, thread: u32, resource: u64) {
@@ -1047,7 +1043,7 @@ impl Scheduler for DporScheduler {
     }
 
     fn exhaustive(&self) -> Option<Covered> {
-        (self.exhausted && !self.diverged).then_some(Covered {
+        (self.exhausted && !self.replay_check.diverged()).then_some(Covered {
             bound: self.bound,
             pruned: self.pruned,
             spurious_limited: self.spurious.limited(),

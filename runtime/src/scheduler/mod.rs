@@ -68,6 +68,29 @@ pub struct Covered {
     pub spurious_limited: bool,
 }
 
+/// A systematic search's check that its runs replay alike: each execution must reach the
+/// choices it replays (its prefix of an earlier run). One that ends before them took
+/// another, shorter path (a static an earlier run set), and the search proves nothing.
+#[derive(Default)]
+pub(crate) struct ReplayCheck {
+    /// Choice points the running execution replays.
+    replayed: usize,
+    diverged: bool,
+}
+
+impl ReplayCheck {
+    /// Between executions: the one that ended made `made` choices, the next replays
+    /// `replays`.
+    pub(crate) fn next(&mut self, made: usize, replays: usize) {
+        self.diverged |= made < self.replayed;
+        self.replayed = replays;
+    }
+
+    pub(crate) fn diverged(&self) -> bool {
+        self.diverged
+    }
+}
+
 /// Without a preemption bound, the spurious wakeups and weak-CAS failures an exhaustive
 /// search lets one execution have. Each turns a wait or CAS loop once more, so with no
 /// limit a loop has a schedule for every number of turns and the search never ends
