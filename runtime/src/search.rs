@@ -884,8 +884,8 @@ fn diverged(outcome: &Outcome, schedule: &Schedule) -> Option<String> {
 /// Said when the failing schedule reproduced only in a fresh process.
 const REPLAYED_FRESH: &str =
     "the failing schedule was replayed in a fresh process: replayed in this one, \
-     after the failing execution, it went another way (the test keeps state in statics that the \
-     failing execution changed)";
+     after the failing execution, it went another way (state the failing execution left in \
+     statics, or nondeterminism outside pulse: randomness from the OS, real time)";
 
 /// The steps at the end of a failing execution its traced replay records: every one the
 /// trace file keeps (each step is at least one event), and none it would drop.
