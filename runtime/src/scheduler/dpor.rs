@@ -743,17 +743,15 @@ impl DporScheduler {
             return;
         }
         // Per thread, its latest dependent step: if that one happens before, so do the others.
-        let objects: Option<Vec<(u64, bool)>> = (footprint.as_ref())
-            .map(|accesses| accesses.iter().map(|a| (a.object, a.write)).collect());
+        // (An iterator per thread, not a list collected at every step.)
+        let objects = || (footprint.as_ref()).map(|a| a.iter().map(|a| (a.object, a.write)));
         let steps = &self.steps;
         let found = (0..self.index.threads())
             .filter(|&q| q != p)
             .filter_map(|q| {
-                let i = self
-                    .index
-                    .latest_dependent(q, objects.as_deref(), limit, |i| {
-                        !enables(&steps[i], op, footprint)
-                    })?;
+                let i = self.index.latest_dependent(q, objects(), limit, |i| {
+                    !enables(&steps[i], op, footprint)
+                })?;
                 (clock.get(q as usize).copied().unwrap_or(0) < steps[i].local).then_some(i)
             })
             .max();

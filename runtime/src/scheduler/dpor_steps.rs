@@ -74,7 +74,7 @@ impl StepIndex {
     pub(super) fn latest_dependent(
         &self,
         thread: u32,
-        objects: Option<&[(u64, bool)]>,
+        objects: Option<impl Iterator<Item = (u64, bool)>>,
         limit: usize,
         eligible: impl Fn(usize) -> bool,
     ) -> Option<usize> {
@@ -87,7 +87,7 @@ impl StepIndex {
             return self.steps.get(t).and_then(|s| latest(s));
         };
         let mut best = self.unknown.get(t).and_then(|s| latest(s));
-        for &(object, write) in objects {
+        for (object, write) in objects {
             if let Some(on) = self.on.get(&(object, thread)) {
                 // A write depends on every access, a read on the writes.
                 let list = if write { &on.all } else { &on.writes };
@@ -102,44 +102,50 @@ impl StepIndex {
 mod tests {
     use super::*;
 
+    /// A step or operation that may touch anything.
+    const NONE: Option<std::iter::Empty<(u64, bool)>> = None;
+
     #[test]
     fn the_latest_dependent_step_per_thread() {
         let mut index = StepIndex::default();
         // Thread 0: write a (0), read b (1), anything (2), read a (3). Thread 1: write b (4).
         index.add(0, 0, Some([(1, true)].into_iter()));
         index.add(1, 0, Some([(2, false)].into_iter()));
-        index.add(2, 0, None::<std::iter::Empty<(u64, bool)>>);
+        index.add(2, 0, NONE);
         index.add(3, 0, Some([(1, false)].into_iter()));
         index.add(4, 1, Some([(2, true)].into_iter()));
         let all = |_| true;
         // A read of a: thread 0's latest write of a, or the step that may touch anything.
         assert_eq!(
-            index.latest_dependent(0, Some(&[(1, false)]), 5, all),
+            index.latest_dependent(0, Some([(1, false)].into_iter()), 5, all),
             Some(2)
         );
         assert_eq!(
-            index.latest_dependent(0, Some(&[(1, false)]), 2, all),
+            index.latest_dependent(0, Some([(1, false)].into_iter()), 2, all),
             Some(0)
         );
         // A write of a: its read too.
         assert_eq!(
-            index.latest_dependent(0, Some(&[(1, true)]), 5, all),
+            index.latest_dependent(0, Some([(1, true)].into_iter()), 5, all),
             Some(3)
         );
         // Not eligible: the one before.
         assert_eq!(
-            index.latest_dependent(0, Some(&[(1, true)]), 5, |i| i != 3),
+            index.latest_dependent(0, Some([(1, true)].into_iter()), 5, |i| i != 3),
             Some(2)
         );
         // A read of b: thread 1's write; thread 0's read of b is not dependent.
         assert_eq!(
-            index.latest_dependent(1, Some(&[(2, false)]), 5, all),
+            index.latest_dependent(1, Some([(2, false)].into_iter()), 5, all),
             Some(4)
         );
-        assert_eq!(index.latest_dependent(0, Some(&[(2, false)]), 2, all), None);
+        assert_eq!(
+            index.latest_dependent(0, Some([(2, false)].into_iter()), 2, all),
+            None
+        );
         // Anything: the latest step.
-        assert_eq!(index.latest_dependent(0, None, 5, all), Some(3));
-        assert_eq!(index.latest_dependent(2, None, 5, all), None);
+        assert_eq!(index.latest_dependent(0, NONE, 5, all), Some(3));
+        assert_eq!(index.latest_dependent(2, NONE, 5, all), None);
         assert_eq!(index.threads(), 2);
     }
 }
