@@ -32,6 +32,10 @@ enum Job {
         schedule: Schedule,
         tracing: Tracing,
     },
+    /// A systematic search's next execution, from its position
+    /// (`Scheduler::save_position`), which goes as the order's bytes; the worker answers
+    /// with the position after it.
+    Position,
 }
 
 /// A `Job` as an isolated run's order carries it (the JSON pulse writes has no enums
@@ -48,6 +52,9 @@ struct JobMessage {
     /// The first step traced, when `tracing`.
     #[serde(default)]
     trace_from: u64,
+    /// A systematic search's execution from its position (`Job::Position`).
+    #[serde(default)]
+    position: bool,
 }
 
 impl From<Job> for JobMessage {
@@ -59,6 +66,7 @@ impl From<Job> for JobMessage {
                 replay: None,
                 tracing: false,
                 trace_from: 0,
+                position: false,
             },
             Job::Replay { schedule, tracing } => JobMessage {
                 seed: 0,
@@ -69,6 +77,15 @@ impl From<Job> for JobMessage {
                     Tracing::Off => 0,
                     Tracing::From(step) => step,
                 },
+                position: false,
+            },
+            Job::Position => JobMessage {
+                seed: 0,
+                strategy: None,
+                replay: None,
+                tracing: false,
+                trace_from: 0,
+                position: true,
             },
         }
     }
@@ -76,6 +93,9 @@ impl From<Job> for JobMessage {
 
 impl From<JobMessage> for Job {
     fn from(m: JobMessage) -> Self {
+        if m.position {
+            return Job::Position;
+        }
         // The parent wrote this text from a `Schedule`: it parses.
         match m.replay.and_then(|s| s.parse().ok()) {
             None => Job::Seed {
@@ -98,6 +118,7 @@ impl std::fmt::Display for Job {
         match self {
             Job::Seed { seed, .. } => write!(f, "seed {seed}"),
             Job::Replay { schedule, .. } => write!(f, "the replay of {schedule}"),
+            Job::Position => write!(f, "the search's next schedule"),
         }
     }
 }
@@ -112,9 +133,6 @@ const LEAKED_STACKS_LIMIT: usize = 256;
 const LEAKING: &str =
     "executions keep leaving threads behind (threads the test never joined, or left by \
      failing schedules); to free their stacks, each schedule now runs in its own process (slower)";
-
-const NOT_BY_SEED: &str = "executions ran in this process: the strategy carries its position \
-     from one execution to the next (dfs), so a fresh process per schedule cannot run it";
 
 const NO_ISOLATION: &str = "executions ran in this process: only a libtest test can be re-run \
      alone in a fresh one (this run is on the program's own thread)";
@@ -134,18 +152,37 @@ const PATH_CHANGED: &str =
      Each schedule now runs in its own process (slower); `PULSE_ISOLATION=always` starts that \
      way, `off` never does";
 
+/// Why a systematic search (dfs, dpor) started over in fresh processes: each proves
+/// something only of runs that start from the same state, which statics break.
+const RESTARTED: &str = "the search started over with each schedule in its own process \
+     (slower; `PULSE_ISOLATION=always` starts that way, `off` never does)";
+
+const RUNS_DIFFER_RESTART: &str =
+    "the test's runs in this process do not start from the same state: one ended before the \
+     choices the search replayed in it (a `static` flag, cache, registry or global thread pool)";
+
+const SHARED_RESTART: &str =
+    "an object the test uses is shared between its runs (above), so they do not start from \
+     the same state";
+
+const STATE_CARRIED_RESTART: &str =
+    "a failure appeared after the first schedule that does not reproduce when its schedule is \
+     replayed in a fresh process: the test keeps state across runs (a `static` counter, cache \
+     or registry)";
+
+/// Said where a systematic search's runs differ and cannot move to fresh processes.
 const RUNS_DIFFER_SYSTEMATIC: &str =
     "not a proof: some runs ended before the choices the search replayed in them, so the \
      test's runs in this process do not start from the same state (a `static` flag, cache, \
-     registry or global thread pool); dfs and dpor run every schedule in this one process \
-     and explored another program than the test's first run. The default strategy runs such \
-     a test one process per schedule";
+     registry or global thread pool), and the search explored another program than the \
+     test's first run; its schedules could not run in fresh processes here \
+     (`PULSE_ISOLATION=off`, or a run that is not a libtest test)";
 
 const STATE_CARRIED_SYSTEMATIC: &str =
     "this failure came after the first schedule, and the test keeps state in statics (above): \
-     dfs and dpor run every schedule in this one process, so it may come from what earlier \
-     schedules left there, and its schedule may not replay on its own; the default strategy \
-     re-runs such a failure in a fresh process, and isolates the test if it does not reproduce";
+     its schedules ran in this one process (`PULSE_ISOLATION=off`, or a run that is not a \
+     libtest test), so the failure may come from what earlier schedules left there, and its \
+     schedule may not replay on its own";
 
 struct Search {
     executor: Executor,
@@ -214,12 +251,13 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     // The last execution's schedule, replayed with tracing after a passing run
     // (`Config::trace_passing`).
     let mut last: Option<Schedule> = None;
-    // A search that carries its position from one execution to the next (DFS) runs every
-    // execution here: a fresh process would start it over.
+    // A search that carries its position from one execution to the next (dfs, dpor) moves
+    // it to a fresh process and back, where it runs executions there (`Job::Position`).
     let by_seed = search.executor.state().scheduler.by_seed();
     match role {
         isolate::Role::Serve {
             job,
+            bytes,
             reply,
             wall_clock,
         } => {
@@ -237,19 +275,19 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                     config.memory.relaxed_for_systematic_search(),
                 );
             }
-            let mut outcome = search.run_job(f, job);
+            let (mut outcome, back) = match job {
+                Job::Position => search.run_from_position(f, &bytes.unwrap_or_default()),
+                job => (search.run_job(f, job), None),
+            };
             outcome.warnings = std::mem::take(&mut search.executor.state().warnings);
-            reply.send(&outcome)
+            reply.send(&outcome, back.as_deref())
         }
-        isolate::Role::Search if config.isolation != Isolation::Off && !replaying && by_seed => {
+        isolate::Role::Search if config.isolation != Isolation::Off && !replaying => {
             let wall_clock = search.executor.state().wall_clock;
             search.isolator = isolate::Isolator::new(run_id, config.blocking_timeout, wall_clock);
             if search.isolator.is_none() && config.isolation == Isolation::Always {
                 search.executor.state().warn(NO_ISOLATION.to_string());
             }
-        }
-        isolate::Role::Search if config.isolation == Isolation::Always && !replaying => {
-            search.executor.state().warn(NOT_BY_SEED.to_string());
         }
         isolate::Role::Search | isolate::Role::Bystander => {}
     }
@@ -273,17 +311,20 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         let mut outcome = if by_seed || replaying {
             search.execute(f, Job::Seed { seed, strategy })
         } else {
-            let (more, covered, time) = {
-                let mut st = search.executor.state();
-                let more = st.scheduler.new_execution(seed);
-                if !more && st.scheduler.diverged() {
-                    st.warn(RUNS_DIFFER_SYSTEMATIC.to_string());
-                }
-                let time = st.config.time.for_systematic_search();
-                let relaxed = st.config.memory.relaxed_for_systematic_search();
-                (more, st.scheduler.exhaustive(), (time, relaxed))
-            };
+            let more = search.executor.state().scheduler.new_execution(seed);
+            if let Some(why) = search.restart_reason() {
+                search.start_over(config, why, &mut report);
+                i = 0;
+                continue;
+            }
             if !more {
+                let covered = {
+                    let mut st = search.executor.state();
+                    if st.scheduler.diverged() {
+                        st.warn(RUNS_DIFFER_SYSTEMATIC.to_string());
+                    }
+                    st.scheduler.exhaustive()
+                };
                 report.exhaustive = covered.map(|c| Exhaustive {
                     schedules: report.executions,
                     bound: c.bound,
@@ -294,9 +335,35 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 ran_out = true;
                 break;
             }
-            search.executor.run(f, Tracing::Off, time.0, time.1)
+            search.execute_systematic(f)
         };
-        if outcome.failed && i > 0 && !search.isolated && !outcome.crashed {
+        if outcome.failed && i > 0 && !search.isolated && !outcome.crashed && !by_seed {
+            // A systematic search's failure, replayed in a fresh process: if it does not
+            // fail there, it came from state earlier executions left behind.
+            let schedule = Schedule::new(outcome.schedule.clone())
+                .with_time(outcome.time)
+                .with_relaxed(outcome.relaxed);
+            let job = Job::Replay {
+                schedule,
+                tracing: Tracing::Off,
+            };
+            if let Some(fresh) = search.execute_isolated(&job) {
+                let reproduced = fresh.failed
+                    && fresh
+                        .explanation
+                        .as_ref()
+                        .is_some_and(|e| e.kind != FailureKind::ReplayDiverged);
+                if !reproduced {
+                    search.start_over(config, STATE_CARRIED_RESTART, &mut report);
+                    i = 0;
+                    continue;
+                }
+                search.isolated = true;
+                search.failure_confirmed_fresh = true;
+                outcome = fresh;
+            }
+        }
+        if outcome.failed && i > 0 && !search.isolated && !outcome.crashed && by_seed {
             // The same seed from a clean process (its schedule would not fit: from clean
             // state the program takes another path). If that passes, the failure came from
             // state earlier executions left behind.
@@ -315,6 +382,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             first_had_choices = !outcome.schedule.is_empty();
         }
         if i > 0
+            && by_seed
             && first_had_choices
             && outcome.schedule.is_empty()
             && !outcome.failed
@@ -328,9 +396,9 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             search.executor.state().warn(PATH_CHANGED.to_string());
             continue; // this schedule again, in its own process
         }
-        if outcome.failed && i > 0 && !by_seed && !replaying {
-            // `dfs` and `dpor` cannot re-run a failure in a fresh process (a seed does not
-            // replay them): say that state kept in statics may be its cause.
+        if outcome.failed && i > 0 && !by_seed && !replaying && !search.isolated {
+            // `dfs` and `dpor` could not re-run the failure in a fresh process: say that
+            // state kept in statics may be its cause.
             let mut st = search.executor.state();
             let shared = st
                 .warnings
@@ -404,7 +472,8 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             );
         }
         if outcome.failed {
-            let seed = (!replaying).then_some(seed).or(fallback_seed);
+            // A seed replays a sampling strategy's execution, not a systematic search's.
+            let seed = (!replaying && by_seed).then_some(seed).or(fallback_seed);
             let found = Found {
                 seed,
                 strategy: seed.and(strategy),
@@ -577,7 +646,123 @@ impl Search {
                 let replay = Box::new(ReplayScheduler::new(&schedule));
                 self.run_under(f, replay, 0, &schedule, tracing)
             }
+            // Only a worker runs one, with the position that came with it.
+            Job::Position => self.run_from_position(f, &[]).0,
         }
+    }
+
+    /// Runs a systematic search's next execution from `position` (in a worker), and says
+    /// where the search is after it.
+    fn run_from_position(&mut self, f: &dyn Fn(), position: &[u8]) -> (Outcome, Option<Vec<u8>>) {
+        let resumed = self.quietly(|s| s.executor.state().scheduler.resume(position));
+        if let Err(e) = resumed {
+            let message = format!("pulse could not read the search's position ({e})");
+            return (Outcome::lost(FailureKind::ToolError, message), None);
+        }
+        let outcome = self.run_systematic(f);
+        let back = self.quietly(|s| s.executor.state().scheduler.save_position());
+        (outcome, back)
+    }
+
+    /// Runs pulse's own work that may take a while (a long search's position written or
+    /// read) with the watchdog paused: no test thread is stalled meanwhile.
+    fn quietly<T>(&mut self, work: impl FnOnce(&mut Self) -> T) -> T {
+        let heartbeat = self.executor.state().heartbeat.clone();
+        let _quiet = heartbeat.map(watchdog::Pause::new);
+        work(self)
+    }
+
+    /// Runs a systematic search's next execution (its scheduler is at the position), under
+    /// the time mode and memory model such a search runs.
+    fn run_systematic(&mut self, f: &dyn Fn()) -> Outcome {
+        let (time, relaxed) = {
+            let st = self.executor.state();
+            (
+                st.config.time.for_systematic_search(),
+                st.config.memory.relaxed_for_systematic_search(),
+            )
+        };
+        self.executor.run(f, Tracing::Off, time, relaxed)
+    }
+
+    /// Runs a systematic search's next execution: from its position in a fresh process when
+    /// `isolated` (and that can be done), then on from the position the worker reached;
+    /// else in this process.
+    fn execute_systematic(&mut self, f: &dyn Fn()) -> Outcome {
+        if self.isolated {
+            let position = self.quietly(|s| s.executor.state().scheduler.save_position());
+            let reply = position.and_then(|p| self.execute_isolated_with(&Job::Position, Some(&p)));
+            if let Some((outcome, back)) = reply {
+                if let Some(e) = outcome
+                    .explanation
+                    .as_ref()
+                    .filter(|e| e.kind == FailureKind::ReplayDiverged)
+                {
+                    // Not a verdict on the test: the search cannot go on.
+                    let strategy = self.executor.state().config.strategy;
+                    return Outcome::lost(
+                        FailureKind::ToolError,
+                        format!(
+                            "{strategy} cannot search this test: a schedule it replayed in a fresh \
+                             process went another way after {} choices (in {}), so the test's runs \
+                             differ even from a clean start: nondeterminism outside pulse \
+                             (randomness from the OS, such as `rand::thread_rng`; real time; \
+                             threads pulse does not schedule). dfs and dpor need every run to go \
+                             alike; the sampling strategies (the default) do not",
+                            outcome.schedule.len(),
+                            e.thread
+                        ),
+                    );
+                }
+                let resumed =
+                    back.map(|p| self.quietly(|s| s.executor.state().scheduler.resume(&p)));
+                if let Some(Err(e)) = resumed {
+                    return Outcome::lost(
+                        FailureKind::ToolError,
+                        format!("pulse could not read the position an isolated execution sent back ({e})"),
+                    );
+                }
+                return outcome;
+            }
+            self.isolated = false;
+        }
+        self.run_systematic(f)
+    }
+
+    /// Why a systematic search running in this process should start over in fresh ones
+    /// (it can): its runs here do not start from the same state.
+    fn restart_reason(&mut self) -> Option<&'static str> {
+        if self.isolated || self.isolator.is_none() {
+            return None;
+        }
+        let st = self.executor.state();
+        if st.scheduler.diverged() {
+            Some(RUNS_DIFFER_RESTART)
+        } else if st
+            .warnings
+            .iter()
+            .any(|w| w.contains(crate::object::SHARED_BETWEEN_EXECUTIONS))
+        {
+            Some(SHARED_RESTART)
+        } else {
+            None
+        }
+    }
+
+    /// Starts a systematic search over with a fresh scheduler, each execution in its own
+    /// process from here on; what ran so far does not count.
+    fn start_over(&mut self, config: &Config, why: &str, report: &mut Report) {
+        let mut st = self.executor.state();
+        st.scheduler = for_strategy(
+            &config.strategy,
+            config.odds,
+            config.memory.relaxed_for_systematic_search(),
+        );
+        st.warn(format!("{why}; {RESTARTED}"));
+        self.isolated = true;
+        report.executions = 0;
+        report.decisions = 0;
+        report.choices = 0;
     }
 
     /// Runs one execution under `scheduler` (started at `seed`), with the time mode and
@@ -621,19 +806,30 @@ impl Search {
     /// Runs `job` in a fresh process; `None` if this run cannot be isolated (then it never
     /// tries again, and says so).
     fn execute_isolated(&mut self, job: &Job) -> Option<Outcome> {
+        self.execute_isolated_with(job, None)
+            .map(|(outcome, _)| outcome)
+    }
+
+    /// `execute_isolated` for a job that comes with `bytes` (a search's position), and the
+    /// bytes the answer brought back.
+    fn execute_isolated_with(
+        &mut self,
+        job: &Job,
+        bytes: Option<&[u8]>,
+    ) -> Option<(Outcome, Option<Vec<u8>>)> {
         // The worker has a watchdog of its own; the isolator's deadline bounds the wait.
         let heartbeat = self.executor.state().heartbeat.clone();
         let quiet = heartbeat.map(watchdog::Pause::new);
-        let reply = self.isolator.as_mut()?.run(job);
+        let reply = self.isolator.as_mut()?.run(job, bytes);
         drop(quiet);
-        let lost = |kind, message| Outcome::lost(kind, message);
+        let lost = |kind, message| (Outcome::lost(kind, message), None);
         Some(match reply {
-            isolate::Reply::Done(outcome) => {
+            isolate::Reply::Done(outcome, back) => {
                 let outcome: Outcome = outcome;
                 for w in &outcome.warnings {
                     self.executor.state().warn(w.clone());
                 }
-                outcome
+                (outcome, back)
             }
             // The worker's watchdog already reported and wrote its record.
             isolate::Reply::Blocked => std::process::exit(watchdog::BLOCKED_EXIT_CODE),

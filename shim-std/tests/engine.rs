@@ -1,9 +1,9 @@
 //! Engine guarantees seen through the shims: determinism, replay, cleanup between
 //! executions, and that failures never take the process down.
 
-use pulse_runtime::{Builder, Cleanup, FailureKind};
+use pulse_runtime::{Builder, Cleanup, FailureKind, Isolation, Report};
 use pulse_shim_std::sync::atomic::{AtomicUsize, Ordering};
-use pulse_shim_std::sync::{Arc, Condvar, Mutex};
+use pulse_shim_std::sync::{Arc, Condvar, Mutex, OnceLock};
 use pulse_shim_std::thread;
 
 fn lost_update() {
@@ -605,32 +605,50 @@ fn a_long_failing_execution_is_not_minimized() {
     assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
 }
 
-/// Under `dpor` (or `dfs`) every schedule runs in this process, and a failure that comes
-/// from what an earlier schedule left in a `static` cannot be re-run in a fresh one: the
-/// report says so, rather than leaving a failure whose schedule may not replay on its own
-/// (conquer-once's `once_cell_try_init_and_try_get`).
+/// A failure under `dpor` (or `dfs`) that comes from what an earlier schedule left in a
+/// `static` (conquer-once's `once_cell_try_init_and_try_get`): with every schedule in this
+/// process the report says so.
 #[test]
 fn a_systematic_failure_after_state_carried_over_says_so() {
-    use pulse_shim_std::sync::OnceLock;
     static CELL: OnceLock<usize> = OnceLock::new();
-    let report = Builder::new()
-        .strategy(pulse_runtime::Strategy::Dpor { bound: 2 })
-        .schedules(100)
-        .run(|| {
-            assert_eq!(CELL.get(), None);
-            let hs: Vec<_> = (0..2)
-                .map(|i| thread::spawn(move || *CELL.get_or_init(|| i)))
-                .collect();
-            let winners: Vec<usize> = hs.into_iter().map(|h| h.join().unwrap()).collect();
-            assert_eq!(winners[0], winners[1]);
-        });
-    let f = report
+    let f = first_winner_under_dpor(&CELL, Isolation::Off)
         .failure
         .expect("the second schedule sees the cell set");
     assert!(
         f.warnings
             .iter()
-            .any(|w| w.contains("dfs and dpor run every schedule in this one process")),
+            .any(|w| w.contains("its schedules ran in this one process")),
         "{f}"
     );
+}
+
+/// The same where schedules can run in fresh processes: the search starts over one process
+/// per schedule, and the test, correct from a clean start, passes with a verdict.
+#[test]
+fn a_systematic_search_over_state_carried_over_starts_over_isolated() {
+    static CELL: OnceLock<usize> = OnceLock::new();
+    let report = first_winner_under_dpor(&CELL, Isolation::Auto);
+    assert!(report.passed(), "{}", report.failure.unwrap());
+    assert!(report.exhaustive.is_some());
+    assert!(
+        report.warnings.iter().any(|w| w.contains("started over")),
+        "{:?}",
+        report.warnings
+    );
+}
+
+/// Two threads race to set `cell`, which must be empty at the start, under `dpor:2`.
+fn first_winner_under_dpor(cell: &'static OnceLock<usize>, isolation: Isolation) -> Report {
+    Builder::new()
+        .strategy(pulse_runtime::Strategy::Dpor { bound: 2 })
+        .schedules(100)
+        .isolation(isolation)
+        .run(|| {
+            assert_eq!(cell.get(), None);
+            let hs: Vec<_> = (0..2)
+                .map(|i| thread::spawn(move || *cell.get_or_init(|| i)))
+                .collect();
+            let winners: Vec<usize> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+            assert_eq!(winners[0], winners[1]);
+        })
 }

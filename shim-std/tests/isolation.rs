@@ -84,23 +84,50 @@ fn a_real_race_is_still_found_when_every_schedule_is_isolated() {
         .schedules(300)
         .seed(2)
         .isolation(Isolation::Always)
-        .run(|| {
-            let n = Arc::new(Mutex::new(0));
-            let t = {
-                let n = n.clone();
-                thread::spawn(move || {
-                    let v = *n.lock().unwrap();
-                    *n.lock().unwrap() = v + 1;
-                })
-            };
-            let v = *n.lock().unwrap();
-            *n.lock().unwrap() = v + 1;
-            t.join().unwrap();
-            assert_eq!(*n.lock().unwrap(), 2);
-        });
+        .run(lost_update);
     let f = report.failure.expect("lost update found");
     assert_eq!(f.kind, FailureKind::Panic);
     assert!(f.reproduced && !f.trace.is_empty(), "{f}");
+}
+
+/// dfs and dpor with every schedule in a fresh process (their position goes there and
+/// back): the same failure at the same schedule as in one process, replayed with its trace.
+#[test]
+fn dfs_and_dpor_with_every_schedule_isolated_find_what_they_find_in_one_process() {
+    for strategy in [Strategy::Dfs { bound: 2 }, Strategy::Dpor { bound: 2 }] {
+        let search = |isolation| {
+            Builder::new()
+                .schedules(300)
+                .strategy(strategy)
+                .isolation(isolation)
+                .run(lost_update)
+        };
+        let isolated = search(Isolation::Always);
+        let f = isolated.failure.expect("lost update found");
+        assert_eq!(f.kind, FailureKind::Panic, "{strategy}: {f}");
+        assert!(f.reproduced && !f.trace.is_empty(), "{strategy}: {f}");
+        assert!(isolated.warnings.is_empty(), "{:?}", isolated.warnings);
+        let in_place = search(Isolation::Off).failure.unwrap();
+        assert_eq!(f.execution, in_place.execution, "{strategy}");
+        assert_eq!(f.schedule, in_place.schedule, "{strategy}");
+    }
+}
+
+/// Two threads adding one to a shared count, each reading it under the lock and writing
+/// it back under the lock again: an update can be lost.
+fn lost_update() {
+    let n = Arc::new(Mutex::new(0));
+    let t = {
+        let n = n.clone();
+        thread::spawn(move || {
+            let v = *n.lock().unwrap();
+            *n.lock().unwrap() = v + 1;
+        })
+    };
+    let v = *n.lock().unwrap();
+    *n.lock().unwrap() = v + 1;
+    t.join().unwrap();
+    assert_eq!(*n.lock().unwrap(), 2);
 }
 
 #[test]
@@ -318,13 +345,140 @@ fn an_isolated_execution_reads_its_parent_runs_dates() {
     );
 }
 
-/// dfs and dpor run every schedule in one process: a test whose later runs take another
-/// path (here only the first run spawns a third thread) cannot be searched that way, and the
-/// report says so, not "was the code changed since the schedule was recorded?".
+/// dfs and dpor prove something only of runs that start from the same state. A test whose
+/// later runs in one process take another path (here only the first run spawns a third
+/// thread) is searched again one process per schedule, and the verdict is the clean one: as
+/// many schedules as a search of the first run's program alone.
 #[test]
-fn dfs_on_a_test_whose_runs_differ_names_the_state_kept_between_them() {
+fn dfs_on_a_test_whose_runs_differ_starts_over_in_fresh_processes() {
     static RUNS: AtomicUsize = AtomicUsize::new(0);
-    for (strategy, report) in under_dfs_and_dpor(&RUNS, 2, 1) {
+    starts_over(&RUNS, 2, 1);
+}
+
+/// The same with later runs that are shorter (a flag set on first use): they never reach
+/// the choices dfs and dpor replay in them, which is how pulse sees the runs differ.
+#[test]
+fn dfs_on_a_test_whose_later_runs_are_shorter_starts_over_in_fresh_processes() {
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    starts_over(&RUNS, 1, 0);
+}
+
+fn starts_over(runs: &'static AtomicUsize, first: usize, later: usize) {
+    let searched = under_dfs_and_dpor(runs, first, later, Isolation::Auto);
+    // Last: an isolated execution re-runs this test up to its own search, in process.
+    for (strategy, report) in searched {
+        assert!(report.passed(), "{strategy}: {}", report.failure.unwrap());
+        assert!(
+            report.warnings.iter().any(|w| w.contains("started over")),
+            "{strategy}: {:?}",
+            report.warnings
+        );
+        let clean = Builder::new()
+            .schedules(SCHEDULES)
+            .strategy(strategy)
+            .run(|| racing(first));
+        let schedules = |r: &Report| r.exhaustive.map(|e| e.schedules);
+        assert!(schedules(&clean).is_some(), "{strategy}");
+        assert_eq!(schedules(&report), schedules(&clean), "{strategy}");
+        assert_eq!(report.executions, clean.executions, "{strategy}");
+    }
+}
+
+/// A failure after the first schedule that its schedule, replayed in a fresh process, does
+/// not reproduce came from state earlier runs left (here a counter pulse cannot see): the
+/// search starts over one process per schedule, and the test passes. (One search per test:
+/// an isolated execution re-runs its test up to its search, and an earlier search there
+/// would fail the same way, in process.)
+#[test]
+fn dfs_on_a_test_that_fails_only_after_earlier_runs_starts_over() {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    fails_only_after_earlier_runs(Strategy::Dfs { bound: 2 }, &RUNS);
+}
+
+#[test]
+fn dpor_on_a_test_that_fails_only_after_earlier_runs_starts_over() {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    fails_only_after_earlier_runs(Strategy::Dpor { bound: 2 }, &RUNS);
+}
+
+fn fails_only_after_earlier_runs(
+    strategy: Strategy,
+    runs: &'static std::sync::atomic::AtomicUsize,
+) {
+    let report = Builder::new().schedules(50).strategy(strategy).run(|| {
+        assert_ne!(runs.fetch_add(1, SeqCst), 3, "the fourth run in a process");
+        racing(1);
+    });
+    assert!(report.passed(), "{strategy}: {}", report.failure.unwrap());
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("does not reproduce") && w.contains("started over")),
+        "{strategy}: {:?}",
+        report.warnings
+    );
+    assert!(report.exhaustive.is_some(), "{strategy}");
+}
+
+/// A `static` lock the test takes carries its state from run to run: dfs and dpor start
+/// over one process per schedule rather than call the search a proof.
+#[test]
+fn dfs_on_a_test_that_shares_a_static_lock_starts_over() {
+    static LOCK: Mutex<u32> = Mutex::new(0);
+    let report = Builder::new()
+        .schedules(50)
+        .strategy(Strategy::Dpor { bound: 2 })
+        .run(|| {
+            *LOCK.lock().unwrap() += 1;
+            racing(1);
+        });
+    assert!(report.passed(), "{}", report.failure.unwrap());
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("shared between its runs") && w.contains("started over")),
+        "{:?}",
+        report.warnings
+    );
+    assert_eq!(report.exhaustive.map(|e| e.schedules), Some(5));
+}
+
+/// A real race found after the first schedule of a test that keeps state: its schedule
+/// fails in a fresh process too, so it is reported, replayed there, and the search does not
+/// start over.
+#[test]
+fn dfs_finds_a_real_race_in_a_test_that_keeps_state() {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    for strategy in [Strategy::Dfs { bound: 2 }, Strategy::Dpor { bound: 2 }] {
+        let report = Builder::new().schedules(50).strategy(strategy).run(|| {
+            RUNS.fetch_add(1, SeqCst);
+            let n = Arc::new(AtomicUsize::new(0));
+            let m = n.clone();
+            let t = thread::spawn(move || m.store(m.load(SeqCst) + 1, SeqCst));
+            n.store(n.load(SeqCst) + 1, SeqCst);
+            t.join().unwrap();
+            assert_eq!(n.load(SeqCst), 2, "lost update");
+        });
+        let f = report.failure.expect("the lost update");
+        assert!(f.message.contains("lost update"), "{strategy}: {f}");
+        assert!(f.execution > 0 && f.reproduced, "{strategy}: {f}");
+        assert!(
+            !report.warnings.iter().any(|w| w.contains("started over")),
+            "{strategy}: {:?}",
+            report.warnings
+        );
+    }
+}
+
+/// Where the schedules cannot move to fresh processes (`PULSE_ISOLATION=off`), a search
+/// whose runs differ says so, and not "was the code changed since the schedule was
+/// recorded?".
+#[test]
+fn dfs_in_one_process_on_a_test_whose_runs_differ_names_the_state_kept_between_them() {
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    for (strategy, report) in under_dfs_and_dpor(&RUNS, 2, 1, Isolation::Off) {
         let f = report.failure.expect("the runs diverge");
         assert_eq!(f.kind, FailureKind::ReplayDiverged, "{strategy}: {f}");
         assert!(
@@ -334,13 +488,12 @@ fn dfs_on_a_test_whose_runs_differ_names_the_state_kept_between_them() {
     }
 }
 
-/// The same with later runs that are shorter (a flag set on first use): they never reach
-/// the choices dfs and dpor replay in them, so nothing diverges, but running out of
-/// schedules then proves nothing, and the report must not say "exhaustive".
+/// Later runs that are shorter never reach the choices replayed in them: nothing diverges,
+/// but running out of schedules proves nothing, and the report must not say "exhaustive".
 #[test]
-fn dfs_on_a_test_whose_later_runs_are_shorter_is_no_proof() {
+fn dfs_in_one_process_on_a_test_whose_later_runs_are_shorter_is_no_proof() {
     static RUNS: AtomicUsize = AtomicUsize::new(0);
-    for (strategy, report) in under_dfs_and_dpor(&RUNS, 1, 0) {
+    for (strategy, report) in under_dfs_and_dpor(&RUNS, 1, 0, Isolation::Off) {
         assert!(report.passed(), "{strategy}");
         assert!(report.exhaustive.is_none(), "{strategy}");
         assert!(
@@ -351,23 +504,31 @@ fn dfs_on_a_test_whose_later_runs_are_shorter_is_no_proof() {
     }
 }
 
+/// Enough for `dfs:2` to exhaust `racing(2)` (171 schedules).
+const SCHEDULES: u64 = 200;
+
 /// `racing` under `dfs:2` and under `dpor:2`, with `first` threads beside the main one in
-/// the first run and `later` in the others (`runs` counts them).
+/// the first run of a process and `later` in the others (`runs` counts them).
 fn under_dfs_and_dpor(
     runs: &'static AtomicUsize,
     first: usize,
     later: usize,
+    isolation: Isolation,
 ) -> Vec<(Strategy, Report)> {
     [Strategy::Dfs { bound: 2 }, Strategy::Dpor { bound: 2 }]
         .into_iter()
         .map(|strategy| {
             runs.store(0, SeqCst);
-            let report = Builder::new().schedules(100).strategy(strategy).run(|| {
-                racing(match runs.fetch_add(1, SeqCst) {
-                    0 => first,
-                    _ => later,
-                })
-            });
+            let report = Builder::new()
+                .schedules(SCHEDULES)
+                .strategy(strategy)
+                .isolation(isolation)
+                .run(|| {
+                    racing(match runs.fetch_add(1, SeqCst) {
+                        0 => first,
+                        _ => later,
+                    })
+                });
             (strategy, report)
         })
         .collect()

@@ -14,6 +14,10 @@
 //! (runs before it in the re-run go as usual, in process). That run executes the job, writes
 //! its outcome to the reply file, and ends the process. Every wait has a deadline: a re-run
 //! that takes longer is killed and reported, never waited for forever.
+//!
+//! A job may come with bytes, and an answer go back with some (a systematic search's
+//! position, which can be megabytes): they travel in files beside the order and the reply,
+//! not inside the JSON, which a test's debug build writes and reads a character at a time.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -69,6 +73,19 @@ struct Order<J> {
     /// The run's date (`ExecState::wall_clock`) in ns since the Unix epoch: the worker's
     /// execution reads the dates the parent's would have.
     wall_clock_ns: u64,
+    /// The job's bytes are in the file `bytes_in(reply)`.
+    #[serde(default)]
+    bytes: bool,
+}
+
+/// Where a job's bytes go, beside its reply file.
+fn bytes_in(reply: &Path) -> PathBuf {
+    reply.with_extension("in")
+}
+
+/// Where an answer's bytes go, beside its reply file.
+fn bytes_out(reply: &Path) -> PathBuf {
+    reply.with_extension("out")
 }
 
 /// What this process is asked to do for one run.
@@ -79,6 +96,8 @@ pub(crate) enum Role<J> {
     /// outcome to `reply`.
     Serve {
         job: J,
+        /// The bytes that came with it.
+        bytes: Option<Vec<u8>>,
         reply: ReplyTo,
         /// The parent run's date (`ExecState::wall_clock`).
         wall_clock: SystemTime,
@@ -106,19 +125,28 @@ pub(crate) fn role<J: DeserializeOwned>(run: &RunId) -> Role<J> {
     }
     // Tells the parent the run was reached (its report names the phase on a timeout).
     let _ = std::fs::File::create(&order.reply);
+    let bytes = order.bytes.then(|| {
+        std::fs::read(bytes_in(&order.reply)).unwrap_or_else(|e| {
+            panic!("pulse: an isolated run could not read the bytes of its order ({e})")
+        })
+    });
     Role::Serve {
         job: order.job,
+        bytes,
         reply: ReplyTo(order.reply),
         wall_clock: UNIX_EPOCH + Duration::from_nanos(order.wall_clock_ns),
     }
 }
 
 impl ReplyTo {
-    /// Writes the outcome where the parent reads it and ends this process at once: nothing
-    /// else of the re-run (the test's other code, libtest's report) should run.
-    pub(crate) fn send<T: Serialize>(self, outcome: &T) -> ! {
+    /// Writes the outcome (and `bytes`, if any) where the parent reads it and ends this
+    /// process at once: nothing else of the re-run (the test's other code, libtest's
+    /// report) should run.
+    pub(crate) fn send<T: Serialize>(self, outcome: &T, bytes: Option<&[u8]>) -> ! {
         let part = self.0.with_extension("part");
-        let written = std::fs::write(&part, json::to_string(outcome))
+        let written = bytes
+            .map_or(Ok(()), |b| std::fs::write(bytes_out(&self.0), b))
+            .and_then(|()| std::fs::write(&part, json::to_string(outcome)))
             .and_then(|()| std::fs::rename(&part, &self.0));
         if let Err(e) = &written {
             eprintln!(
@@ -144,19 +172,15 @@ fn exit_now(code: i32) -> ! {
 
 /// A worker's answer.
 pub(crate) enum Reply<T> {
-    Done(T),
+    /// The outcome, and the bytes that came with it.
+    Done(T, Option<Vec<u8>>),
     /// The execution ended its process (a crash, an abort, `process::exit`); what it wrote
     /// to stderr.
-    Died {
-        how: String,
-        stderr: String,
-    },
+    Died { how: String, stderr: String },
     /// The worker's watchdog found a thread blocked outside pulse; it reported it itself.
     Blocked,
     /// The re-run ended without reaching this run: the test cannot be re-run this way.
-    Unreachable {
-        how: String,
-    },
+    Unreachable { how: String },
     /// The worker did not finish in time and was killed; what it wrote to stderr.
     TimedOut {
         phase: &'static str,
@@ -218,8 +242,13 @@ impl Isolator {
         })
     }
 
-    /// Runs `job` in a fresh process and waits (with a deadline) for its answer.
-    pub(crate) fn run<J: Serialize, T: DeserializeOwned>(&mut self, job: &J) -> Reply<T> {
+    /// Runs `job` (with `bytes`) in a fresh process and waits (with a deadline) for its
+    /// answer.
+    pub(crate) fn run<J: Serialize, T: DeserializeOwned>(
+        &mut self,
+        job: &J,
+        bytes: Option<&[u8]>,
+    ) -> Reply<T> {
         let file = |ext: &str| {
             let mut name = self.reply_stem.clone().into_os_string();
             name.push(format!("-{}.{ext}", self.next_reply));
@@ -235,7 +264,14 @@ impl Isolator {
                 .wall_clock
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+            bytes: bytes.is_some(),
         };
+        let _remove_bytes = [bytes_in(&reply), bytes_out(&reply)].map(RemoveOnDrop);
+        if let Some(Err(e)) = bytes.map(|b| std::fs::write(bytes_in(&reply), b)) {
+            return Reply::Unreachable {
+                how: format!("could not write its order's bytes: {e}"),
+            };
+        }
         let order = json::to_string(&order);
         // A long schedule goes through a file (`E2BIG`), next to the reply.
         let dir = reply
@@ -289,10 +325,11 @@ impl Isolator {
             let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
         };
         match answer {
-            Some(bytes) if !bytes.is_empty() => {
+            Some(text) if !text.is_empty() => {
                 pass_on(&stderr);
-                match json::from_str(&String::from_utf8_lossy(&bytes)) {
-                    Ok(outcome) => Reply::Done(outcome),
+                let back = std::fs::read(bytes_out(&reply)).ok();
+                match json::from_str(&String::from_utf8_lossy(&text)) {
+                    Ok(outcome) => Reply::Done(outcome, back),
                     Err(e) => Reply::Died {
                         how: format!("its answer could not be read ({e})"),
                         stderr: String::new(),

@@ -287,7 +287,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             } else {
                 // dfs and dpor replay their own prefixes, in this process.
                 format!(
-                    "the search replayed choices it had made before, and after {} of them the test went another way: its runs in one process do not start from the same state (state kept in statics, such as a global thread pool or registry, or nondeterminism outside pulse). dfs and dpor need every run to start alike; the default strategy runs such a test one process per schedule",
+                    "the search replayed choices it had made before, and after {} of them the test went another way: its runs in one process do not start from the same state (state kept in statics, such as a global thread pool or registry, or nondeterminism outside pulse), and they could not run one process each here (`PULSE_ISOLATION=off`, or a run that is not a libtest test). dfs and dpor need every run to start alike",
                     st.schedule.len()
                 )
             },

@@ -20,8 +20,9 @@
 
 use std::rc::Rc;
 
-use super::{ChoiceKind, Covered, ReplayCheck, Scheduler, SpuriousLimit, FAIR_RUN};
+use super::{position, ChoiceKind, Covered, ReplayCheck, Scheduler, SpuriousLimit, FAIR_RUN};
 
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Node {
     /// The option taken (a thread index, or 0/1 for a yes/no choice).
     choice: u32,
@@ -29,6 +30,10 @@ struct Node {
     untried: Vec<u32>,
 }
 
+/// Serialized whole as its position (`Scheduler::save_position`), but for the queues of
+/// later work, which only the searching process needs (an execution adds to
+/// `deferred_here`).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct DfsScheduler {
     bound: usize,
     /// This execution's choice points: the fixed prefix of the work item, then the extension.
@@ -41,7 +46,9 @@ pub struct DfsScheduler {
     round: usize,
     /// Prefixes to explore in this round, and those queued for the next (each ends in the
     /// preemption that puts it there).
+    #[serde(skip)]
     queue: Vec<Deferred>,
+    #[serde(skip)]
     next_queue: Vec<Deferred>,
     /// This execution's deferred options, as (choice point, option): queued when it ends,
     /// all sharing one copy of its path.
@@ -234,6 +241,18 @@ impl Scheduler for DfsScheduler {
 
     fn by_seed(&self) -> bool {
         false
+    }
+
+    fn save_position(&mut self) -> Option<Vec<u8>> {
+        position::save(self)
+    }
+
+    fn resume(&mut self, at: &[u8]) -> Result<(), String> {
+        let mut at: DfsScheduler = position::read(at)?;
+        at.queue = std::mem::take(&mut self.queue);
+        at.next_queue = std::mem::take(&mut self.next_queue);
+        *self = at;
+        Ok(())
     }
 
     fn exhaustive(&self) -> Option<Covered> {

@@ -85,7 +85,7 @@ use std::collections::HashMap;
 
 use super::dfs::{fair_choice, FairChoice};
 use super::dpor_steps::StepIndex;
-use super::{ChoiceKind, Covered, ReplayCheck, Scheduler, SpuriousLimit, FAIR_RUN};
+use super::{position, ChoiceKind, Covered, ReplayCheck, Scheduler, SpuriousLimit, FAIR_RUN};
 use crate::obj_ref::ObjRef;
 
 /// One object a step acts on, and whether it may change it (`write`) or only reads it.
@@ -236,6 +236,7 @@ fn dependent(a: &Footprint, b: &Footprint) -> bool {
     }
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 enum Kind {
     /// Which runnable thread runs next: the options (dfs's, so yielding threads give way)
     /// and those still to explore.
@@ -261,7 +262,7 @@ enum Kind {
 }
 
 /// What taking a data choice's other option (not its default) costs.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum DataCost {
     /// Nothing: which waiter a notify wakes, writer preference.
     Free,
@@ -272,6 +273,7 @@ enum DataCost {
     Spurious,
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Node {
     choice: u32,
     kind: Kind,
@@ -337,6 +339,10 @@ struct LastOn {
     reads: Vec<usize>,
 }
 
+/// Serialized as its position (`Scheduler::save_position`): the path with its backtrack,
+/// done and sleep sets, and the search's counters; what one execution records (its steps,
+/// threads, sleep set) is skipped, as `start` clears it.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct DporScheduler {
     /// The search runs the relaxed memory model (see `SEQCST_CLOCK`).
     relaxed_memory: bool,
@@ -355,21 +361,32 @@ pub struct DporScheduler {
     /// for sleeping: an option left out for the bound, a step touching time.
     dirty: u64,
     // This execution.
+    #[serde(skip)]
     steps: Vec<Step>,
+    #[serde(skip)]
     threads: Vec<ThreadInfo>,
+    #[serde(skip)]
     last_on: HashMap<u64, LastOn>,
+    #[serde(skip)]
     last_unknown: Option<usize>,
     /// Each thread's steps by object, for the bounded race check.
+    #[serde(skip)]
     index: StepIndex,
     /// The last scheduling choice point and the thread it picked.
+    #[serde(skip)]
     last_sched: Option<(usize, u32)>,
+    #[serde(skip)]
     timed: bool,
     /// The sleep set: threads not to pick, each with the footprint of its pending
     /// operation; one wakes when a step dependent with it runs.
+    #[serde(skip)]
     sleep: Vec<(u32, Footprint)>,
     /// The thread `ended` named, until it leaves the runnable set.
+    #[serde(skip)]
     ending: Option<u32>,
+    #[serde(skip)]
     last: Option<u32>,
+    #[serde(skip)]
     run_length: u32,
     replay_check: ReplayCheck,
 }
@@ -1038,6 +1055,16 @@ impl Scheduler for DporScheduler {
 
     fn by_seed(&self) -> bool {
         false
+    }
+
+    fn save_position(&mut self) -> Option<Vec<u8>> {
+        self.main_ended();
+        position::save(self)
+    }
+
+    fn resume(&mut self, at: &[u8]) -> Result<(), String> {
+        *self = position::read(at)?;
+        Ok(())
     }
 
     fn exhaustive(&self) -> Option<Covered> {

@@ -297,3 +297,40 @@ fn a_wait_to_lock_or_join_is_not_a_step() {
     assert_eq!(reached, all);
     assert_eq!(runs, 2);
 }
+
+/// Every execution of a search that moves to a fresh process (`Scheduler::save_position`,
+/// `resume`) runs there from the moved position, and the search goes on from the position
+/// that comes back: it must run the executions the search run in one process runs, in the
+/// same order, for `dfs` and `dpor`, with and without a bound.
+#[test]
+fn a_search_moved_through_its_positions_runs_the_executions_it_runs_in_place() {
+    /// Each execution's class, in the order run; `moved`: through a fresh scheduler's copy.
+    fn order<S: Scheduler>(program: &Program, new: impl Fn() -> S, moved: bool) -> Vec<Class> {
+        let mut search = new();
+        let mut order = Vec::new();
+        while search.new_execution(0) {
+            assert!(order.len() < 100_000, "did not terminate");
+            if !moved {
+                order.push(run(program, &mut search));
+                continue;
+            }
+            let there = search.save_position().expect("a systematic search has one");
+            let mut worker = new();
+            worker.resume(&there).unwrap();
+            order.push(run(program, &mut worker));
+            let back = worker.save_position().unwrap();
+            search.resume(&back).unwrap();
+        }
+        order
+    }
+    for seed in 0..60 {
+        let program = random_program(seed, 2 + (seed % 2) as u32);
+        for bound in [2, usize::MAX] {
+            let dfs = || DfsScheduler::new(bound);
+            assert_eq!(order(&program, dfs, true), order(&program, dfs, false));
+            let dpor = || DporScheduler::new(bound);
+            let in_place = order(&program, dpor, false);
+            assert_eq!(order(&program, dpor, true), in_place, "seed {seed}");
+        }
+    }
+}

@@ -71,7 +71,7 @@ pub struct Covered {
 /// A systematic search's check that its runs replay alike: each execution must reach the
 /// choices it replays (its prefix of an earlier run). One that ends before them took
 /// another, shorter path (a static an earlier run set), and the search proves nothing.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ReplayCheck {
     /// Choice points the running execution replays.
     replayed: usize,
@@ -100,7 +100,7 @@ impl ReplayCheck {
 pub const UNBOUNDED_SPURIOUS: usize = 1;
 
 /// An execution's spurious events counted against `UNBOUNDED_SPURIOUS` (`dfs`, `dpor`).
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct SpuriousLimit {
     /// Spurious events in this execution so far.
     taken: usize,
@@ -235,7 +235,8 @@ pub trait Scheduler {
 
     /// Whether an execution's seed alone determines it, so it can run again in a fresh
     /// process. False for a search that carries its position from one execution to the next
-    /// (DFS): its executions always run in this process.
+    /// (dfs, dpor): in a fresh process an execution runs from that position
+    /// (`save_position`).
     fn by_seed(&self) -> bool {
         true
     }
@@ -246,10 +247,42 @@ pub trait Scheduler {
         false
     }
 
+    /// A systematic search's position (the path the next execution replays and extends,
+    /// with what is left to try along it), so that execution can run in a fresh process (a
+    /// test that keeps state in statics) under a scheduler that `resume`s it there, and the
+    /// search goes on from the position that one then saves. Saved after an execution, it
+    /// first does the bookkeeping that needs the execution's own steps (DPOR's races with
+    /// the main thread's end). `None`: a strategy without one (its seed replays an execution).
+    fn save_position(&mut self) -> Option<Vec<u8>> {
+        None
+    }
+
+    /// Takes up a position `save_position` wrote (in this process or a fresh one), keeping
+    /// what only the searching process holds (DFS's queue of later rounds).
+    fn resume(&mut self, _position: &[u8]) -> Result<(), String> {
+        Err("this strategy has no position to resume".to_string())
+    }
+
     /// After `new_execution` returned false: what the strategy covered, if it explored its
     /// whole space within a preemption bound.
     fn exhaustive(&self) -> Option<Covered> {
         None
+    }
+}
+
+/// A systematic search's position as bytes: bincode with variable-length integers, a few
+/// bytes per choice point (a long execution's path has hundreds of thousands).
+pub(crate) mod position {
+    use bincode::Options;
+
+    pub(crate) fn save<T: serde::Serialize>(value: &T) -> Option<Vec<u8>> {
+        bincode::DefaultOptions::new().serialize(value).ok()
+    }
+
+    pub(crate) fn read<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+        bincode::DefaultOptions::new()
+            .deserialize(bytes)
+            .map_err(|e| e.to_string())
     }
 }
 
