@@ -56,12 +56,7 @@ fn a_later_run_without_choices_moves_the_search_to_fresh_processes() {
         if !FIRST.swap(false, SeqCst) {
             return;
         }
-        let n = Arc::new(AtomicUsize::new(0));
-        let m = n.clone();
-        let t = thread::spawn(move || m.store(m.load(SeqCst) + 1, SeqCst));
-        n.store(n.load(SeqCst) + 1, SeqCst);
-        t.join().unwrap();
-        assert_eq!(n.load(SeqCst), 2, "lost update");
+        unordered_increments();
     });
     assert!(report.exhaustive.is_none());
     let f = report
@@ -368,11 +363,7 @@ fn starts_over(runs: &'static AtomicUsize, first: usize, later: usize) {
     // Last: an isolated execution re-runs this test up to its own search, in process.
     for (strategy, report) in searched {
         assert!(report.passed(), "{strategy}: {}", report.failure.unwrap());
-        assert!(
-            report.warnings.iter().any(|w| w.contains("started over")),
-            "{strategy}: {:?}",
-            report.warnings
-        );
+        assert_started_over(&report, "do not start from the same state", strategy);
         let clean = Builder::new()
             .schedules(SCHEDULES)
             .strategy(strategy)
@@ -410,21 +401,27 @@ fn fails_only_after_earlier_runs(
         racing(1);
     });
     assert!(report.passed(), "{strategy}: {}", report.failure.unwrap());
+    assert_started_over(&report, "does not reproduce", strategy);
+    assert!(report.exhaustive.is_some(), "{strategy}");
+}
+
+/// Asserts that a search started over one process per schedule, for a reason that says
+/// `why`.
+fn assert_started_over(report: &Report, why: &str, context: impl std::fmt::Display) {
     assert!(
         report
             .warnings
             .iter()
-            .any(|w| w.contains("does not reproduce") && w.contains("started over")),
-        "{strategy}: {:?}",
+            .any(|w| w.contains(why) && w.contains("started over")),
+        "{context}: {:?}",
         report.warnings
     );
-    assert!(report.exhaustive.is_some(), "{strategy}");
 }
 
 /// A `static` lock the test takes carries its state from run to run: dfs and dpor start
 /// over one process per schedule rather than call the search a proof.
 #[test]
-fn dfs_on_a_test_that_shares_a_static_lock_starts_over() {
+fn dpor_on_a_test_that_shares_a_static_lock_starts_over() {
     static LOCK: Mutex<u32> = Mutex::new(0);
     let report = Builder::new()
         .schedules(50)
@@ -434,14 +431,7 @@ fn dfs_on_a_test_that_shares_a_static_lock_starts_over() {
             racing(1);
         });
     assert!(report.passed(), "{}", report.failure.unwrap());
-    assert!(
-        report
-            .warnings
-            .iter()
-            .any(|w| w.contains("shared between its runs") && w.contains("started over")),
-        "{:?}",
-        report.warnings
-    );
+    assert_started_over(&report, "shared between its runs", "dpor:2");
     assert_eq!(report.exhaustive.map(|e| e.schedules), Some(5));
 }
 
@@ -454,12 +444,7 @@ fn dfs_finds_a_real_race_in_a_test_that_keeps_state() {
     for strategy in [Strategy::Dfs { bound: 2 }, Strategy::Dpor { bound: 2 }] {
         let report = Builder::new().schedules(50).strategy(strategy).run(|| {
             RUNS.fetch_add(1, SeqCst);
-            let n = Arc::new(AtomicUsize::new(0));
-            let m = n.clone();
-            let t = thread::spawn(move || m.store(m.load(SeqCst) + 1, SeqCst));
-            n.store(n.load(SeqCst) + 1, SeqCst);
-            t.join().unwrap();
-            assert_eq!(n.load(SeqCst), 2, "lost update");
+            unordered_increments();
         });
         let f = report.failure.expect("the lost update");
         assert!(f.message.contains("lost update"), "{strategy}: {f}");
@@ -532,6 +517,16 @@ fn under_dfs_and_dpor(
             (strategy, report)
         })
         .collect()
+}
+
+/// Two threads each adding one to an atomic by a load and a store: an update can be lost.
+fn unordered_increments() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let m = n.clone();
+    let t = thread::spawn(move || m.store(m.load(SeqCst) + 1, SeqCst));
+    n.store(n.load(SeqCst) + 1, SeqCst);
+    t.join().unwrap();
+    assert_eq!(n.load(SeqCst), 2, "lost update");
 }
 
 /// `threads` threads and the main one bumping a counter twice each.
