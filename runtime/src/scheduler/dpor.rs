@@ -762,9 +762,15 @@ impl DporScheduler {
         // Per thread, its latest dependent step: if that one happens before, so do the others.
         // (An iterator per thread, not a list collected at every step.)
         let objects = || (footprint.as_ref()).map(|a| a.iter().map(|a| (a.object, a.write)));
-        let steps = &self.steps;
-        let found = (0..self.index.threads())
-            .filter(|&q| q != p)
+        let (steps, threads) = (&self.steps, &self.threads);
+        // A thread all of whose steps happen before the operation has none that races: one
+        // comparison, not an index lookup (threads that ended long ago, on a shared object).
+        let seen_all = |q: u32| {
+            let taken = threads.get(q as usize).map_or(0, |t| t.steps);
+            clock.get(q as usize).copied().unwrap_or(0) >= taken
+        };
+        let found = (self.index.threads_for(objects()))
+            .filter(|&q| q != p && !seen_all(q))
             .filter_map(|q| {
                 let i = self.index.latest_dependent(q, objects(), limit, |i| {
                     !enables(&steps[i], op, footprint)

@@ -7,7 +7,10 @@
 //! others work elsewhere) scanned the whole history at every step: one execution of
 //! rayon-core's `broadcast_sleep_race` ran for minutes. Happens-before is monotone along a
 //! thread (a step before one that happens before the operation does too), so per thread only
-//! its latest dependent step can race, and the index finds it in O(objects) per thread.
+//! its latest dependent step can race, and the index finds it in O(objects) per thread. The
+//! threads asked are those that acted on the operation's objects or took a step that may
+//! touch anything, not every thread of the execution: a step's check costs what its objects'
+//! sharing costs, not the thread count (bus's `aggressive_iteration` starts 686 threads).
 
 use crate::fast_hash::FastMap;
 
@@ -25,6 +28,10 @@ pub(super) struct StepIndex {
     /// Per thread: its steps, and those that may touch anything (dependent with every step).
     steps: Vec<Vec<usize>>,
     unknown: Vec<Vec<usize>>,
+    /// Per object, the threads that acted on it, each once; and the threads with a step
+    /// that may touch anything.
+    touched_by: FastMap<u64, Vec<u32>>,
+    anything: Vec<u32>,
 }
 
 impl StepIndex {
@@ -32,6 +39,8 @@ impl StepIndex {
         self.on.clear();
         self.steps.clear();
         self.unknown.clear();
+        self.touched_by.clear();
+        self.anything.clear();
     }
 
     /// Step `i`, thread `thread`'s, acted on `objects` (object, write), or on anything
@@ -49,10 +58,18 @@ impl StepIndex {
         }
         self.steps[t].push(i);
         match objects {
-            None => self.unknown[t].push(i),
+            None => {
+                if self.unknown[t].is_empty() {
+                    self.anything.push(thread);
+                }
+                self.unknown[t].push(i);
+            }
             Some(objects) => {
                 for (object, write) in objects {
                     let on = self.on.entry((object, thread)).or_default();
+                    if on.all.is_empty() {
+                        self.touched_by.entry(object).or_default().push(thread);
+                    }
                     if on.all.last() != Some(&i) {
                         on.all.push(i);
                     }
@@ -64,9 +81,21 @@ impl StepIndex {
         }
     }
 
-    /// Threads with steps.
-    pub(super) fn threads(&self) -> u32 {
-        self.steps.len() as u32
+    /// The threads that may have a step dependent with an operation on `objects`, or on
+    /// anything (`None`: every thread with steps). A thread may come more than once.
+    pub(super) fn threads_for<'a>(
+        &'a self,
+        objects: Option<impl Iterator<Item = (u64, bool)> + 'a>,
+    ) -> impl Iterator<Item = u32> + 'a {
+        let every = objects.is_none().then_some(0..self.steps.len() as u32);
+        let touched = objects.map(|objects| {
+            let by = |(object, _)| self.touched_by.get(&object).into_iter().flatten();
+            self.anything.iter().chain(objects.flat_map(by)).copied()
+        });
+        every
+            .into_iter()
+            .flatten()
+            .chain(touched.into_iter().flatten())
     }
 
     /// The latest step of `thread` before `limit` dependent with an operation on `objects`
@@ -146,6 +175,11 @@ mod tests {
         // Anything: the latest step.
         assert_eq!(index.latest_dependent(0, NONE, 5, all), Some(3));
         assert_eq!(index.latest_dependent(2, NONE, 5, all), None);
-        assert_eq!(index.threads(), 2);
+        // Asked about a: thread 0 twice (a step that may touch anything, and its write of
+        // a); about b: thread 0 twice again and thread 1; about anything: both.
+        let threads_for = |objects| index.threads_for(objects).collect::<Vec<_>>();
+        assert_eq!(threads_for(Some([(1, true)].into_iter())), [0, 0]);
+        assert_eq!(threads_for(Some([(2, false)].into_iter())), [0, 0, 1]);
+        assert_eq!(index.threads_for(NONE).collect::<Vec<_>>(), [0, 1]);
     }
 }
