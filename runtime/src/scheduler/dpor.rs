@@ -975,9 +975,7 @@ impl Scheduler for DporScheduler {
     fn new_execution(&mut self, _seed: u64) -> bool {
         let made = self.pos;
         let more = self.next_prefix();
-        let replays = if more { self.path.len() } else { 0 };
-        self.replay_check.next(made, replays);
-        more
+        self.replay_check.next(made, more, self.path.len())
     }
 
     fn diverged(&self) -> bool {

@@ -79,11 +79,12 @@ pub(crate) struct ReplayCheck {
 }
 
 impl ReplayCheck {
-    /// Between executions: the one that ended made `made` choices, the next replays
-    /// `replays`.
-    pub(crate) fn next(&mut self, made: usize, replays: usize) {
+    /// Between executions: the one that ended made `made` choices; the next, if there is
+    /// one (`more`), replays `path` of them. Returns `more`.
+    pub(crate) fn next(&mut self, made: usize, more: bool, path: usize) -> bool {
         self.diverged |= made < self.replayed;
-        self.replayed = replays;
+        self.replayed = if more { path } else { 0 };
+        more
     }
 
     pub(crate) fn diverged(&self) -> bool {
