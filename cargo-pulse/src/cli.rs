@@ -276,7 +276,9 @@ pub struct TestArgs {
     pub blocking_timeout: f64,
     /// Time one test's search may take (`60s`, `10m`, or `none`): no schedule starts after
     /// it, and a test that passed the schedules it ran passes with a warning saying how many
-    /// it ran. A stress test of a second per schedule would otherwise take 1,000 seconds.
+    /// it ran. A stress test of a second per schedule would otherwise take 1,000 seconds. A
+    /// schedule still running then is cut: a step-limit failure past its step bound, else
+    /// not counted (the test's first: no verdict).
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::stop::parse_limit, help_heading = "Search")]
     pub test_time: crate::stop::Limit,
     /// Steps (scheduling points, over all its schedules) one test's search may take

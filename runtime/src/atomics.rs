@@ -85,7 +85,7 @@ impl Ctx {
             self.note_atomic(AtomicValue::wrote(new));
         }
         if probing {
-            self.state().progress.wrote(addr, new);
+            self.state().progress.wrote(addr, actual, new);
         }
         if relaxed {
             let at = Location::caller();
@@ -118,7 +118,7 @@ impl Ctx {
             probing,
         } = self.atomic_duties();
         if let (true, Some(new)) = (probing, new) {
-            self.state().progress.wrote(addr, new);
+            self.state().progress.wrote(addr, actual, new);
         }
         if tracing {
             self.note_atomic(AtomicValue {

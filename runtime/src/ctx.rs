@@ -340,6 +340,9 @@ impl Ctx {
         let me = st.current as usize;
         st.threads[me].held.push((object, Location::caller()));
         st.scheduler.acquired(me as u32, object.resource());
+        if st.progress.probing() {
+            st.progress.took(object.resource(), me as u32);
+        }
         st.trace_outcome(TraceKind::Acquire, object, Location::caller());
     }
 

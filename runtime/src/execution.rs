@@ -167,13 +167,21 @@ pub(crate) enum Stop {
     },
     Deadlock,
     LeakedThread,
-    /// Past the step bound: stuck there, or (`progressing`) still writing new values at the
-    /// probe's cap.
+    /// Past the step bound: stuck there, or (`capped`) still changing state at the probe's
+    /// cap, writing new values (`progressing`) or cycling through the same ones.
     StepLimit {
+        capped: bool,
         progressing: bool,
     },
     ReplayDiverged,
+    /// The test's time limit passed while it ran (`ExecState::cut_at`): neither a pass nor
+    /// a failure.
+    TimeLimit,
 }
+
+/// Steps between two looks at the clock for `ExecState::cut_at` (a power of two): a few
+/// milliseconds at the slowest steps seen (~10 µs), nothing measurable at the fastest.
+const CUT_CHECK_EVERY: u64 = 1 << 12;
 
 pub(crate) struct ExecState {
     pub config: Config,
@@ -194,6 +202,9 @@ pub(crate) struct ExecState {
     pub step_bound: u64,
     /// The probe that tells a long execution from a livelock once it passed its bound.
     pub progress: Progress,
+    /// When the test's time limit runs out: the execution is cut there (`Stop::TimeLimit`).
+    /// Set by the search around each execution it runs for the test, not for replays.
+    pub cut_at: Option<std::time::Instant>,
     /// What the search last told `Config::progress` (executions done, planned): told again
     /// at each of the probe's windows, so a driver watching for stalls sees a long
     /// execution alive.
@@ -264,6 +275,7 @@ impl ExecState {
             steps: 0,
             step_bound: u64::MAX,
             progress: Progress::default(),
+            cut_at: None,
             reported: (0, 0),
             trace_from: u64::MAX,
             schedule: Vec::new(),
@@ -780,6 +792,15 @@ impl ExecState {
         if self.steps == self.trace_from {
             self.trace = Some(Vec::new());
         }
+        if self.steps & (CUT_CHECK_EVERY - 1) == 0
+            && self
+                .cut_at
+                .is_some_and(|at| std::time::Instant::now() >= at)
+        {
+            self.stop = Some(Stop::TimeLimit);
+            self.next = None;
+            return;
+        }
         if self.steps > self.step_bound {
             match self
                 .progress
@@ -793,7 +814,8 @@ impl ExecState {
                 }
                 verdict => {
                     self.stop = Some(Stop::StepLimit {
-                        progressing: verdict == Verdict::Capped,
+                        capped: verdict != Verdict::Stuck,
+                        progressing: verdict == Verdict::Capped { progressing: true },
                     });
                     self.next = None;
                     return;

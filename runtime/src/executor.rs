@@ -38,8 +38,12 @@ pub(crate) struct Outcome {
     #[serde(default)]
     pub relaxed: bool,
     pub steps: u64,
-    /// Filled in when the execution failed: read off the state before cleanup.
+    /// Filled in when the execution failed or was cut: read off the state before cleanup.
     pub explanation: Option<Explanation>,
+    /// The test's time limit cut it (`Stop::TimeLimit`): neither passed nor failed; the
+    /// explanation says where it was.
+    #[serde(default)]
+    pub cut: Option<Cut>,
     /// Warnings raised in a child process, for the parent's report.
     pub warnings: Vec<String>,
     /// A traced execution that passed: its trace file (`Config::trace_passing`).
@@ -51,11 +55,20 @@ pub(crate) struct Outcome {
     pub detected_at: Option<std::time::Instant>,
 }
 
+/// Where the test's time limit cut an execution: before its step bound (a long execution),
+/// or past it, where the probe saw it change state without ending (maybe a livelock).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) enum Cut {
+    BeforeBound,
+    PastBound,
+}
+
 impl Outcome {
     /// An execution whose process died or never answered: nothing to replay from it.
     pub(crate) fn lost(kind: FailureKind, message: String) -> Outcome {
         Outcome {
             failed: true,
+            cut: None,
             crashed: true,
             schedule: Vec::new(),
             time: TimeParams::INFINITELY_FAST,
@@ -188,8 +201,14 @@ impl Executor {
         set_current(std::ptr::null());
         registry::end(id);
         let mut st = self.state();
+        let stop = st.stop.take();
+        let cut = matches!(stop, Some(Stop::TimeLimit)).then(|| match st.progress.probing() {
+            true => Cut::PastBound,
+            false => Cut::BeforeBound,
+        });
         Outcome {
-            failed: st.stop.take().is_some(),
+            failed: stop.is_some() && cut.is_none(),
+            cut,
             crashed: false,
             schedule: std::mem::take(&mut st.schedule),
             // Where no thread waited with a deadline, any mode with the same pace replays it.

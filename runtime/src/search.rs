@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use crate::config::{Config, Isolation, Memory};
 use crate::execution::Tracing;
-use crate::executor::{Executor, Outcome};
+use crate::executor::{Cut, Executor, Outcome};
 use crate::minimize;
 use crate::process::{isolate, os_threads, overflow, panic_hook, watchdog};
 use crate::report::backtrace::backtrace_wanted;
@@ -193,6 +193,9 @@ struct Search {
     /// in a fresh process, must still reproduce it).
     failure_confirmed_fresh: bool,
     isolator: Option<isolate::Isolator>,
+    /// When the test's time limit runs out, while a search's own execution runs (not its
+    /// replays): that execution is cut there, here or in a worker.
+    cut_at: Option<Instant>,
 }
 
 /// A failing execution longer than this is reported as found, not minimized: every candidate
@@ -223,6 +226,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         isolated: false,
         failure_confirmed_fresh: false,
         isolator: None,
+        cut_at: None,
     };
     let _watchdog = config.blocking_timeout.map(|timeout| {
         let hb = Arc::new(watchdog::Heartbeat::default());
@@ -260,10 +264,13 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             bytes,
             reply,
             wall_clock,
+            time_left,
         } => {
             // This process was started to run one job of this run: run it and answer, under
-            // the strategy the search would have run that seed with, from the run's date.
+            // the strategy the search would have run that seed with, from the run's date,
+            // cut where the test's time limit runs out.
             search.executor.state().wall_clock = wall_clock;
+            search.executor.state().cut_at = time_left.map(|left| Instant::now() + left);
             if let Job::Seed {
                 strategy: Some(strategy),
                 ..
@@ -299,6 +306,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     let mut first_had_choices = false;
     // A systematic search had nothing left to run.
     let mut ran_out = false;
+    let deadline = config.time_budget.map(|limit| started + limit);
     while i < planned {
         // `run_job` prepares the scheduler for the seed, here or in an isolated worker.
         let seed = base_seed.wrapping_add(i);
@@ -309,7 +317,8 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         };
         let mut fallback_seed = None;
         let mut outcome = if by_seed || replaying {
-            search.execute(f, Job::Seed { seed, strategy })
+            let cut_at = deadline.filter(|_| !replaying);
+            search.until(cut_at, |s| s.execute(f, Job::Seed { seed, strategy }))
         } else {
             let more = search.executor.state().scheduler.new_execution(seed);
             if let Some(why) = search.restart_reason() {
@@ -335,9 +344,39 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 ran_out = true;
                 break;
             }
-            search.execute_systematic(f)
+            search.until(deadline, |s| s.execute_systematic(f))
         };
-        if outcome.failed && i > 0 && !search.isolated && !outcome.crashed && !by_seed {
+        match (outcome.cut, report.executions) {
+            // Cut past its step bound: a step-limit finding (explained as one), reported
+            // without a traced replay, which would take as long again.
+            (Some(Cut::PastBound), _) => outcome.failed = true,
+            // A first execution cut short of its bound: the test has no verdict.
+            (Some(Cut::BeforeBound), 0) => {
+                let why = outcome.explanation.take().map(|e| e.message);
+                outcome = Outcome::lost(FailureKind::ToolError, why.unwrap_or_default());
+            }
+            // A later one: as if the limit had come between schedules.
+            (Some(Cut::BeforeBound), ran) => {
+                let warning = format!(
+                    "{} the test's time limit ran out during schedule {} of {planned}, which was \
+                     cut after {} steps; the {ran} before it all passed. `--test-time` sets it \
+                     (`none`: run them all)",
+                    env::TIME_LIMIT_REACHED,
+                    ran + 1,
+                    outcome.steps
+                );
+                search.executor.state().warn(warning);
+                break;
+            }
+            (None, _) => {}
+        }
+        if outcome.failed
+            && i > 0
+            && !search.isolated
+            && !outcome.crashed
+            && outcome.cut.is_none()
+            && !by_seed
+        {
             // A systematic search's failure, replayed in a fresh process: if it does not
             // fail there, it came from state earlier executions left behind.
             let schedule = Schedule::new(outcome.schedule.clone())
@@ -363,7 +402,13 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 outcome = fresh;
             }
         }
-        if outcome.failed && i > 0 && !search.isolated && !outcome.crashed && by_seed {
+        if outcome.failed
+            && i > 0
+            && !search.isolated
+            && !outcome.crashed
+            && outcome.cut.is_none()
+            && by_seed
+        {
             // The same seed from a clean process (its schedule would not fit: from clean
             // state the program takes another path). If that passes, the failure came from
             // state earlier executions left behind.
@@ -607,6 +652,16 @@ fn random_seed() -> u64 {
 }
 
 impl Search {
+    /// Runs `execution` (one of the search's own) cut at `cut_at`, here or in a worker.
+    fn until<T>(&mut self, cut_at: Option<Instant>, execution: impl FnOnce(&mut Self) -> T) -> T {
+        self.cut_at = cut_at;
+        self.executor.state().cut_at = cut_at;
+        let result = execution(self);
+        self.cut_at = None;
+        self.executor.state().cut_at = None;
+        result
+    }
+
     /// Runs one execution, in a fresh process when `isolated` (and that can be done), else
     /// in this one.
     fn execute(&mut self, f: &dyn Fn(), job: Job) -> Outcome {
@@ -820,7 +875,10 @@ impl Search {
         // The worker has a watchdog of its own; the isolator's deadline bounds the wait.
         let heartbeat = self.executor.state().heartbeat.clone();
         let quiet = heartbeat.map(watchdog::Pause::new);
-        let reply = self.isolator.as_mut()?.run(job, bytes);
+        let time_left = self
+            .cut_at
+            .map(|at| at.saturating_duration_since(Instant::now()));
+        let reply = self.isolator.as_mut()?.run(job, bytes, time_left);
         drop(quiet);
         let lost = |kind, message| (Outcome::lost(kind, message), None);
         Some(match reply {
@@ -979,6 +1037,8 @@ impl Search {
         // A crashed process left no schedule: its seed, run again in a fresh process, says
         // whether the crash reproduces. A worker that never answered is not tried again.
         let again = match (fast.crashed, seed) {
+            // Cut by the time limit: its replay would take as long again.
+            (false, _) if fast.cut.is_some() => None,
             (false, _) => Some(Job::Replay {
                 schedule: schedule.clone(),
                 // What the report keeps of a long execution is its end.
@@ -1028,6 +1088,8 @@ impl Search {
         let reproduced = traced_expl.as_ref().is_some_and(alike);
         let failure = match traced_expl {
             Some(e) if reproduced => failure(e, true),
+            // Not replayed, so not contradicted either.
+            None if fast.cut.is_some() => failure(fast_expl, true),
             _ => failure(fast_expl, false),
         };
         // Naming the race is pulse's own work (seconds on a 50,000-step trace in a debug

@@ -286,12 +286,15 @@ fn the_step_bound_scales_with_the_threads() {
     );
 }
 
-/// Past the step bound an execution goes on while it progresses: a stress test three times
-/// longer than its bound passes; a spin lock two threads keep flipping without ever seeing
-/// the flag they wait for is stopped two probe windows past the bound; a counter that
+/// Past the step bound an execution goes on while it changes state: a stress test three
+/// times longer than its bound passes, and so do two whose state only cycles (a value handed
+/// round through a few values, data a lock guards taken in turns: scoped_threadpool's and
+/// rtrb's stress tests were stopped as livelocks). A spin lock two threads keep taking in turns
+/// without ever seeing the flag they wait for cycles too: it is stopped at the cap, as
+/// cycling; one flag nobody writes is stopped two probe windows past the bound; a counter that
 /// counts for ever is stopped at the cap, said to be still progressing.
 #[test]
-fn a_long_execution_that_progresses_is_not_a_livelock() {
+fn a_long_execution_that_changes_state_is_not_a_livelock() {
     use pulse_shim_std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
     let bounded = Builder::new().schedules(3).seed(1).max_steps(20_000);
     let report = bounded.run(|| {
@@ -310,35 +313,99 @@ fn a_long_execution_that_progresses_is_not_a_livelock() {
     });
     assert!(report.passed(), "{}", report.failure.unwrap());
 
+    // Two threads hand a value round 1..=4, 30,000 turns each: 60,000+ steps.
     let report = bounded.run(|| {
-        let lock = Arc::new(AtomicBool::new(false));
-        let done = Arc::new(AtomicBool::new(false));
-        let (l, d) = (lock.clone(), done.clone());
-        let spin = move |lock: &AtomicBool, done: &AtomicBool| loop {
-            while lock.compare_exchange(false, true, SeqCst, SeqCst).is_err() {}
-            let finished = done.load(SeqCst);
-            lock.store(false, SeqCst);
-            if finished {
-                break;
+        let value = Arc::new(AtomicUsize::new(1));
+        let v = value.clone();
+        let turn = move |v: &AtomicUsize| {
+            for _ in 0..30_000 {
+                let _ = v.fetch_update(SeqCst, SeqCst, |x| Some(x % 4 + 1));
             }
         };
-        let t = thread::spawn(move || spin(&l, &d));
-        spin(&lock, &done);
+        let t = thread::spawn(move || turn(&v));
+        turn(&value);
         t.join().unwrap();
     });
-    let f = report.failure.expect("a livelock");
+    assert!(report.passed(), "{}", report.failure.unwrap());
+
+    // Data a lock guards, taken in turns: 10,000 items through a one-slot buffer.
+    let report = bounded.run(|| {
+        let slot = Arc::new(Mutex::new(None::<u32>));
+        let s = slot.clone();
+        let producer = thread::spawn(move || {
+            for i in 0..10_000 {
+                loop {
+                    let mut slot = s.lock().unwrap();
+                    if slot.is_none() {
+                        *slot = Some(i);
+                        break;
+                    }
+                }
+            }
+        });
+        for i in 0..10_000 {
+            let got = loop {
+                if let Some(v) = slot.lock().unwrap().take() {
+                    break v;
+                }
+            };
+            assert_eq!(got, i);
+        }
+        producer.join().unwrap();
+    });
+    assert!(report.passed(), "{}", report.failure.unwrap());
+
+    let report = Builder::new()
+        .schedules(1)
+        .seed(1)
+        .max_steps(2_000)
+        .run(|| {
+            let lock = Arc::new(AtomicBool::new(false));
+            let done = Arc::new(AtomicBool::new(false));
+            let (l, d) = (lock.clone(), done.clone());
+            let spin = move |lock: &AtomicBool, done: &AtomicBool| loop {
+                while lock.compare_exchange(false, true, SeqCst, SeqCst).is_err() {}
+                let finished = done.load(SeqCst);
+                lock.store(false, SeqCst);
+                if finished {
+                    break;
+                }
+            };
+            let t = thread::spawn(move || spin(&l, &d));
+            spin(&lock, &done);
+            t.join().unwrap();
+        });
+    let f = report.failure.expect("a livelock in turns");
     assert_eq!(f.kind, FailureKind::StepLimit, "{f}");
     assert!(f.message.contains("passed 20000 scheduling points"), "{f}");
     assert!(
+        f.message.contains("through values it had written before"),
+        "{f}"
+    );
+    assert!(f.message.contains("stopped it 200000 steps later"), "{f}");
+
+    let report = bounded.run(|| {
+        let flag = AtomicBool::new(false);
+        while !flag.load(SeqCst) {
+            flag.store(false, SeqCst);
+        }
+    });
+    let f = report.failure.expect("a livelock");
+    assert_eq!(f.kind, FailureKind::StepLimit, "{f}");
+    assert!(
         f.message
-            .contains("made no progress pulse can see in its last 2000"),
+            .contains("changed nothing pulse can see in its last 2000"),
         "{f}"
     );
 
-    let report = bounded.run(|| {
-        let count = AtomicUsize::new(0);
-        while count.fetch_add(1, SeqCst) != usize::MAX {}
-    });
+    let report = Builder::new()
+        .schedules(1)
+        .seed(1)
+        .max_steps(2_000)
+        .run(|| {
+            let count = AtomicUsize::new(0);
+            while count.fetch_add(1, SeqCst) != usize::MAX {}
+        });
     let f = report.failure.expect("a runaway loop");
     assert_eq!(f.kind, FailureKind::StepLimit, "{f}");
     assert!(f.message.contains("still making progress"), "{f}");
@@ -534,6 +601,98 @@ fn a_search_stops_at_its_time_limit_and_says_so() {
             });
     assert_eq!(report.executions, 10);
     assert!(report.warnings.iter().all(|w| !w.contains("time limit:")));
+}
+
+/// The time limit cuts an execution that outlasts it, not only the search between
+/// executions (bus's `aggressive_iteration` ran one schedule for 159 s against 5 s). Short of
+/// its step bound a cut execution is no verdict: a first one leaves the test without one (a
+/// tool error), a later one ends the search as the limit would have between schedules. Past
+/// its bound it is a step-limit finding, as it would have been at the probe's cap.
+#[test]
+fn the_time_limit_cuts_a_long_execution() {
+    use pulse_shim_std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::time::{Duration, Instant};
+    // Two threads counting long past any of the limits below (not for ever: without the
+    // cut this test would take minutes, not hang).
+    let count_long = || {
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = count.clone();
+        let t = thread::spawn(move || {
+            for _ in 0..20_000_000 {
+                c.fetch_add(1, SeqCst);
+            }
+        });
+        for _ in 0..20_000_000 {
+            count.fetch_add(1, SeqCst);
+        }
+        t.join().unwrap();
+    };
+    let started = Instant::now();
+    let report = Builder::new()
+        .schedules(10)
+        .seed(1)
+        .max_steps(u64::MAX / 1000)
+        .run_for(Duration::from_millis(300), count_long);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let f = report.failure.expect("no verdict");
+    assert_eq!(f.kind, FailureKind::ToolError, "{f}");
+    assert!(
+        f.message.contains(
+            "a schedule did not end within the test's time limit (300ms): pulse cut it after"
+        ) && f
+            .message
+            .contains("short of its step bound, so the test has no verdict"),
+        "{f}"
+    );
+
+    // The fourth schedule counts long.
+    let later = |max_steps: u64| {
+        let runs = std::sync::atomic::AtomicU32::new(0);
+        Builder::new()
+            .schedules(10)
+            .seed(1)
+            .max_steps(max_steps)
+            .run_for(Duration::from_millis(1500), || {
+                if runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 3 {
+                    count_long();
+                }
+                thread::spawn(|| {}).join().unwrap();
+            })
+    };
+    let report = later(u64::MAX / 1000);
+    assert!(report.passed(), "{}", report.failure.unwrap());
+    assert_eq!(report.executions, 3);
+    assert!(
+        report.warnings.iter().any(|w| {
+            w.starts_with(
+            "time limit: the test's time limit ran out during schedule 4 of 10, which was cut after"
+        ) && w.contains("the 3 before it all passed")
+        }),
+        "{:?}",
+        report.warnings
+    );
+    let started = Instant::now();
+    let f = later(20_000).failure.expect("a step limit");
+    assert_eq!(f.kind, FailureKind::StepLimit, "{f}");
+    assert_eq!(f.execution, 3, "{f}");
+    assert!(
+        f.message.contains(
+            "execution passed 20000 scheduling points and went on changing state without ending \
+             until the test's time limit (1.5s) cut it"
+        ),
+        "{f}"
+    );
+    // Not replayed: that would take as long again.
+    assert!(f.reproduced, "{f}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 /// A step budget ends a search after the same schedules on any machine, fewer when the

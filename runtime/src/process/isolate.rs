@@ -76,6 +76,9 @@ struct Order<J> {
     /// The job's bytes are in the file `bytes_in(reply)`.
     #[serde(default)]
     bytes: bool,
+    /// What is left of the test's time limit: the worker cuts its execution there.
+    #[serde(default)]
+    time_left_ms: Option<u64>,
 }
 
 /// Where a job's bytes go, beside its reply file.
@@ -101,6 +104,8 @@ pub(crate) enum Role<J> {
         reply: ReplyTo,
         /// The parent run's date (`ExecState::wall_clock`).
         wall_clock: SystemTime,
+        /// What is left of the test's time limit (`Order::time_left_ms`).
+        time_left: Option<Duration>,
     },
     /// A worker, but not this run: run as usual, in process, without isolation.
     Bystander,
@@ -135,6 +140,7 @@ pub(crate) fn role<J: DeserializeOwned>(run: &RunId) -> Role<J> {
         bytes,
         reply: ReplyTo(order.reply),
         wall_clock: UNIX_EPOCH + Duration::from_nanos(order.wall_clock_ns),
+        time_left: order.time_left_ms.map(Duration::from_millis),
     }
 }
 
@@ -248,6 +254,7 @@ impl Isolator {
         &mut self,
         job: &J,
         bytes: Option<&[u8]>,
+        time_left: Option<Duration>,
     ) -> Reply<T> {
         let file = |ext: &str| {
             let mut name = self.reply_stem.clone().into_os_string();
@@ -265,6 +272,7 @@ impl Isolator {
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
             bytes: bytes.is_some(),
+            time_left_ms: time_left.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         };
         let _remove_bytes = [bytes_in(&reply), bytes_out(&reply)].map(RemoveOnDrop);
         if let Some(Err(e)) = bytes.map(|b| std::fs::write(bytes_in(&reply), b)) {
@@ -302,7 +310,9 @@ impl Isolator {
                 };
             }
         };
-        let status = match wait_until(&mut child, Instant::now() + self.deadline) {
+        // A worker cuts its execution when the test's time runs out: wait that long more.
+        let deadline = self.deadline + time_left.unwrap_or_default();
+        let status = match wait_until(&mut child, Instant::now() + deadline) {
             Some(status) => status,
             None => {
                 kill(&mut child);
@@ -313,7 +323,7 @@ impl Isolator {
                 };
                 return Reply::TimedOut {
                     phase,
-                    after: self.deadline,
+                    after: deadline,
                     stderr: said(),
                 };
             }

@@ -211,47 +211,40 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             };
             (kind, message, location, tid, thread, lines, None)
         }
-        Stop::StepLimit { progressing } => {
-            let mut busy: Vec<(u64, Tid)> = st
-                .threads
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| !t.is_finished())
-                .map(|(i, t)| (t.steps, i as Tid))
-                .collect();
-            busy.sort_by(|a, b| b.cmp(a));
-            let details = busy
-                .iter()
-                .map(|&(steps, t)| {
-                    let at = st.threads[t as usize]
-                        .last_location
-                        .map(|l| format!(", last at {}", location_string(l)))
-                        .unwrap_or_default();
-                    format!("thread '{}' took {steps} steps{at}", st.thread_name(t))
-                })
-                .collect();
-            let top = busy.first().map(|&(_, t)| t);
+        Stop::StepLimit {
+            capped,
+            progressing,
+        } => {
+            let (details, top) = busiest_threads(st);
             // Timed waits kept running out up to the end, within the probe's last window, and
-            // nothing progressed: the threads sleep and poll (time passes, nothing happens).
-            let polling = !progressing
+            // nothing changed: the threads sleep and poll (time passes, nothing happens).
+            let polling = !capped
                 && st.last_timer_step > 0
                 && st.steps.saturating_sub(st.last_timer_step) < st.progress.window();
             let bound = st.progress.bound();
+            let raise =
+                "raise the bound with --max-steps / Builder::max_steps if the test is just long";
             (
                 if polling {
                     FailureKind::Livelock
                 } else {
                     FailureKind::StepLimit
                 },
-                if progressing {
+                if capped && progressing {
                     format!(
-                        "execution passed {bound} scheduling points and was still making progress (writing new values, sending messages, starting or ending threads) when pulse stopped it {} steps later ({} of virtual time in): a test too long for one execution (raise the bound with --max-steps / Builder::max_steps) or a runaway loop",
+                        "execution passed {bound} scheduling points and was still making progress (writing new values, sending messages, starting or ending threads) when pulse stopped it {} steps later ({} of virtual time in): a test too long for one execution ({raise}) or a runaway loop",
+                        (st.steps - 1).saturating_sub(bound),
+                        virtual_time(st.clock_ns),
+                    )
+                } else if capped {
+                    format!(
+                        "execution passed {bound} scheduling points and went on changing state without ending, through values it had written before (atomics that wrap around, a lock taken in turns), until pulse stopped it {} steps later ({} of virtual time in): a livelock in turns (threads that take a lock or flip a flag while they wait for something that never comes), or a stress test longer than that ({raise})",
                         (st.steps - 1).saturating_sub(bound),
                         virtual_time(st.clock_ns),
                     )
                 } else if polling {
                     format!(
-                        "livelock: {} of virtual time passed ({} scheduling points) while threads kept sleeping or waiting with timeouts and waking again, and made no progress in the last {}: a polling loop whose condition never comes (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
+                        "livelock: {} of virtual time passed ({} scheduling points) while threads kept sleeping or waiting with timeouts and waking again, and changed nothing in the last {}: a polling loop whose condition never comes ({raise})",
                         virtual_time(st.clock_ns),
                         bound,
                         st.progress.window(),
@@ -263,13 +256,49 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                     )
                 } else {
                     format!(
-                        "execution passed {bound} scheduling points without finishing ({} of virtual time in when stopped), and made no progress pulse can see in its last {}: no atomic wrote a value it had not written in the {} before, no message was sent, no thread started or ended. A livelock, a spin or polling loop that never sees its condition, or a long test whose progress pulse does not see: data a lock guards, atomics that cycle through the same values (a hand-off, a lock taken in turns){} (raise the bound with --max-steps / Builder::max_steps if the test is just long)",
+                        "execution passed {bound} scheduling points without finishing ({} of virtual time in when stopped), and changed nothing pulse can see in its last {}: no atomic changed its value, no lock changed hands, no message was sent, no thread started or ended. A spin or polling loop that never sees its condition, or a long test whose progress pulse does not see (data changed only in plain memory, by one thread at a time){} ({raise})",
                         virtual_time(st.clock_ns),
-                        st.progress.window(),
                         st.progress.window(),
                         next_timer(st).map(|due| format!("; {due}")).unwrap_or_default(),
                     )
                 },
+                top.and_then(|t| st.threads[t as usize].last_location.map(location_string)),
+                None,
+                top.map_or("-".to_string(), |t| st.thread_name(t)),
+                details,
+                None,
+            )
+        }
+        Stop::TimeLimit => {
+            let (details, top) = busiest_threads(st);
+            let limit = st
+                .config
+                .time_budget
+                .map_or_else(String::new, |limit| format!(" ({limit:?})"));
+            let bound = st.progress.bound();
+            // Past its bound the execution is a step-limit finding, as it would be at the
+            // probe's cap; before it, it is just long: no verdict.
+            let (kind, message) = match st.progress.probing() {
+                true => (
+                    FailureKind::StepLimit,
+                    format!(
+                        "execution passed {bound} scheduling points and went on changing state without ending until the test's time limit{limit} cut it {} steps later ({} of virtual time in): a stress test too long for one execution, or a livelock in turns (threads that take a lock or flip a flag while they wait for something that never comes); raise --max-steps and --test-time if the test is just long",
+                        st.steps.saturating_sub(bound),
+                        virtual_time(st.clock_ns),
+                    ),
+                ),
+                false => (
+                    FailureKind::ToolError,
+                    format!(
+                        "a schedule did not end within the test's time limit{limit}: pulse cut it after {} scheduling points ({} of virtual time), short of its step bound, so the test has no verdict; `--test-time` raises the limit (`none`: no limit)",
+                        st.steps,
+                        virtual_time(st.clock_ns),
+                    ),
+                ),
+            };
+            (
+                kind,
+                message,
                 top.and_then(|t| st.threads[t as usize].last_location.map(location_string)),
                 None,
                 top.map_or("-".to_string(), |t| st.thread_name(t)),
@@ -311,12 +340,36 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
         full,
         notes: match stop {
             // A loop stopped at the bound retries whatever failed last: not its cause.
-            Stop::StepLimit { .. } => None,
+            Stop::StepLimit { .. } | Stop::TimeLimit => None,
             _ => spurious_cas_note(st),
         }
         .into_iter()
         .collect(),
     }
+}
+
+/// The threads still running, busiest first ("thread 'x' took N steps, last at ..."), and
+/// the busiest.
+fn busiest_threads(st: &ExecState) -> (Vec<String>, Option<Tid>) {
+    let mut busy: Vec<(u64, Tid)> = st
+        .threads
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !t.is_finished())
+        .map(|(i, t)| (t.steps, i as Tid))
+        .collect();
+    busy.sort_by(|a, b| b.cmp(a));
+    let details = busy
+        .iter()
+        .map(|&(steps, t)| {
+            let at = st.threads[t as usize]
+                .last_location
+                .map(|l| format!(", last at {}", location_string(l)))
+                .unwrap_or_default();
+            format!("thread '{}' took {steps} steps{at}", st.thread_name(t))
+        })
+        .collect();
+    (details, busy.first().map(|&(_, t)| t))
 }
 
 /// The execution's first spurious `compare_exchange_weak` failure that its thread did not
