@@ -30,8 +30,8 @@ const MIN_WINDOW: u64 = 1_000;
 /// `max_steps` (not of the bound, which grows with the threads: 1,000 threads' bound is
 /// 10,000,000 steps): a runaway loop that writes new values (a counter counting for ever)
 /// or a livelock in turns still ends. At 100 (100,000,000 steps by default) the stress tests
-/// of the published crates tried end first (the longest, 80,000,000 steps, in 4 s); at 10
-/// five of them were stopped (trial s18, F5).
+/// of the published crates tried end first (the longest, scoped_threadpool's demos,
+/// 80,000,000 steps in 4 s); at 10 all but rtrb's were stopped (trial s18, F5).
 pub(crate) const CAP_FACTOR: u64 = 100;
 
 /// What the probe concluded at the end of a window.
