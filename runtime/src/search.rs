@@ -193,9 +193,6 @@ struct Search {
     /// in a fresh process, must still reproduce it).
     failure_confirmed_fresh: bool,
     isolator: Option<isolate::Isolator>,
-    /// When the test's time limit runs out, while a search's own execution runs (not its
-    /// replays): that execution is cut there, here or in a worker.
-    cut_at: Option<Instant>,
 }
 
 /// A failing execution longer than this is reported as found, not minimized: every candidate
@@ -226,7 +223,6 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         isolated: false,
         failure_confirmed_fresh: false,
         isolator: None,
-        cut_at: None,
     };
     let _watchdog = config.blocking_timeout.map(|timeout| {
         let hb = Arc::new(watchdog::Heartbeat::default());
@@ -652,12 +648,11 @@ fn random_seed() -> u64 {
 }
 
 impl Search {
-    /// Runs `execution` (one of the search's own) cut at `cut_at`, here or in a worker.
+    /// Runs `execution` (one of the search's own, not a replay) cut at `cut_at`, here or in
+    /// a worker (`execute_isolated_with` passes on what is left).
     fn until<T>(&mut self, cut_at: Option<Instant>, execution: impl FnOnce(&mut Self) -> T) -> T {
-        self.cut_at = cut_at;
         self.executor.state().cut_at = cut_at;
         let result = execution(self);
-        self.cut_at = None;
         self.executor.state().cut_at = None;
         result
     }
@@ -875,9 +870,8 @@ impl Search {
         // The worker has a watchdog of its own; the isolator's deadline bounds the wait.
         let heartbeat = self.executor.state().heartbeat.clone();
         let quiet = heartbeat.map(watchdog::Pause::new);
-        let time_left = self
-            .cut_at
-            .map(|at| at.saturating_duration_since(Instant::now()));
+        let time_left =
+            (self.executor.state().cut_at).map(|at| at.saturating_duration_since(Instant::now()));
         let reply = self.isolator.as_mut()?.run(job, bytes, time_left);
         drop(quiet);
         let lost = |kind, message| (Outcome::lost(kind, message), None);
