@@ -136,7 +136,7 @@ impl RunPlan {
             line.push_str(&format!(" --strategy {s}"));
         }
         if crash {
-            line.push_str(" --isolation always");
+            line.push_str(CRASH_ISOLATION);
         }
         line
     }
@@ -882,8 +882,12 @@ impl Judging<'_> {
         std::fs::write(&failure_file, json)
             .with_context(|| format!("writing {}", failure_file.display()))?;
         let crash = record.kind == FailureKind::Crash;
-        let replay = if !record.schedule.is_empty() && record.schedule != "p1:" {
-            if record.schedule.len() > LONG_SCHEDULE {
+        // A crash found by a seed replays by it, in a fresh process, as before its schedule
+        // was kept; one found by dfs or dpor has only its schedule (the runtime's line for
+        // it asks for a fresh process too).
+        let scheduled = !record.schedule.is_empty() && record.schedule != "p1:";
+        let replay = if scheduled && !(crash && record.seed.is_some()) {
+            let line = if record.schedule.len() > LONG_SCHEDULE {
                 // Too long for a command line people copy: replay from the failure file.
                 format!(
                     "{} --replay {}",
@@ -895,13 +899,19 @@ impl Judging<'_> {
                     plan.replay_template(self.case)
                         .replace("{schedule}", &record.schedule)
                 })
+            };
+            match crash && !line.ends_with(CRASH_ISOLATION) {
+                true => format!("{line}{CRASH_ISOLATION}"),
+                false => line,
             }
         } else if let Some(seed) = record.seed {
             // No schedule (a crash, or the watchdog stopped the process): its seed, under the
             // execution's own strategy, time mode and memory model when the record has them
             // (the run's `--strategy` may be a portfolio, or PCT whose `k` had grown).
             match &record.seed_command {
-                Some(command) if crash => format!("{command} --isolation always"),
+                Some(command) if crash && !command.ends_with(CRASH_ISOLATION) => {
+                    format!("{command}{CRASH_ISOLATION}")
+                }
                 Some(command) => command.clone(),
                 None => plan.seed_line(self.case, seed, crash),
             }
@@ -988,10 +998,13 @@ impl Judging<'_> {
         // Random and POS seeds are independent, so the crash is in the seeds after the last
         // count the process reported (it writes the count after each batch of schedules).
         // Adaptive PCT's and roles' schedules (and the portfolio's, the default, which
-        // includes both) depend on the executions before them: start from the first seed.
+        // includes both) depend on the executions before them, and dfs and dpor start their
+        // search over: from the first seed.
         let from = match plan.strategy {
-            Some(Strategy::Pct { .. } | Strategy::Roles { .. } | Strategy::Portfolio) | None => 0,
-            _ => done.unwrap_or(0).min(plan.seeds.len().saturating_sub(1)),
+            Some(Strategy::Random | Strategy::Pos) => {
+                done.unwrap_or(0).min(plan.seeds.len().saturating_sub(1))
+            }
+            _ => 0,
         };
         let seeds = SeedRange {
             from: plan.seeds.from + from,
@@ -1003,15 +1016,23 @@ impl Judging<'_> {
         let again = supervise(cmd, &dir, plan, &mut shifted)?;
         let time = time + again.time;
         let again = Evidence::gather(&dir, again, &plan.paths);
+        let rerun = match plan.strategy {
+            Some(Strategy::Dfs { .. } | Strategy::Dpor { .. }) => {
+                "its search was run again from the start".to_string()
+            }
+            _ => format!(
+                "{} {} run again",
+                seeds.in_words(),
+                if seeds.len() == 1 { "was" } else { "were" }
+            ),
+        };
         let found = format!(
-            "the test process died ({how}) {} without a failure record; {} {} run again, \
-             each in a fresh process (--isolation always)",
+            "the test process died ({how}) {} without a failure record; {rerun}, each schedule \
+             in a fresh process (--isolation always)",
             match done {
                 Some(d) => format!("after {d} of {} schedules", plan.seeds.len()),
                 None => "in its first schedules".to_string(),
             },
-            seeds.in_words(),
-            if seeds.len() == 1 { "was" } else { "were" },
         );
         match &again.record {
             Some(Ok(record)) => {
@@ -1047,6 +1068,10 @@ impl Judging<'_> {
         }
     }
 }
+
+/// What a crash's replay line adds: a fresh process, where the crash is caught and
+/// reported, not only the end of the test's process.
+const CRASH_ISOLATION: &str = " --isolation always";
 
 /// How the process died, out of the runtime's crash message: `SIGSEGV, an invalid memory
 /// access`, `exit status 1 (process::exit)`.

@@ -28,8 +28,9 @@ pub(crate) const DETACHED_STEPS: u64 = 10_000;
 use crate::fast_hash::FastMap;
 use crate::memory::Memory;
 use crate::obj_ref::ObjRef;
+use crate::process::journal::Journal;
 use crate::progress::{Progress, Verdict};
-use crate::report::trace::{Event, EventKind};
+use crate::report::trace::{Event, EventKind, UserLines};
 use crate::scheduler::{ChoiceKind, Scheduler};
 use crate::waiters::Waiters;
 
@@ -259,6 +260,11 @@ pub(crate) struct ExecState {
     woken: Vec<Tid>,
     /// The relaxed memory model's state (`Memory::Relaxed`; idle under `sc`).
     pub memory: Memory,
+    /// An isolated worker's running record of its execution, read by the parent if the
+    /// execution takes the process down (`process::journal`).
+    pub journal: Option<Journal>,
+    /// Each thread's last line in the user's code, for the journal's trace rows.
+    journal_lines: UserLines,
 }
 
 impl ExecState {
@@ -303,6 +309,8 @@ impl ExecState {
             contenders: Waiters::default(),
             woken: Vec::new(),
             memory: Memory::default(),
+            journal: None,
+            journal_lines: UserLines::default(),
         }
     }
 
@@ -324,6 +332,10 @@ impl ExecState {
         self.step_bound = self.config.max_steps;
         self.progress.reset();
         self.schedule.clear();
+        if let Some(journal) = &mut self.journal {
+            journal.clear();
+        }
+        self.journal_lines = UserLines::default();
         self.clock_ns = 0;
         self.let_go_after = u64::MAX;
         self.earliest_deadline = u64::MAX;
@@ -533,7 +545,7 @@ impl ExecState {
             {
                 return;
             }
-            trace.push(Event {
+            let event = Event {
                 step: self.steps,
                 thread: self.current,
                 kind,
@@ -543,7 +555,15 @@ impl ExecState {
                 clock_ns: self.clock_ns,
                 value,
                 atomic: None,
-            });
+            };
+            trace.push(event);
+            if self.journal.is_some() && !matches!(kind, EventKind::Note(_)) {
+                let thread = self.thread_name(self.current);
+                let row = self.journal_lines.row(&event, thread);
+                if let Some(journal) = &mut self.journal {
+                    journal.trace(&row);
+                }
+            }
         }
     }
 
@@ -557,6 +577,11 @@ impl ExecState {
         let me = self.current;
         if let Some(deadline) = blocked.deadline {
             self.earliest_deadline = self.earliest_deadline.min(deadline);
+            if !self.timed {
+                if let Some(journal) = &mut self.journal {
+                    journal.timed();
+                }
+            }
             self.timed = true;
         }
         self.threads[me as usize].status = Status::Blocked(blocked);
@@ -792,14 +817,18 @@ impl ExecState {
         if self.steps == self.trace_from {
             self.trace = Some(Vec::new());
         }
-        if self.steps & (CUT_CHECK_EVERY - 1) == 0
-            && self
+        if self.steps & (CUT_CHECK_EVERY - 1) == 0 {
+            if let Some(journal) = &mut self.journal {
+                journal.step(self.steps);
+            }
+            if self
                 .cut_at
                 .is_some_and(|at| std::time::Instant::now() >= at)
-        {
-            self.stop = Some(Stop::TimeLimit);
-            self.next = None;
-            return;
+            {
+                self.stop = Some(Stop::TimeLimit);
+                self.next = None;
+                return;
+            }
         }
         if self.steps > self.step_bound {
             match self
@@ -865,7 +894,7 @@ impl ExecState {
             let cur = Some(current).filter(|&c| self.is_runnable(c));
             match self.scheduler.next_runnable(&self.runnable, cur, yielding) {
                 Some(t) => {
-                    self.schedule.push(t);
+                    self.push_choice(t);
                     Some(t)
                 }
                 None => {
@@ -952,7 +981,7 @@ impl ExecState {
         }
         let cur = among.binary_search(&current).ok().map(|_| current);
         let t = self.scheduler.next_thread(among, cur, yielding)?;
-        self.schedule.push(t);
+        self.push_choice(t);
         Some(t)
     }
 
@@ -1033,7 +1062,7 @@ impl ExecState {
             1 => Some(waiters[0]),
             _ => match self.scheduler.next_waiter(waiters) {
                 Some(t) => {
-                    self.schedule.push(t);
+                    self.push_choice(t);
                     Some(t)
                 }
                 None => {
@@ -1058,13 +1087,22 @@ impl ExecState {
         self.record_answer(b) == 1
     }
 
+    /// Appends a choice to the schedule (and the journal, in a worker).
+    #[inline]
+    fn push_choice(&mut self, choice: u32) {
+        self.schedule.push(choice);
+        if let Some(journal) = &mut self.journal {
+            journal.choice(choice, self.steps);
+        }
+    }
+
     /// Appends a non-thread choice to the schedule; `None` (a replay that no longer fits)
     /// stops the execution and answers 0.
     #[inline]
     fn record_answer(&mut self, choice: Option<u32>) -> u32 {
         match choice {
             Some(c) => {
-                self.schedule.push(c);
+                self.push_choice(c);
                 c
             }
             None => {

@@ -29,8 +29,13 @@ const TEARDOWN_RESUMES: usize = 1000;
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Outcome {
     pub failed: bool,
-    /// The process running it died (isolated executions only): nothing to replay.
+    /// The process running it died or never answered (isolated executions only): what
+    /// is known of it is what the parent saw, and what the worker's journal kept.
     pub crashed: bool,
+    /// A crashed execution whose journal kept its choices: `schedule` (and `time`,
+    /// `relaxed`) replay it up to the crash.
+    #[serde(skip)]
+    pub journaled: bool,
     pub schedule: Vec<u32>,
     /// How time passed in it: its schedule means something only under this.
     pub time: TimeParams,
@@ -70,6 +75,7 @@ impl Outcome {
             failed: true,
             cut: None,
             crashed: true,
+            journaled: false,
             schedule: Vec::new(),
             time: TimeParams::INFINITELY_FAST,
             relaxed: false,
@@ -90,6 +96,52 @@ impl Outcome {
             passed_trace: None,
             detected_at: None,
         }
+    }
+
+    /// An execution that took its worker's process down (`how`, and its last words on
+    /// stderr): a crash, with the schedule its journal kept, which replays it under `time`
+    /// and `relaxed` (the job's).
+    pub(crate) fn died(
+        message: String,
+        kept: Option<crate::process::journal::Kept>,
+        (time, relaxed): (TimeParams, bool),
+    ) -> Outcome {
+        let mut outcome = Outcome::lost(FailureKind::Crash, message);
+        if let Some(kept) = kept {
+            outcome.journaled = true;
+            outcome.schedule = kept.choices;
+            outcome.steps = kept.steps;
+            outcome.time = replayed_time(time, kept.timed);
+            outcome.relaxed = relaxed;
+            if let Some(e) = &mut outcome.explanation {
+                // A traced replay's last row is the step after which the process died.
+                if let Some(last) = kept.trace.last() {
+                    e.thread = last.thread.clone();
+                    let at = last
+                        .location
+                        .as_ref()
+                        .map(|l| format!(" at {}", l.trim_start_matches("after ")))
+                        .unwrap_or_default();
+                    e.notes.push(format!(
+                        "the process died while {} ran, after its last step pulse saw ({}{at}; \
+                         the trace's last row)",
+                        last.thread, last.op
+                    ));
+                }
+                e.trace = kept.trace;
+            }
+        }
+        outcome
+    }
+}
+
+/// The time mode a schedule made under `time` replays under: where no thread waited with a
+/// deadline (`timed`), any mode with the same pace replays it.
+fn replayed_time(time: TimeParams, timed: bool) -> TimeParams {
+    if timed || time.increment.is_some() {
+        time
+    } else {
+        TimeParams::INFINITELY_FAST
     }
 }
 
@@ -210,13 +262,10 @@ impl Executor {
             failed: stop.is_some() && cut.is_none(),
             cut,
             crashed: false,
+            journaled: false,
             schedule: std::mem::take(&mut st.schedule),
             // Where no thread waited with a deadline, any mode with the same pace replays it.
-            time: if st.timed || time.increment.is_some() {
-                time
-            } else {
-                TimeParams::INFINITELY_FAST
-            },
+            time: replayed_time(time, st.timed),
             relaxed,
             steps: st.steps,
             explanation,

@@ -11,7 +11,7 @@ use crate::executor::{Cut, Executor, Outcome};
 use crate::minimize;
 use crate::process::{isolate, os_threads, overflow, panic_hook, watchdog};
 use crate::report::backtrace::backtrace_wanted;
-use crate::report::explain::{replay_command, seed_command, Explanation};
+use crate::report::explain::{replay_command, seed_command, Explanation, KEPT_TRACE};
 use crate::report::failure::{Exhaustive, Failure, FailureKind, Report};
 use crate::scheduler::{for_strategy, ReplayScheduler, Scheduler, Strategy};
 use pulse_protocol::{env, Schedule, SeedReplay};
@@ -278,6 +278,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                     config.memory.relaxed_for_systematic_search(),
                 );
             }
+            search.executor.state().journal = reply.journal();
             let (mut outcome, back) = match job {
                 Job::Position => search.run_from_position(f, &bytes.unwrap_or_default()),
                 job => (search.run_job(f, job), None),
@@ -285,7 +286,12 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             outcome.warnings = std::mem::take(&mut search.executor.state().warnings);
             reply.send(&outcome, back.as_deref())
         }
-        isolate::Role::Search if config.isolation != Isolation::Off && !replaying => {
+        // A replay runs in process unless asked (a crash's replay line asks: there it is
+        // caught and reported as the search reported it).
+        isolate::Role::Search
+            if config.isolation == Isolation::Always
+                || config.isolation != Isolation::Off && !replaying =>
+        {
             let wall_clock = search.executor.state().wall_clock;
             search.isolator = isolate::Isolator::new(run_id, config.blocking_timeout, wall_clock);
             if search.isolator.is_none() && config.isolation == Isolation::Always {
@@ -677,18 +683,7 @@ impl Search {
                 let (time, relaxed) = {
                     let mut st = self.executor.state();
                     st.scheduler.new_execution(seed);
-                    // A replay run (`Config::replay`) replays under its schedule's time and
-                    // memory model.
-                    match &st.config.replay {
-                        Some(schedule) => (
-                            schedule.time_params(),
-                            replays_relaxed(schedule, st.config.memory),
-                        ),
-                        None => (
-                            st.config.time.params_for(seed),
-                            st.config.memory.relaxed_for(seed),
-                        ),
-                    }
+                    conditions(&st.config, &job)
                 };
                 self.executor.run(f, Tracing::Off, time, relaxed)
             }
@@ -725,13 +720,7 @@ impl Search {
     /// Runs a systematic search's next execution (its scheduler is at the position), under
     /// the time mode and memory model such a search runs.
     fn run_systematic(&mut self, f: &dyn Fn()) -> Outcome {
-        let (time, relaxed) = {
-            let st = self.executor.state();
-            (
-                st.config.time.for_systematic_search(),
-                st.config.memory.relaxed_for_systematic_search(),
-            )
-        };
+        let (time, relaxed) = conditions(&self.executor.state().config, &Job::Position);
         self.executor.run(f, Tracing::Off, time, relaxed)
     }
 
@@ -885,7 +874,10 @@ impl Search {
             }
             // The worker's watchdog already reported and wrote its record.
             isolate::Reply::Blocked => std::process::exit(watchdog::BLOCKED_EXIT_CODE),
-            isolate::Reply::Died { how, stderr } => lost(FailureKind::Crash, with_tail(how, &stderr)),
+            isolate::Reply::Died { how, stderr, kept } => {
+                let conditions = conditions(&self.executor.state().config, job);
+                (Outcome::died(with_tail(how, &stderr), kept, conditions), None)
+            }
             isolate::Reply::TimedOut { phase, after, stderr } => lost(
                 FailureKind::ToolError,
                 with_tail(
@@ -941,6 +933,7 @@ impl Search {
             .clone()
             .expect("a stopped execution is explained");
         let test = std::thread::current().name().unwrap_or("").to_string();
+        let crash = fast_expl.kind == FailureKind::Crash;
         let failure = |expl: Explanation, reproduced: bool| Failure {
             kind: expl.kind,
             message: expl.message,
@@ -960,9 +953,9 @@ impl Search {
                 } else {
                     (fast.time, fast.relaxed)
                 };
-                seed_command(config, seed, &strategy, time, relaxed, &test)
+                seed_command(config, seed, &strategy, time, relaxed, &test, crash)
             }),
-            replay_command: replay_command(config, &original, seed, &test),
+            replay_command: replay_command(config, &original, seed, &test, crash),
             schedule: original.clone(),
             original_schedule: None,
             minimized: None,
@@ -1021,15 +1014,13 @@ impl Search {
         // A minimized schedule is not its seed's: the replay line names the schedule.
         let replay_seed = if minimized.is_some() { None } else { seed };
         let failure = |expl: Explanation, reproduced: bool| Failure {
-            replay_command: replay_command(config, &schedule, replay_seed, &test),
+            replay_command: replay_command(config, &schedule, replay_seed, &test, crash),
             schedule: schedule.clone(),
             original_schedule: original.clone(),
             minimized: minimized.clone(),
             preemptions,
             ..failure(expl, reproduced)
         };
-        // A crashed process left no schedule: its seed, run again in a fresh process, says
-        // whether the crash reproduces. A worker that never answered is not tried again.
         let again = match (fast.crashed, seed) {
             // Cut by the time limit: its replay would take as long again.
             (false, _) if fast.cut.is_some() => None,
@@ -1041,6 +1032,15 @@ impl Search {
                     Some(_) => 0,
                 }),
             }),
+            // A crash whose journal kept its schedule: replayed traced from shortly before
+            // the last step the journal knew (its trace table's length, and the up to 4,096
+            // steps the journal may lag).
+            (true, _) if fast.journaled => Some(Job::Replay {
+                schedule: schedule.clone(),
+                tracing: Tracing::From(fast.steps.saturating_sub(2 * KEPT_TRACE as u64)),
+            }),
+            // One that left no schedule: its seed says whether the crash reproduces. A worker
+            // that never answered is not tried again.
             (true, Some(seed)) if fast_expl.kind == FailureKind::Crash => {
                 Some(Job::Seed { seed, strategy })
             }
@@ -1061,7 +1061,11 @@ impl Search {
                 .as_ref()
                 .is_some_and(|e| e.kind == fast_expl.kind && e.message == fast_expl.message)
         };
-        let mut traced = again.clone().map(|job| self.execute(f, job));
+        let mut traced = again.clone().and_then(|job| match fast.crashed {
+            // In this process the crash would take the search down with it.
+            true => self.execute_isolated(&job),
+            false => Some(self.execute(f, job)),
+        });
         // Replayed in this process, the schedule starts from what the failing execution left
         // in statics (a counter it bumped), not from what that execution started from. In a
         // fresh process it starts as the failing one did (the search re-checks failures after
@@ -1091,6 +1095,31 @@ impl Search {
         let heartbeat = self.executor.state().heartbeat.clone();
         let _quiet = heartbeat.map(watchdog::Pause::new);
         failure.with_trace_named(&test)
+    }
+}
+
+/// The time mode and memory model `job`'s execution runs under: a seed's draw (or, in a
+/// replay run, the replayed schedule's), a schedule's own, or a systematic search's.
+fn conditions(config: &Config, job: &Job) -> (pulse_protocol::TimeParams, bool) {
+    let replayed = |schedule: &Schedule| {
+        (
+            schedule.time_params(),
+            replays_relaxed(schedule, config.memory),
+        )
+    };
+    match job {
+        Job::Seed { seed, .. } => match &config.replay {
+            Some(schedule) => replayed(schedule),
+            None => (
+                config.time.params_for(*seed),
+                config.memory.relaxed_for(*seed),
+            ),
+        },
+        Job::Replay { schedule, .. } => replayed(schedule),
+        Job::Position => (
+            config.time.for_systematic_search(),
+            config.memory.relaxed_for_systematic_search(),
+        ),
     }
 }
 

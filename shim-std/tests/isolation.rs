@@ -108,6 +108,114 @@ fn dfs_and_dpor_with_every_schedule_isolated_find_what_they_find_in_one_process(
     }
 }
 
+/// A crash in an isolated execution keeps the schedule that led to it (the worker's
+/// journal): under every strategy it is the schedule of the same execution failing by a
+/// panic, replayed in a fresh process it crashes again, and the report traces it up to the
+/// crash.
+#[test]
+fn a_crash_in_an_isolated_random_execution_is_reported_with_its_schedule_and_trace() {
+    crash_keeps_its_schedule(Strategy::Random);
+}
+
+#[test]
+fn a_crash_in_an_isolated_dfs_execution_is_reported_with_its_schedule_and_trace() {
+    crash_keeps_its_schedule(Strategy::Dfs { bound: 2 });
+}
+
+#[test]
+fn a_crash_in_an_isolated_dpor_execution_is_reported_with_its_schedule_and_trace() {
+    crash_keeps_its_schedule(Strategy::Dpor { bound: 2 });
+}
+
+/// One search per test: a worker re-runs its test's earlier searches in process, and one
+/// of a crashing program would end it before it reached its own.
+fn crash_keeps_its_schedule(strategy: Strategy) {
+    let search = |f: fn()| {
+        Builder::new()
+            .schedules(300)
+            .seed(1)
+            .strategy(strategy)
+            .isolation(Isolation::Always)
+            .run(f)
+            .failure
+            .unwrap_or_else(|| panic!("{strategy}: the lost update is found"))
+    };
+    let panic = search(lost_update);
+    // The search's schedule (a panic's may be minimized after, in process).
+    let found = panic.original_schedule.unwrap_or(panic.schedule);
+    let crash = search(crash_on_lost_update);
+    assert_eq!(crash.kind, FailureKind::Crash, "{strategy}: {crash}");
+    assert_eq!(crash.execution, panic.execution, "{strategy}");
+    assert!(!crash.schedule.is_empty(), "{strategy}: {crash}");
+    assert_eq!(crash.schedule, found, "{strategy}: {crash}");
+    assert!(
+        crash.reproduced,
+        "{strategy}: replayed, it crashes again: {crash}"
+    );
+    let last = crash.trace.last().expect("traced up to the crash");
+    assert_eq!(last.thread, "main", "{strategy}: {crash}");
+    assert_eq!(crash.thread, "main", "{strategy}: {crash}");
+    assert!(
+        crash
+            .to_string()
+            .contains("the process died while main ran"),
+        "{strategy}: {crash}"
+    );
+    let replay = format!(
+        "{}=always {}='{}'",
+        pulse_protocol::env::ISOLATION,
+        pulse_protocol::env::REPLAY,
+        crash.schedule
+    );
+    assert!(
+        crash.replay_command.contains(&replay),
+        "{strategy}: {}",
+        crash.replay_command
+    );
+}
+
+/// A crash's replay line asks for a fresh process: there the replay is caught and reported
+/// as the search reported it, schedule and trace, instead of ending the test's process.
+#[test]
+fn a_crash_replayed_in_a_fresh_process_is_reported_with_its_schedule_and_trace() {
+    // The crash's schedule is the panic's (`crash_keeps_its_schedule`); a search of the
+    // crashing program itself would end this test's workers before they reached the replay.
+    let panic = Builder::new()
+        .schedules(300)
+        .strategy(Strategy::Dfs { bound: 2 })
+        .isolation(Isolation::Off)
+        .run(lost_update)
+        .failure
+        .expect("the lost update is found");
+    let schedule = panic
+        .original_schedule
+        .unwrap_or(panic.schedule)
+        .to_string();
+    let crash = Builder::new()
+        .replay(&schedule)
+        .unwrap()
+        .isolation(Isolation::Always)
+        .run(crash_on_lost_update)
+        .failure
+        .expect("the replay crashes");
+    assert_eq!(crash.kind, FailureKind::Crash, "{crash}");
+    assert_eq!(crash.schedule.to_string(), schedule, "{crash}");
+    assert!(crash.reproduced, "{crash}");
+    assert_eq!(crash.trace.last().map(|e| e.thread.as_str()), Some("main"));
+    assert!(
+        crash.replay_command.starts_with("PULSE_ISOLATION=always "),
+        "{}",
+        crash.replay_command
+    );
+}
+
+/// `lost_update`, ending its process instead of panicking.
+fn crash_on_lost_update() {
+    if std::panic::catch_unwind(lost_update).is_err() {
+        std::process::abort();
+    }
+}
+
 /// Two threads adding one to a shared count, each reading it under the lock and writing
 /// it back under the lock again: an update can be lost.
 fn lost_update() {

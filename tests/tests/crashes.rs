@@ -1,7 +1,7 @@
 //! Crashes are findings: a test process that dies (a null dereference, a double free, an
 //! `unsafe` precondition abort, `process::exit` in a spawned thread, an `abort` after a
-//! caught panic) is reported as CRASHED with its seed and a replay line, found with default
-//! settings, and the replay line reproduces the crash, twice.
+//! caught panic) is reported as CRASHED with its seed, schedule, trace and a replay line,
+//! found with default settings and by `dfs`, and the replay line reproduces the crash.
 
 #[allow(dead_code)]
 mod support;
@@ -53,6 +53,16 @@ fn every_crash_is_found_with_default_settings_and_its_replay_reproduces_it() {
             "{name}: {v}"
         );
         assert_eq!(v["record"]["kind"], "crash", "{name}: the runtime's record");
+        // The worker's journal kept the schedule that led to the crash, and the trace of its
+        // replay up to it.
+        let schedule = v["record"]["schedule"].as_str().unwrap_or("");
+        assert!(schedule.len() > "p1:".len(), "{name}: a schedule: {v}");
+        assert!(
+            v["record"]["trace"]
+                .as_array()
+                .is_some_and(|t| !t.is_empty()),
+            "{name}: a trace: {v}"
+        );
         let replay = v["replay"].as_str().unwrap().to_string();
         assert!(replay.contains(&format!("--seed {seed}")), "{replay}");
         assert!(run.stderr.contains(&replay), "the replay line is printed");
@@ -76,4 +86,70 @@ fn every_crash_is_found_with_default_settings_and_its_replay_reproduces_it() {
             );
         }
     }
+}
+
+/// `dfs` has no seed to replay: its crash report's line replays the schedule the worker's
+/// journal kept, in a fresh process, where the crash is reported again as it was found.
+#[test]
+fn a_crash_found_by_dfs_replays_by_its_schedule() {
+    let dir = fixture("crashes", "crashes-dfs");
+    let run = cargo_pulse(
+        &dir,
+        &[
+            "test",
+            "tickets::",
+            "--strategy",
+            "dfs",
+            "--color",
+            "never",
+            "--message-format",
+            "json",
+        ],
+    );
+    assert_eq!(run.code, 101, "the crash fails the run: {}", run.stderr);
+    let name = "tickets::tests::every_worker_gets_its_own_ticket";
+    let found = |events: Vec<serde_json::Value>| {
+        events
+            .into_iter()
+            .find(|v| v["type"] == "test" && v["name"] == name)
+            .unwrap_or_else(|| panic!("no event for {name}"))
+    };
+    let v = found(run.json());
+    assert_eq!(v["event"], "crashed", "{v}");
+    assert!(v["seed"].is_null(), "dfs has no seed: {v}");
+    let schedule = v["record"]["schedule"]
+        .as_str()
+        .expect("a schedule")
+        .to_string();
+    let replay = v["replay"].as_str().unwrap().to_string();
+    assert!(
+        replay.contains(&format!("--replay '{schedule}'"))
+            && replay.ends_with("--isolation always"),
+        "{replay}"
+    );
+    let again = shell(
+        &dir,
+        &format!("{replay} --color never --message-format json"),
+    );
+    assert_eq!(
+        again.code, 101,
+        "the replay crashes again: {}",
+        again.stderr
+    );
+    let r = found(again.json());
+    assert_eq!(r["event"], "crashed", "{r}");
+    assert_eq!(r["record"]["schedule"], schedule.as_str(), "{r}");
+    assert!(
+        r["report"]
+            .as_str()
+            .unwrap_or("")
+            .contains("handed out twice"),
+        "the replay reports the crash's cause: {r}"
+    );
+    assert!(
+        r["record"]["trace"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{r}"
+    );
 }

@@ -25,6 +25,9 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use pulse_protocol::{env, json};
+
+use crate::process::journal::{self, Journal, Kept};
+use crate::report::explain::KEPT_TRACE;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// The order a re-run reads: which run serves which job, and where the answer goes.
@@ -145,6 +148,11 @@ pub(crate) fn role<J: DeserializeOwned>(run: &RunId) -> Role<J> {
 }
 
 impl ReplyTo {
+    /// The journal this worker keeps of its execution (read by the parent if it dies).
+    pub(crate) fn journal(&self) -> Option<Journal> {
+        Journal::create(&self.0)
+    }
+
     /// Writes the outcome (and `bytes`, if any) where the parent reads it and ends this
     /// process at once: nothing else of the re-run (the test's other code, libtest's
     /// report) should run.
@@ -181,8 +189,12 @@ pub(crate) enum Reply<T> {
     /// The outcome, and the bytes that came with it.
     Done(T, Option<Vec<u8>>),
     /// The execution ended its process (a crash, an abort, `process::exit`); what it wrote
-    /// to stderr.
-    Died { how: String, stderr: String },
+    /// to stderr, and what its journal kept of it.
+    Died {
+        how: String,
+        stderr: String,
+        kept: Option<Kept>,
+    },
     /// The worker's watchdog found a thread blocked outside pulse; it reported it itself.
     Blocked,
     /// The re-run ended without reaching this run: the test cannot be re-run this way.
@@ -275,6 +287,7 @@ impl Isolator {
             time_left_ms: time_left.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         };
         let _remove_bytes = [bytes_in(&reply), bytes_out(&reply)].map(RemoveOnDrop);
+        let _remove_journal = journal::files(&reply).map(RemoveOnDrop);
         if let Some(Err(e)) = bytes.map(|b| std::fs::write(bytes_in(&reply), b)) {
             return Reply::Unreachable {
                 how: format!("could not write its order's bytes: {e}"),
@@ -343,6 +356,7 @@ impl Isolator {
                     Err(e) => Reply::Died {
                         how: format!("its answer could not be read ({e})"),
                         stderr: String::new(),
+                        kept: None,
                     },
                 }
             }
@@ -354,6 +368,7 @@ impl Isolator {
             Some(_) => Reply::Died {
                 how: describe(status),
                 stderr,
+                kept: journal::read(&reply, KEPT_TRACE),
             },
             None => {
                 pass_on(&stderr);

@@ -1,15 +1,15 @@
 //! Explaining a stopped execution: what failed, where, who held what, the trace, and the
 //! line that replays it — read off the execution's state before cleanup changes it.
 
-use std::panic::Location;
-
 use pulse_protocol::env;
 
 use crate::config::Config;
 use crate::execution::{ExecState, Status, Stop, Tid};
 use crate::obj_ref::ObjRef;
 use crate::report::failure::FailureKind;
-use crate::report::trace::{location_string, Event, EventKind, TraceEvent, TraceKind};
+use crate::report::trace::{
+    is_machinery, location_string, Event, EventKind, TraceEvent, TraceKind, UserLines,
+};
 use pulse_protocol::trace::{self, ThreadInfo, Trace};
 use pulse_protocol::Schedule;
 
@@ -34,11 +34,15 @@ pub(crate) struct Explanation {
     pub notes: Vec<String>,
 }
 
+/// The line that replays a failing execution: its schedule, or its seed where that is the
+/// line to copy. A crash's runs its replay in a fresh process, which reports the crash as
+/// the search did (in the test's own process it would only end it).
 pub(crate) fn replay_command(
     config: &Config,
     schedule: &Schedule,
     seed: Option<u64>,
     test: &str,
+    crash: bool,
 ) -> String {
     let long = schedule.to_string().len() > crate::report::failure::LONG_SCHEDULE;
     let in_test = !test.is_empty() && test != "main";
@@ -56,7 +60,7 @@ pub(crate) fn replay_command(
         Some(t) => t.clone(),
         // A command line people copy: a long schedule of a strategy whose executions depend
         // on their seed alone (random, pos) replays by its seed,
-        // and so does a crash, which left no schedule (it ran first in a fresh process, so
+        // and so does a crash whose schedule was lost (it ran first in a fresh process, so
         // its seed replays it whatever the strategy).
         None if in_test
             && seed.is_some()
@@ -79,6 +83,10 @@ pub(crate) fn replay_command(
         ),
         None => "pulse::Builder::new().replay(\"{schedule}\").unwrap().check(..)".to_string(),
     };
+    let template = match crash {
+        true => in_fresh_process(template, config.replay_command.is_some()),
+        false => template,
+    };
     template
         .replace("{schedule}", &schedule.to_string())
         .replace(
@@ -86,6 +94,23 @@ pub(crate) fn replay_command(
             &seed.map_or_else(|| "-".to_string(), |s| s.to_string()),
         )
         .replace("{test}", test)
+}
+
+/// A replay line that runs its execution in a fresh process, where a crash is caught and
+/// reported as the search reported it (in the test's own process it would only end it):
+/// cargo-pulse's line (`templated`) takes a flag, `cargo test` the variable, and code the
+/// builder's setting.
+fn in_fresh_process(line: String, templated: bool) -> String {
+    if templated {
+        format!("{line} --isolation always")
+    } else if line.contains(" cargo test") {
+        format!("{}=always {line}", env::ISOLATION)
+    } else {
+        line.replace(
+            ".check(..)",
+            ".isolation(pulse::Isolation::Always).check(..)",
+        )
+    }
 }
 
 /// The line that replays a failing execution from its seed alone: its own strategy
@@ -99,6 +124,7 @@ pub(crate) fn seed_command(
     time: pulse_protocol::TimeParams,
     relaxed: bool,
     test: &str,
+    crash: bool,
 ) -> String {
     let memory = if relaxed { "relaxed" } else { "sc" };
     let in_test = !test.is_empty() && test != "main";
@@ -116,6 +142,10 @@ pub(crate) fn seed_command(
             env::MEMORY,
         ),
         None => "pulse::Builder::new().strategy(\"{strategy}\".parse().unwrap()).seed({seed}).schedules(1).time(\"{time}\".parse().unwrap()).memory(\"{memory}\".parse().unwrap()).check(..)".to_string(),
+    };
+    let template = match crash {
+        true => in_fresh_process(template, config.seed_command.is_some()),
+        false => template,
     };
     template
         .replace("{strategy}", &strategy.to_string())
@@ -435,7 +465,7 @@ fn describe_blocked(
 
 /// The most recent steps a report keeps: a million-step livelock's whole trace would cost
 /// seconds to resolve and hundreds of megabytes of JSON, and people read the end.
-const KEPT_TRACE: usize = 10_000;
+pub(crate) const KEPT_TRACE: usize = 10_000;
 
 fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
     let Some(events) = &st.trace else {
@@ -445,34 +475,15 @@ fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
         .iter()
         .filter(|e| !matches!(e.kind, EventKind::Note(_)))
         .collect();
-    // A location inside pulse or std is shown as "after" the thread's last user line.
     let first = table.len().saturating_sub(KEPT_TRACE);
-    let mut last: std::collections::BTreeMap<u32, &Location<'static>> = Default::default();
-    let mut out = Vec::with_capacity(table.len() - first);
-    for (i, e) in table.iter().enumerate() {
-        let location = match e.location {
-            Some(l) if is_machinery(l.file()) => last
-                .get(&e.thread)
-                .filter(|_| i >= first)
-                .map(|l| format!("after {}", location_string(l))),
-            Some(l) => {
-                last.insert(e.thread, l);
-                (i >= first).then(|| location_string(l))
-            }
-            None => None,
-        };
-        if i >= first {
-            out.push(TraceEvent {
-                step: e.step,
-                thread: st.thread_name(e.thread),
-                op: e.describe(),
-                object: e.object.map(|o| o.to_string()),
-                location,
-                clock_ns: e.clock_ns,
-            });
-        }
+    let mut lines = UserLines::default();
+    for e in &table[..first] {
+        lines.locate(e, false);
     }
-    out
+    table[first..]
+        .iter()
+        .map(|e| lines.row(e, st.thread_name(e.thread)))
+        .collect()
 }
 
 /// The most recent events a trace file keeps (the viewer is made for 100,000).
@@ -569,30 +580,6 @@ pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> 
     };
     trace.link();
     Some(trace)
-}
-
-/// pulse's own crates, as paths relative to the directory they are built from (this file's
-/// `file!()` says where that is: the repository, or cargo-pulse's support copy).
-const PULSE_DIRS: [&str; 6] = [
-    "runtime/src/",
-    "shim-std/src/",
-    "pulse/src/",
-    "pulse-macros/src/",
-    "protocol/src/",
-    "shim-parking-lot-core",
-];
-
-/// Whether `file` is inside pulse or Rust's standard library, not the user's code.
-pub(crate) fn is_machinery(file: &str) -> bool {
-    let root = file!()
-        .strip_suffix("runtime/src/report/explain.rs")
-        .unwrap_or("");
-    let std = file.starts_with("/rustc/")
-        || file.contains("/lib/rustlib/src/rust/library/")
-        || file.starts_with("library/");
-    std || file
-        .strip_prefix(root)
-        .is_some_and(|rest| PULSE_DIRS.iter().any(|d| rest.starts_with(d)))
 }
 
 /// An event whose location is inside pulse or std (a `Drop`, which cannot be

@@ -162,7 +162,7 @@ impl fmt::Display for Failure {
             None => writeln!(f, "  replayed schedule")?,
         }
         let schedule = self.schedule.to_string();
-        if self.schedule.is_empty() && self.kind == FailureKind::Crash {
+        if self.schedule.is_empty() && self.kind == FailureKind::Crash && self.seed.is_some() {
             writeln!(
                 f,
                 "  schedule: - (it died with the process; the seed replays it)"

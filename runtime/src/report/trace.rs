@@ -2,6 +2,7 @@
 //! operation, the object and the user's source location. Recorded only when a failing
 //! schedule is replayed for its report, so the search itself pays nothing for it.
 
+use std::collections::BTreeMap;
 use std::panic::Location;
 
 use crate::obj_ref::ObjRef;
@@ -182,4 +183,63 @@ pub(crate) fn clock_time(ns: u64) -> String {
 fn trim(x: f64) -> String {
     let s = format!("{x:.6}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Each thread's last line in the user's code: a step inside pulse or std is shown "after"
+/// it.
+#[derive(Default)]
+pub(crate) struct UserLines(BTreeMap<u32, &'static Location<'static>>);
+
+impl UserLines {
+    /// Notes `e`'s line if it is the user's, and says where to show `e` when `shown`.
+    pub(crate) fn locate(&mut self, e: &Event, shown: bool) -> Option<String> {
+        match e.location {
+            Some(l) if is_machinery(l.file()) => self
+                .0
+                .get(&e.thread)
+                .filter(|_| shown)
+                .map(|l| format!("after {}", location_string(l))),
+            Some(l) => {
+                self.0.insert(e.thread, l);
+                shown.then(|| location_string(l))
+            }
+            None => None,
+        }
+    }
+
+    /// `e` (run by `thread`) as a row of the report's trace table.
+    pub(crate) fn row(&mut self, e: &Event, thread: String) -> TraceEvent {
+        TraceEvent {
+            step: e.step,
+            thread,
+            op: e.describe(),
+            object: e.object.map(|o| o.to_string()),
+            location: self.locate(e, true),
+            clock_ns: e.clock_ns,
+        }
+    }
+}
+
+/// pulse's own crates, as paths relative to the directory they are built from (this file's
+/// `file!()` says where that is: the repository, or cargo-pulse's support copy).
+const PULSE_DIRS: [&str; 6] = [
+    "runtime/src/",
+    "shim-std/src/",
+    "pulse/src/",
+    "pulse-macros/src/",
+    "protocol/src/",
+    "shim-parking-lot-core",
+];
+
+/// Whether `file` is inside pulse or Rust's standard library, not the user's code.
+pub(crate) fn is_machinery(file: &str) -> bool {
+    let root = file!()
+        .strip_suffix("runtime/src/report/trace.rs")
+        .unwrap_or("");
+    let std = file.starts_with("/rustc/")
+        || file.contains("/lib/rustlib/src/rust/library/")
+        || file.starts_with("library/");
+    std || file
+        .strip_prefix(root)
+        .is_some_and(|rest| PULSE_DIRS.iter().any(|d| rest.starts_with(d)))
 }
