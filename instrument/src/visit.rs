@@ -70,6 +70,15 @@ fn std_crate(name: &str) -> Option<Crate> {
     }
 }
 
+/// `std::alloc::alloc` or `alloc::alloc::alloc`: a function, which lives among values, so
+/// importing it does not hide the `alloc` crate (a path's first segment is looked up among
+/// crates and modules). `use alloc::alloc::{alloc, dealloc, Layout}` is common in no_std
+/// crates (crossbeam-skiplist), and their `alloc::sync::Arc` must still be rewritten.
+fn is_allocator_function(prefix: &[String], name: &str) -> bool {
+    name == "alloc"
+        && matches!(prefix, [krate, module] if module == "alloc" && (krate == "std" || krate == "alloc"))
+}
+
 impl Decls<'_, '_> {
     /// Declared in code this build leaves out: it hides and aliases nothing.
     fn inactive(&self, ident: &syn::Ident) -> bool {
@@ -126,7 +135,7 @@ impl Decls<'_, '_> {
                         self.plan.imports.insert(last, prefix.clone());
                     }
                 } else {
-                    if !prefix.is_empty() {
+                    if !prefix.is_empty() && !is_allocator_function(prefix, &name) {
                         self.shadowing(&n.ident, "the import");
                     }
                     let mut full = prefix.clone();
