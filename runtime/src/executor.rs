@@ -204,6 +204,8 @@ impl Executor {
             crate::ctx::current().is_none(),
             "pulse: `pulse::check` cannot run inside another pulse execution"
         );
+        let heartbeat = self.state().heartbeat.clone();
+        let _watched = heartbeat.map(crate::process::watchdog::Watch::new);
         let id = registry::begin();
         self.cell.id.set(id);
         set_current(&*self.cell);

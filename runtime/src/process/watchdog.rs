@@ -28,6 +28,10 @@ pub(crate) struct Heartbeat {
     done: AtomicBool,
     /// Set while pulse does its own work (`Pause`): not a stall.
     paused: AtomicBool,
+    /// Set while an execution runs (`Watch`): only then can the test's code stall. pulse's
+    /// own work between executions (a failure's report for a 100-million-step execution
+    /// takes seconds) is never taken for a stall.
+    watching: AtomicBool,
     /// The OS thread running the executions (signalled for a backtrace when it stalls).
     #[cfg(unix)]
     os_thread: std::sync::OnceLock<libc::pthread_t>,
@@ -84,7 +88,10 @@ pub(crate) fn start(
                 // (Parked, not asleep: the guard wakes it to end it at once.)
                 std::thread::park_timeout(Duration::from_millis(50).min(timeout));
                 let now = hb.beats.load(Ordering::Relaxed);
-                if now != last || hb.paused.load(Ordering::Relaxed) {
+                if now != last
+                    || hb.paused.load(Ordering::Relaxed)
+                    || !hb.watching.load(Ordering::Relaxed)
+                {
                     last = now;
                     since = Instant::now();
                 } else if since.elapsed() >= timeout && !hb.done.load(Ordering::Relaxed) {
@@ -227,6 +234,22 @@ impl Pause {
 impl Drop for Pause {
     fn drop(&mut self) {
         self.0.paused.store(false, Ordering::Relaxed);
+    }
+}
+
+/// Marks an execution running until it is dropped: the only time the watchdog watches.
+pub(crate) struct Watch(Arc<Heartbeat>);
+
+impl Watch {
+    pub(crate) fn new(heartbeat: Arc<Heartbeat>) -> Watch {
+        heartbeat.watching.store(true, Ordering::Relaxed);
+        Watch(heartbeat)
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.0.watching.store(false, Ordering::Relaxed);
     }
 }
 

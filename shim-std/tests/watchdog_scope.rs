@@ -1,0 +1,82 @@
+//! The watchdog watches executions only: pulse's own work between them (a failure's report
+//! for a 100-million-step execution takes seconds, and so may a hook the caller gave it) is
+//! never taken for a thread blocked outside pulse, while a test thread that blocks outside
+//! pulse inside an execution still is.
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use pulse_runtime::{Builder, FailureKind, Isolation};
+use pulse_shim_std::sync::{Arc, Mutex};
+use pulse_shim_std::thread;
+
+const CHILD: &str = "SHIM_STD_TEST_WATCHDOG_SCOPE_CHILD";
+const BLOCKING_TIMEOUT: Duration = Duration::from_millis(200);
+
+#[test]
+fn slow_work_between_executions_is_not_a_stall() {
+    if std::env::var_os(CHILD).is_some() {
+        let report = search()
+            // Outside every execution: as long as a huge failure's report.
+            .on_found(|_| std::thread::sleep(5 * BLOCKING_TIMEOUT))
+            .run(lost_update);
+        let f = report.failure.expect("the lost update is found");
+        assert_eq!(f.kind, FailureKind::Panic, "{f}");
+        println!("reported: {}", f.message);
+        return;
+    }
+    let child = in_child("slow_work_between_executions_is_not_a_stall");
+    assert!(child.status.success(), "{}", child.stderr);
+    assert!(child.stdout.contains("reported: "), "{}", child.stdout);
+}
+
+#[test]
+fn a_block_inside_an_execution_is_still_a_stall() {
+    if std::env::var_os(CHILD).is_some() {
+        search().run(|| std::thread::sleep(5 * BLOCKING_TIMEOUT));
+        unreachable!("the watchdog ends the process");
+    }
+    let child = in_child("a_block_inside_an_execution_is_still_a_stall");
+    assert!(!child.status.success(), "{}", child.stdout);
+    assert!(
+        child.stderr.contains("without reaching a pulse operation"),
+        "{}",
+        child.stderr
+    );
+}
+
+fn search() -> Builder {
+    Builder::new()
+        .schedules(50)
+        .seed(1)
+        .isolation(Isolation::Off)
+        .blocking_timeout(BLOCKING_TIMEOUT)
+}
+
+fn in_child(test: &str) -> common::Finished {
+    common::run_with_deadline(
+        Command::new(std::env::current_exe().unwrap())
+            .args([test, "--exact", "--nocapture"])
+            .env(CHILD, "1"),
+        Duration::from_secs(60),
+    )
+}
+
+/// Two threads each reading a shared count under the lock and writing it back under the
+/// lock again: an update can be lost.
+fn lost_update() {
+    let n = Arc::new(Mutex::new(0));
+    let t = {
+        let n = n.clone();
+        thread::spawn(move || {
+            let v = *n.lock().unwrap();
+            *n.lock().unwrap() = v + 1;
+        })
+    };
+    let v = *n.lock().unwrap();
+    *n.lock().unwrap() = v + 1;
+    t.join().unwrap();
+    assert_eq!(*n.lock().unwrap(), 2);
+}
