@@ -831,6 +831,7 @@ impl ExecState {
             }
         }
         if self.steps > self.step_bound {
+            self.scheduler.past_bound();
             match self
                 .progress
                 .at_bound(self.step_bound, self.config.max_steps)

@@ -286,6 +286,55 @@ fn the_step_bound_scales_with_the_threads() {
     );
 }
 
+/// A producer hands out one token at a time and waits until each of three consumers has
+/// taken one. PCT and roles take busy threads in turns (64 choice points each): in a fixed
+/// order, the consumer right after the producer takes every token, the others never get one,
+/// and a correct test ran to the step cap (crossbeam-deque's `no_starvation`, 100 million
+/// steps). Past the step bound they pick at random (`Scheduler::past_bound`), as no OS
+/// scheduler keeps an order for ever, and the test ends.
+#[test]
+fn a_test_waiting_for_every_thread_ends_under_pct_and_roles() {
+    use pulse_shim_std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+    for strategy in ["pct:3", "roles:4", "portfolio"] {
+        let report = Builder::new()
+            .schedules(10)
+            .seed(1)
+            .max_steps(20_000)
+            .strategy(strategy.parse().unwrap())
+            .run(|| {
+                let tokens = Arc::new(AtomicUsize::new(0));
+                let done = Arc::new(AtomicBool::new(false));
+                let hits: Arc<Vec<AtomicBool>> =
+                    Arc::new((0..3).map(|_| AtomicBool::new(false)).collect());
+                let consumers: Vec<_> = (0..3)
+                    .map(|i| {
+                        let (tokens, done, hits) = (tokens.clone(), done.clone(), hits.clone());
+                        thread::spawn(move || {
+                            while !done.load(SeqCst) {
+                                let t = tokens.load(SeqCst);
+                                if t > 0
+                                    && tokens.compare_exchange(t, t - 1, SeqCst, SeqCst).is_ok()
+                                {
+                                    hits[i].store(true, SeqCst);
+                                }
+                            }
+                        })
+                    })
+                    .collect();
+                while !hits.iter().all(|h| h.load(SeqCst)) {
+                    if tokens.load(SeqCst) == 0 {
+                        tokens.fetch_add(1, SeqCst);
+                    }
+                }
+                done.store(true, SeqCst);
+                for c in consumers {
+                    c.join().unwrap();
+                }
+            });
+        assert!(report.passed(), "{strategy}: {}", report.failure.unwrap());
+    }
+}
+
 /// Past the step bound an execution goes on while it changes state: a stress test three
 /// times longer than its bound passes, and so do two whose state only cycles (a value handed
 /// round through a few values, data a lock guards taken in turns: scoped_threadpool's and

@@ -198,6 +198,15 @@ pub trait Scheduler {
     #[inline]
     fn runnable_changed(&mut self, _thread: u32, _runnable: bool) {}
 
+    /// Told when the execution passes its step bound (a livelock, a runaway loop, or a long
+    /// test): a strategy whose picks are not random (PCT's and roles' priorities, which take
+    /// busy threads in turns) picks at random from here on. In turns, the same thread can
+    /// be cut off at the same point of its loop every time, and a correct test that waits
+    /// for every thread to get somewhere never ends (crossbeam-deque's `no_starvation`
+    /// under `pct:3`: 100 million steps), which no OS scheduler's jitter would allow.
+    #[inline]
+    fn past_bound(&mut self) {}
+
     /// Told when `thread` ends, just before it leaves the runnable set for good (a thread
     /// that blocks leaves it too, without this call).
     #[inline]
@@ -518,6 +527,28 @@ pub(crate) fn below(rng: &mut Rng, n: usize) -> usize {
 #[inline]
 pub(crate) fn one_in(rng: &mut Rng, n: u32) -> bool {
     n != 0 && below(rng, n as usize) == 0
+}
+
+/// At a choice point past the step bound, one in this many switches threads.
+const PAST_BOUND_SWITCH: u32 = 16;
+
+/// A pick past the step bound (`Scheduler::past_bound`), for a strategy whose picks follow
+/// priorities (PCT, roles): as an OS scheduler with random time slices, the running thread
+/// (`current`, when runnable) goes on, and at one choice point in `PAST_BOUND_SWITCH`, or
+/// when it yields, any runnable thread runs, at random. No fixed order, so no thread is cut
+/// off at the same point of its loop every time; few switches, so a long test's locks are
+/// not handed over at every step (a switch at every step made a spin on a lock 1.6x slower
+/// per step).
+pub(crate) fn past_bound_pick(
+    rng: &mut Rng,
+    runnable: &[u32],
+    current: Option<u32>,
+    yielding: bool,
+) -> u32 {
+    match current {
+        Some(c) if !yielding && !one_in(rng, PAST_BOUND_SWITCH) => c,
+        _ => runnable[below(rng, runnable.len())],
+    }
 }
 
 /// Test support: adds or removes up to two random threads (below `threads`) from the sorted

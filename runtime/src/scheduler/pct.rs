@@ -9,8 +9,8 @@
 //! that replays it from its seed alone (`strategy_for`).
 
 use super::{
-    below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, RankedSet, Rng, RunLength, Scheduler,
-    Strategy,
+    below, one_in, past_bound_pick, rng_from_seed, ChoiceKind, ChoiceOdds, RankedSet, Rng,
+    RunLength, Scheduler, Strategy,
 };
 
 pub struct PctScheduler {
@@ -33,6 +33,8 @@ pub struct PctScheduler {
     run: RunLength,
     /// The execution's runnable threads by priority.
     ranked: RankedSet<i64>,
+    /// Past the step bound: picks are random (`Scheduler::past_bound`).
+    random_picks: bool,
 }
 
 impl PctScheduler {
@@ -49,6 +51,7 @@ impl PctScheduler {
             next_low: 0,
             run: RunLength::default(),
             ranked: RankedSet::default(),
+            random_picks: false,
         }
     }
 
@@ -98,6 +101,21 @@ impl PctScheduler {
         }
     }
 
+    /// `best`, or past the step bound a pick as with random time slices
+    /// (`past_bound_pick`), the bookkeeping as for `best`'s.
+    fn past_bound_or(
+        &mut self,
+        best: u32,
+        runnable: &[u32],
+        current: Option<u32>,
+        yielding: bool,
+    ) -> u32 {
+        match self.random_picks {
+            true => past_bound_pick(&mut self.rng, runnable, current, yielding),
+            false => best,
+        }
+    }
+
     fn after_pick(&mut self, best: u32) -> u32 {
         if self.change_points.contains(&self.step) {
             self.demote(best);
@@ -133,6 +151,7 @@ impl Scheduler for PctScheduler {
         self.next_low = 0;
         self.run.reset();
         self.ranked = RankedSet::default();
+        self.random_picks = false;
         let k = self.next_k() as usize;
         self.change_points = (1..self.depth)
             .map(|_| below(&mut self.rng, k) as u64)
@@ -148,11 +167,16 @@ impl Scheduler for PctScheduler {
     ) -> Option<u32> {
         self.before_pick(current, yielding);
         let best = self.scan(runnable);
+        let best = self.past_bound_or(best, runnable, current, yielding);
         Some(self.after_pick(best))
     }
 
     fn runnable_changed(&mut self, thread: u32, runnable: bool) {
         self.ranked.changed(thread, runnable);
+    }
+
+    fn past_bound(&mut self) {
+        self.random_picks = true;
     }
 
     fn next_runnable(
@@ -169,6 +193,7 @@ impl Scheduler for PctScheduler {
             Some(t) => t,
             None => self.scan(runnable),
         };
+        let best = self.past_bound_or(best, runnable, current, yielding);
         Some(self.after_pick(best))
     }
 

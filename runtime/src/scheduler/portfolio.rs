@@ -106,6 +106,10 @@ impl Scheduler for PortfolioScheduler {
         self.arms[self.active].runnable_changed(thread, runnable)
     }
 
+    fn past_bound(&mut self) {
+        self.arms[self.active].past_bound()
+    }
+
     fn next_runnable(
         &mut self,
         runnable: &[u32],
