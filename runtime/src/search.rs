@@ -144,6 +144,24 @@ const STATE_CARRIED: &str =
      running it many times in one process would report as a bug. Each schedule now runs in its \
      own process (slower); `PULSE_ISOLATION=always` starts that way, `off` never does";
 
+/// What the warnings above add of the failure they set aside (`outcome`, the search's
+/// schedule `index` from 0, its seed if it has one): it may be a real bug that needs the
+/// state earlier runs left (a global epoch, a pool), so the reader can still look at it.
+fn set_aside(outcome: &Outcome, seed: Option<u64>, index: u64) -> String {
+    let Some(e) = &outcome.explanation else {
+        return String::new();
+    };
+    let headline = e.message.lines().next().unwrap_or_default();
+    let seed = seed.map(|s| format!(", seed {s}")).unwrap_or_default();
+    format!(
+        ". The failure set aside (schedule {}{seed}): a {} in thread '{}': {headline}; \
+         `--isolation off` reports it as found",
+        index + 1,
+        e.kind.title(),
+        e.thread,
+    )
+}
+
 /// Said when a later execution offers no choice where the first offered some.
 const PATH_CHANGED: &str =
     "a schedule after the first made no scheduling choice where the first made some: the \
@@ -287,11 +305,10 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             reply.send(&outcome, back.as_deref())
         }
         // A replay runs in process unless asked (a crash's replay line asks: there it is
-        // caught and reported as the search reported it).
-        isolate::Role::Search
-            if config.isolation == Isolation::Always
-                || config.isolation != Isolation::Off && !replaying =>
-        {
+        // caught and reported as the search reported it), but keeps the isolator: its
+        // traced re-run, when it goes another way in this process (state the replayed
+        // execution left in statics), is checked in a fresh one.
+        isolate::Role::Search if config.isolation != Isolation::Off => {
             let wall_clock = search.executor.state().wall_clock;
             search.isolator = isolate::Isolator::new(run_id, config.blocking_timeout, wall_clock);
             if search.isolator.is_none() && config.isolation == Isolation::Always {
@@ -395,7 +412,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                         .as_ref()
                         .is_some_and(|e| e.kind != FailureKind::ReplayDiverged);
                 if !reproduced {
-                    search.start_over(config, STATE_CARRIED_RESTART, &mut report);
+                    let why = format!(
+                        "{STATE_CARRIED_RESTART}{}",
+                        set_aside(&outcome, None, report.executions)
+                    );
+                    search.start_over(config, &why, &mut report);
                     i = 0;
                     continue;
                 }
@@ -417,7 +438,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             if let Some(fresh) = search.execute_isolated(&Job::Seed { seed, strategy }) {
                 search.isolated = true;
                 if !fresh.failed {
-                    search.executor.state().warn(STATE_CARRIED.to_string());
+                    let warning = format!(
+                        "{STATE_CARRIED}{}",
+                        set_aside(&outcome, Some(seed), report.executions)
+                    );
+                    search.executor.state().warn(warning);
                     continue; // this schedule again, in its own process
                 }
                 // A real failure: report it as a clean process sees it, and replay it there.
