@@ -107,6 +107,9 @@ pub(crate) struct VThread {
     /// Depth of `pulse::atomic` regions: inside one the thread is never preempted.
     pub atomic_depth: u32,
     pub last_location: Option<&'static Location<'static>>,
+    /// The operation at its last scheduling point, while tracing: its trace row is written
+    /// when the thread is picked to run it (`ExecState::grant_row`), not when it asked.
+    pub asked: Option<(&'static str, Option<ObjRef>, &'static Location<'static>)>,
     pub steps: u64,
     /// Virtual time since which its next step has been enabled (pulse_time's interval is
     /// measured from it).
@@ -135,6 +138,7 @@ impl VThread {
             aborts: 0,
             atomic_depth: 0,
             last_location: None,
+            asked: None,
             steps: 0,
             enabled_at: 0,
             max_wait: None,
@@ -514,7 +518,23 @@ impl ExecState {
         if let Some(hb) = &self.heartbeat {
             hb.beat(thread, Some(location));
         }
-        self.trace_event(EventKind::Op, op, object, Some(location));
+        if self.trace.is_some() && t.atomic_depth == 0 {
+            t.asked = Some((op, object, location));
+        }
+    }
+
+    /// Writes the trace row of the scheduling point the thread just picked (`next`) asked
+    /// at, numbered with this decision: its operation runs now. Written when the thread
+    /// asked, a row showed a load that waited while other threads ran before their stores,
+    /// with the value it read after them (it looked like a broken `SeqCst`).
+    fn grant_row(&mut self) {
+        let Some(next) = self.next else {
+            return;
+        };
+        if let Some((op, object, location)) = self.threads[next as usize].asked.take() {
+            let step = self.steps.saturating_sub(1);
+            self.push_event(next, step, EventKind::Op, op, object, Some(location), None);
+        }
     }
 
     pub fn trace_event(
@@ -537,17 +557,32 @@ impl ExecState {
         location: Option<&'static Location<'static>>,
         value: Option<&'static str>,
     ) {
+        let (thread, step) = (self.current, self.steps);
+        self.push_event(thread, step, kind, op, object, location, value);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_event(
+        &mut self,
+        thread: Tid,
+        step: u64,
+        kind: EventKind,
+        op: &'static str,
+        object: Option<ObjRef>,
+        location: Option<&'static Location<'static>>,
+        value: Option<&'static str>,
+    ) {
         if let Some(trace) = &mut self.trace {
             if self
                 .threads
-                .get(self.current as usize)
+                .get(thread as usize)
                 .is_some_and(|t| t.atomic_depth > 0)
             {
                 return;
             }
             let event = Event {
-                step: self.steps,
-                thread: self.current,
+                step,
+                thread,
                 kind,
                 op,
                 object,
@@ -558,7 +593,7 @@ impl ExecState {
             };
             trace.push(event);
             if self.journal.is_some() && !matches!(kind, EventKind::Note(_)) {
-                let thread = self.thread_name(self.current);
+                let thread = self.thread_name(thread);
                 let row = self.journal_lines.row(&event, thread);
                 if let Some(journal) = &mut self.journal {
                     journal.trace(&row);
@@ -808,7 +843,15 @@ impl ExecState {
     }
 
     /// Picks who runs next and stores it in `next` (`None` ends the execution).
+    #[inline]
     pub fn decide(&mut self, yielding: bool) {
+        self.pick_next(yielding);
+        if self.trace.is_some() {
+            self.grant_row();
+        }
+    }
+
+    fn pick_next(&mut self, yielding: bool) {
         if self.stop.is_some() {
             self.next = None;
             return;
