@@ -411,18 +411,11 @@ fn a_failure_that_changes_a_static_is_replayed_in_a_fresh_process() {
         t.join().unwrap();
         panic!("run {n} of this body in this process");
     });
-    let f = report.failure.expect("fails at once");
+    let f = report.failure.clone().expect("fails at once");
     assert_eq!(f.execution, 0);
     assert!(f.message.contains("run 0 of"), "{f}");
     assert!(f.reproduced && !f.trace.is_empty(), "{f}");
-    assert!(
-        report
-            .warnings
-            .iter()
-            .any(|w| w.contains("replayed in a fresh process")),
-        "{:?}",
-        report.warnings
-    );
+    assert_warns(&report, "replayed in a fresh process");
 }
 
 /// The same for a replay (`--replay`): it runs in process, and its traced re-run, which
@@ -437,17 +430,10 @@ fn a_replayed_failure_that_changes_a_static_is_traced_in_a_fresh_process() {
             panic!("run {n} of this body in this process");
         }
     });
-    let f = report.failure.expect("the replay fails");
+    let f = report.failure.clone().expect("the replay fails");
     assert!(f.message.contains("run 0 of"), "{f}");
     assert!(f.reproduced && !f.trace.is_empty(), "{f}");
-    assert!(
-        report
-            .warnings
-            .iter()
-            .any(|w| w.contains("replayed in a fresh process")),
-        "{:?}",
-        report.warnings
-    );
+    assert_warns(&report, "replayed in a fresh process");
 }
 
 /// A worker runs its execution from the parent run's date, not from its own start: the
@@ -706,6 +692,14 @@ fn a_trace_the_replay_could_not_make_is_explained() {
             .iter()
             .any(|w| w.contains("no trace of the passing run was written")),
         "{:?}",
+        report.warnings
+    );
+}
+
+fn assert_warns(report: &Report, text: &str) {
+    assert!(
+        report.warnings.iter().any(|w| w.contains(text)),
+        "no warning says {text:?}: {:?}",
         report.warnings
     );
 }

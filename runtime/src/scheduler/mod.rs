@@ -529,6 +529,37 @@ pub(crate) fn one_in(rng: &mut Rng, n: u32) -> bool {
     n != 0 && below(rng, n as usize) == 0
 }
 
+/// Whether the execution is past its step bound (`Scheduler::past_bound`), for a strategy
+/// whose picks follow priorities (PCT, roles).
+#[derive(Default)]
+pub(crate) struct PastBound(bool);
+
+impl PastBound {
+    pub(crate) fn set(&mut self) {
+        self.0 = true;
+    }
+
+    pub(crate) fn reset(&mut self) {
+        self.0 = false;
+    }
+
+    /// `best`, or past the bound a pick as with random time slices (`past_bound_pick`); the
+    /// strategy's bookkeeping goes on as for its own pick.
+    pub(crate) fn or(
+        &self,
+        best: u32,
+        rng: &mut Rng,
+        runnable: &[u32],
+        current: Option<u32>,
+        yielding: bool,
+    ) -> u32 {
+        match self.0 {
+            true => past_bound_pick(rng, runnable, current, yielding),
+            false => best,
+        }
+    }
+}
+
 /// At a choice point past the step bound, one in this many switches threads.
 const PAST_BOUND_SWITCH: u32 = 16;
 
@@ -539,12 +570,7 @@ const PAST_BOUND_SWITCH: u32 = 16;
 /// off at the same point of its loop every time; few switches, so a long test's locks are
 /// not handed over at every step (a switch at every step made a spin on a lock 1.6x slower
 /// per step).
-pub(crate) fn past_bound_pick(
-    rng: &mut Rng,
-    runnable: &[u32],
-    current: Option<u32>,
-    yielding: bool,
-) -> u32 {
+fn past_bound_pick(rng: &mut Rng, runnable: &[u32], current: Option<u32>, yielding: bool) -> u32 {
     match current {
         Some(c) if !yielding && !one_in(rng, PAST_BOUND_SWITCH) => c,
         _ => runnable[below(rng, runnable.len())],

@@ -9,8 +9,8 @@
 //! that replays it from its seed alone (`strategy_for`).
 
 use super::{
-    below, one_in, past_bound_pick, rng_from_seed, ChoiceKind, ChoiceOdds, RankedSet, Rng,
-    RunLength, Scheduler, Strategy,
+    below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, PastBound, RankedSet, Rng, RunLength,
+    Scheduler, Strategy,
 };
 
 pub struct PctScheduler {
@@ -33,8 +33,8 @@ pub struct PctScheduler {
     run: RunLength,
     /// The execution's runnable threads by priority.
     ranked: RankedSet<i64>,
-    /// Past the step bound: picks are random (`Scheduler::past_bound`).
-    random_picks: bool,
+    /// Past the step bound, picks are as with random time slices.
+    past_bound: PastBound,
 }
 
 impl PctScheduler {
@@ -51,7 +51,7 @@ impl PctScheduler {
             next_low: 0,
             run: RunLength::default(),
             ranked: RankedSet::default(),
-            random_picks: false,
+            past_bound: PastBound::default(),
         }
     }
 
@@ -101,21 +101,6 @@ impl PctScheduler {
         }
     }
 
-    /// `best`, or past the step bound a pick as with random time slices
-    /// (`past_bound_pick`), the bookkeeping as for `best`'s.
-    fn past_bound_or(
-        &mut self,
-        best: u32,
-        runnable: &[u32],
-        current: Option<u32>,
-        yielding: bool,
-    ) -> u32 {
-        match self.random_picks {
-            true => past_bound_pick(&mut self.rng, runnable, current, yielding),
-            false => best,
-        }
-    }
-
     fn after_pick(&mut self, best: u32) -> u32 {
         if self.change_points.contains(&self.step) {
             self.demote(best);
@@ -151,7 +136,7 @@ impl Scheduler for PctScheduler {
         self.next_low = 0;
         self.run.reset();
         self.ranked = RankedSet::default();
-        self.random_picks = false;
+        self.past_bound.reset();
         let k = self.next_k() as usize;
         self.change_points = (1..self.depth)
             .map(|_| below(&mut self.rng, k) as u64)
@@ -167,7 +152,9 @@ impl Scheduler for PctScheduler {
     ) -> Option<u32> {
         self.before_pick(current, yielding);
         let best = self.scan(runnable);
-        let best = self.past_bound_or(best, runnable, current, yielding);
+        let best = self
+            .past_bound
+            .or(best, &mut self.rng, runnable, current, yielding);
         Some(self.after_pick(best))
     }
 
@@ -176,7 +163,7 @@ impl Scheduler for PctScheduler {
     }
 
     fn past_bound(&mut self) {
-        self.random_picks = true;
+        self.past_bound.set();
     }
 
     fn next_runnable(
@@ -193,7 +180,9 @@ impl Scheduler for PctScheduler {
             Some(t) => t,
             None => self.scan(runnable),
         };
-        let best = self.past_bound_or(best, runnable, current, yielding);
+        let best = self
+            .past_bound
+            .or(best, &mut self.rng, runnable, current, yielding);
         Some(self.after_pick(best))
     }
 

@@ -21,8 +21,8 @@
 use std::panic::Location;
 
 use super::{
-    below, one_in, past_bound_pick, rng_from_seed, ChoiceKind, ChoiceOdds, RankedSet, Rng,
-    RunLength, Scheduler, Strategy,
+    below, one_in, rng_from_seed, ChoiceKind, ChoiceOdds, PastBound, RankedSet, Rng, RunLength,
+    Scheduler, Strategy,
 };
 
 /// A thread's place in the order: its role's priority, then its own within the role.
@@ -80,8 +80,8 @@ pub struct RolesScheduler {
     next_low: i64,
     run: RunLength,
     ranked: RankedSet<Key>,
-    /// Past the step bound: picks are random (`Scheduler::past_bound`).
-    random_picks: bool,
+    /// Past the step bound, picks are as with random time slices.
+    past_bound: PastBound,
     /// The most roles an execution has shown (`None` before the first ended).
     max_roles_seen: Option<u32>,
 }
@@ -103,7 +103,7 @@ impl RolesScheduler {
             next_low: 0,
             run: RunLength::default(),
             ranked: RankedSet::default(),
-            random_picks: false,
+            past_bound: PastBound::default(),
             max_roles_seen: None,
         }
     }
@@ -221,21 +221,6 @@ impl RolesScheduler {
         }
     }
 
-    /// `best`, or past the step bound a pick as with random time slices
-    /// (`past_bound_pick`), the bookkeeping as for `best`'s.
-    fn past_bound_or(
-        &mut self,
-        best: u32,
-        runnable: &[u32],
-        current: Option<u32>,
-        yielding: bool,
-    ) -> u32 {
-        match self.random_picks {
-            true => past_bound_pick(&mut self.rng, runnable, current, yielding),
-            false => best,
-        }
-    }
-
     fn after_pick(&mut self, best: u32) -> u32 {
         let t = best as usize;
         self.picks[t] += 1;
@@ -269,7 +254,7 @@ impl Scheduler for RolesScheduler {
         self.next_low = 0;
         self.run.reset();
         self.ranked = RankedSet::default();
-        self.random_picks = false;
+        self.past_bound.reset();
         self.change_points = (1..self.depth)
             .map(|_| ChangePoint {
                 role: below(&mut self.rng, roles) as u32,
@@ -292,7 +277,9 @@ impl Scheduler for RolesScheduler {
     ) -> Option<u32> {
         self.before_pick(current, yielding);
         let best = self.scan(runnable);
-        let best = self.past_bound_or(best, runnable, current, yielding);
+        let best = self
+            .past_bound
+            .or(best, &mut self.rng, runnable, current, yielding);
         Some(self.after_pick(best))
     }
 
@@ -301,7 +288,7 @@ impl Scheduler for RolesScheduler {
     }
 
     fn past_bound(&mut self) {
-        self.random_picks = true;
+        self.past_bound.set();
     }
 
     fn next_runnable(
@@ -316,7 +303,9 @@ impl Scheduler for RolesScheduler {
             Some(t) => t,
             None => self.scan(runnable),
         };
-        let best = self.past_bound_or(best, runnable, current, yielding);
+        let best = self
+            .past_bound
+            .or(best, &mut self.rng, runnable, current, yielding);
         Some(self.after_pick(best))
     }
 
