@@ -716,3 +716,55 @@ fn once_cell() {
 fn event_listener() {
     check("event-listener", None);
 }
+
+/// RUSTSEC-2021-0093, a known bug found through a published crate's public API: in
+/// crossbeam-deque 0.8.0 a LIFO batch steal reads a task from a buffer the worker has since
+/// shrunk, so one task is taken twice and another lost. The fixture's test, written against
+/// plain std (`tests/fixtures/rustsec-2021-0093`), must fail that way under the default
+/// strategy (seed 100000 finds it at schedule 57), and pass against 0.8.1, which fixed it.
+#[test]
+fn crossbeam_deque_rustsec_2021_0093_is_found_and_its_fix_passes() {
+    let _turn = serial();
+    if let Err(why) = fetched() {
+        eprintln!("skipped: crates.io not reachable: {why}");
+        return;
+    }
+    for (version, buggy) in [("0.8.0", true), ("0.8.1", false)] {
+        let slot = format!("rustsec-2021-0093-{version}");
+        let dir = support::fixture("rustsec-2021-0093", &slot);
+        // The lock file pins 0.8.0; `cargo fetch` is the reachability check for the rest.
+        let args: &[&str] = match buggy {
+            true => &["fetch"],
+            false => &["update", "-p", "crossbeam-deque", "--precise", version],
+        };
+        let out = cargo_in(&dir, args);
+        if out.code != Some(0) {
+            eprintln!(
+                "skipped: crates.io not reachable: cargo {} in {slot}: {}",
+                args[0],
+                last_lines(&out.stderr)
+            );
+            return;
+        }
+        let mut cmd = Command::new(cargo());
+        cmd.args(["pulse", "test", "--seed", "100000", "--schedules", "300"])
+            .args(["--message-format", "json", "--color", "never"])
+            .current_dir(&dir);
+        configure(&mut cmd, installed_bin_dir());
+        let log = work_dir().join(format!("{slot}.pulse"));
+        let run = run_with_deadline(cmd, Duration::from_secs(900), &log);
+        let event = run
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|v| v["type"] == "test" && v["name"] == "steal_batch_during_shrink")
+            .unwrap_or_else(|| panic!("{slot}: no result for the test\n{}", run.stderr));
+        if buggy {
+            assert_eq!(event["event"], "failed", "{slot}: {event}");
+            let report = event["report"].as_str().unwrap_or_default();
+            assert!(report.contains("was taken 2 times"), "{slot}: {report}");
+        } else {
+            assert_eq!(event["event"], "ok", "{slot}: {event}\n{}", run.stderr);
+        }
+    }
+}
