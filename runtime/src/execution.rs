@@ -532,8 +532,17 @@ impl ExecState {
             return;
         };
         if let Some((op, object, location)) = self.threads[next as usize].asked.take() {
-            let step = self.steps.saturating_sub(1);
-            self.push_event(next, step, EventKind::Op, op, object, Some(location), None);
+            self.push_event(Event {
+                step: self.steps.saturating_sub(1),
+                thread: next,
+                kind: EventKind::Op,
+                op,
+                object,
+                location: Some(location),
+                clock_ns: self.clock_ns,
+                value: None,
+                atomic: None,
+            });
         }
     }
 
@@ -557,43 +566,36 @@ impl ExecState {
         location: Option<&'static Location<'static>>,
         value: Option<&'static str>,
     ) {
-        let (thread, step) = (self.current, self.steps);
-        self.push_event(thread, step, kind, op, object, location, value);
+        if self.trace.is_none() {
+            return;
+        }
+        self.push_event(Event {
+            step: self.steps,
+            thread: self.current,
+            kind,
+            op,
+            object,
+            location,
+            clock_ns: self.clock_ns,
+            value,
+            atomic: None,
+        });
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn push_event(
-        &mut self,
-        thread: Tid,
-        step: u64,
-        kind: EventKind,
-        op: &'static str,
-        object: Option<ObjRef>,
-        location: Option<&'static Location<'static>>,
-        value: Option<&'static str>,
-    ) {
+    /// Adds `event` to the trace (and the journal, in a worker); none inside a
+    /// `#[pulse::atomic]` call.
+    fn push_event(&mut self, event: Event) {
         if let Some(trace) = &mut self.trace {
             if self
                 .threads
-                .get(thread as usize)
+                .get(event.thread as usize)
                 .is_some_and(|t| t.atomic_depth > 0)
             {
                 return;
             }
-            let event = Event {
-                step,
-                thread,
-                kind,
-                op,
-                object,
-                location,
-                clock_ns: self.clock_ns,
-                value,
-                atomic: None,
-            };
             trace.push(event);
-            if self.journal.is_some() && !matches!(kind, EventKind::Note(_)) {
-                let thread = self.thread_name(thread);
+            if self.journal.is_some() && !matches!(event.kind, EventKind::Note(_)) {
+                let thread = self.thread_name(event.thread);
                 let row = self.journal_lines.row(&event, thread);
                 if let Some(journal) = &mut self.journal {
                     journal.trace(&row);

@@ -25,10 +25,10 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use pulse_protocol::{env, json};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 use crate::process::journal::{self, Journal, Kept};
 use crate::report::explain::KEPT_TRACE;
-use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// The order a re-run reads: which run serves which job, and where the answer goes.
 const WORKER_ENV: &str = env::ISOLATED_WORKER;

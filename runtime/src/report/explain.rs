@@ -35,8 +35,8 @@ pub(crate) struct Explanation {
 }
 
 /// The line that replays a failing execution: its schedule, or its seed where that is the
-/// line to copy. A crash's runs its replay in a fresh process, which reports the crash as
-/// the search did (in the test's own process it would only end it).
+/// line to copy. A crash's line runs the replay in a fresh process, which reports the crash
+/// as the search did (in the test's own process it would only end it).
 pub(crate) fn replay_command(
     config: &Config,
     schedule: &Schedule,
