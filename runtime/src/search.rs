@@ -994,6 +994,7 @@ impl Search {
             trace_tail: config.trace_tail,
             full_trace: expl.full,
             race: None,
+            race_steps: None,
             notes: expl.notes,
         };
         // Said before the traced replay, which may take the process down with it: then what
@@ -1249,7 +1250,10 @@ impl Failure {
             t.message = self.message.clone();
             t.seed = self.seed;
             t.schedule = self.schedule.to_string();
-            self.race = t.race_summary();
+            if let Some(race) = t.race() {
+                self.race = Some(race.summary);
+                self.race_steps = Some(race.steps);
+            }
         }
         self
     }

@@ -221,3 +221,39 @@ fn rows_come_in_the_order_their_operations_ran() {
     }
     assert_eq!(seen, [true, true], "both orders show up");
 }
+
+/// A report shows the end of the trace (its last 30 rows); when the race it names came
+/// earlier, it shows the rows around that race too (crossbeam-deque 0.8.0 trial: the last 30
+/// of 763 steps were an epoch unpin and thread exits, the race 60 steps before).
+#[test]
+fn a_report_shows_the_rows_around_an_earlier_race() {
+    let report = Builder::new().schedules(1000).seed(1).run(|| {
+        let n = Arc::new(AtomicU32::new(0));
+        let n2 = n.clone();
+        let t = thread::spawn(move || {
+            let v = n2.load(Ordering::SeqCst);
+            n2.store(v + 1, Ordering::SeqCst);
+        });
+        let v = n.load(Ordering::SeqCst);
+        n.store(v + 1, Ordering::SeqCst);
+        t.join().unwrap();
+        // Steps after the race: the tail of the trace is all this.
+        let busy = AtomicU32::new(0);
+        for _ in 0..100 {
+            busy.fetch_add(1, Ordering::SeqCst);
+        }
+        assert_eq!(n.load(Ordering::SeqCst), 2, "an update was lost");
+    });
+    let f = report.failure.expect("the lost update is found");
+    let (first, last) = f.race_steps.expect("a race is named");
+    let text = f.to_string();
+    let (tail, around) = text
+        .split_once("trace around the race above:")
+        .unwrap_or_else(|| panic!("no rows around the race: {text}"));
+    assert!(!tail.contains("AtomicU32::store"), "{text}");
+    assert!(around.contains("AtomicU32::store"), "{text}");
+    assert!(
+        around.contains(&format!(" {first} ")) && around.contains(&format!(" {last} ")),
+        "steps {first} and {last} shown: {text}"
+    );
+}

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 mod location;
 mod races;
+pub use races::Race;
 
 pub use location::{dependency_of, display_location, display_locations_in, is_user_location};
 

@@ -136,6 +136,10 @@ impl Trace {
     /// thread-2's store at :473:25, though 2 newer stores were made (the last by thread-2 at
     /// :473:25): nothing ordered them before the read".
     pub fn stale_read_summary(&self) -> Option<String> {
+        self.stale_read().map(|r| r.summary)
+    }
+
+    fn stale_read(&self) -> Option<Race> {
         let end = self.failing_event? as usize;
         let failing = self.events.get(end)?;
         // A deadlock's cause is its wait cycle, not a value read.
@@ -174,7 +178,7 @@ impl Trace {
         } else {
             ("s", "were", "them")
         };
-        Some(format!(
+        let summary = format!(
             "{} read `{}` at {} and got {read}, though {newer} newer store{s} {were} made (the \
              last by {} at {}): nothing ordered {them} before the read",
             self.thread_name(l.thread),
@@ -184,7 +188,11 @@ impl Trace {
                 .map_or_else(|| "?".into(), display_location),
             self.thread_name(last.thread),
             at(last),
-        ))
+        );
+        Some(Race {
+            summary,
+            steps: (last.step, l.step),
+        })
     }
 
     /// The object whose races explain the failure: of the objects with a race before the
@@ -246,7 +254,12 @@ impl Trace {
     /// `AtomicU64#0` at src/lib.rs:12 between main's read at :10 and write at :14"), the
     /// last such; else the last race.
     pub fn race_summary(&self) -> Option<String> {
-        if let Some(stale) = self.stale_read_summary() {
+        self.race().map(|r| r.summary)
+    }
+
+    /// `race_summary` with the steps its events span.
+    pub fn race(&self) -> Option<Race> {
+        if let Some(stale) = self.stale_read() {
             return Some(stale);
         }
         let races = self.races();
@@ -326,7 +339,7 @@ impl Trace {
                     }
                 }
             }
-            return Some(format!(
+            let summary = format!(
                 "{}{} {} `{}` at {}{} between {}'s {} at {}{} and {} at {}{}",
                 inside(&[x.from, x.to, y.from, y.to]),
                 name(b_first.thread),
@@ -341,11 +354,15 @@ impl Trace {
                 noun(c),
                 short_location(c.location.as_deref(), b_first.location.as_deref()),
                 after(y.to),
-            ));
+            );
+            return Some(Race {
+                summary,
+                steps: (a.step, c.step),
+            });
         }
         let last = before.last()?;
         let (a, b) = (ev(last.from), ev(last.to));
-        Some(format!(
+        let summary = format!(
             "{}{} {} `{}` at {}{} and {} {} it at {}{}, unordered by any synchronisation",
             inside(&[last.from, last.to]),
             name(a.thread),
@@ -359,8 +376,19 @@ impl Trace {
             verb(b),
             short_location(b.location.as_deref(), a.location.as_deref()),
             after(last.to),
-        ))
+        );
+        Some(Race {
+            summary,
+            steps: (a.step, b.step),
+        })
     }
+}
+
+/// The race the console names: its words, and the first and last step of the events they
+/// name (a report shows the trace's rows there when its tail does not reach them).
+pub struct Race {
+    pub summary: String,
+    pub steps: (u64, u64),
 }
 
 /// What an event does to its object, if it is a side effect.

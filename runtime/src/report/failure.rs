@@ -65,6 +65,10 @@ pub struct Failure {
     pub full_trace: Option<pulse_protocol::trace::Trace>,
     /// The racing pair in words, when the trace shows one (`Trace::race_summary`).
     pub race: Option<String>,
+    /// The first and last step of the events `race` names: the report shows the trace's
+    /// rows there too when its tail does not reach them.
+    #[serde(skip)]
+    pub race_steps: Option<(u64, u64)>,
     /// What the reader needs to know to judge the failure (`Explanation::notes`).
     pub notes: Vec<String>,
 }
@@ -87,6 +91,25 @@ fn serialize_display_opt<S: serde::Serializer, T: fmt::Display>(
 }
 
 impl Failure {
+    /// The rows around the race's steps (`race_steps`), when the table's last rows (from
+    /// `shown`) start after them: a few rows before its first event and after its last,
+    /// and all between, or the first and the last few when they are many (two parts).
+    fn race_rows(&self, shown: usize) -> Option<Vec<&[TraceEvent]>> {
+        const AROUND: u64 = 3;
+        const PART: usize = 8;
+        let (first, last) = self.race_steps?;
+        if last + AROUND >= self.trace.get(shown)?.step {
+            return None;
+        }
+        let from = self.trace.partition_point(|e| e.step + AROUND < first);
+        let to = self.trace.partition_point(|e| e.step <= last + AROUND);
+        let near = self.trace.get(from..to).filter(|n| !n.is_empty())?;
+        Some(match near.len() > 2 * PART {
+            true => vec![&near[..PART], &near[near.len() - PART..]],
+            false => vec![near],
+        })
+    }
+
     /// The record cargo-pulse reads, for the test named `test`.
     pub fn record(&self, test: &str) -> FailureRecord {
         FailureRecord {
@@ -237,6 +260,15 @@ impl fmt::Display for Failure {
                 writeln!(f, "  trace ({steps} steps):")?;
             }
             f.write_str(&format_table(&self.trace[skip..]))?;
+            if let Some(parts) = self.race_rows(skip) {
+                writeln!(f, "  trace around the race above:")?;
+                for (i, rows) in parts.iter().enumerate() {
+                    if i > 0 {
+                        writeln!(f, "      …")?;
+                    }
+                    f.write_str(&format_table(rows))?;
+                }
+            }
         }
         if let Some(bt) = &self.backtrace {
             writeln!(f, "  backtrace:")?;
@@ -403,6 +435,7 @@ mod tests {
             trace_tail: 30,
             full_trace: None,
             race: None,
+            race_steps: None,
             notes: Vec::new(),
         }
     }
