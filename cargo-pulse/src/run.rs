@@ -900,8 +900,8 @@ impl Judging<'_> {
                         .replace("{schedule}", &record.schedule)
                 })
             };
-            match crash && !line.ends_with(CRASH_ISOLATION) {
-                true => format!("{line}{CRASH_ISOLATION}"),
+            match crash {
+                true => in_fresh_process(line),
                 false => line,
             }
         } else if let Some(seed) = record.seed {
@@ -909,9 +909,7 @@ impl Judging<'_> {
             // execution's own strategy, time mode and memory model when the record has them
             // (the run's `--strategy` may be a portfolio, or PCT whose `k` had grown).
             match &record.seed_command {
-                Some(command) if crash && !command.ends_with(CRASH_ISOLATION) => {
-                    format!("{command}{CRASH_ISOLATION}")
-                }
+                Some(command) if crash => in_fresh_process(command.clone()),
                 Some(command) => command.clone(),
                 None => plan.seed_line(self.case, seed, crash),
             }
@@ -1072,6 +1070,14 @@ impl Judging<'_> {
 /// What a crash's replay line adds: a fresh process, where the crash is caught and
 /// reported, not only the end of the test's process.
 const CRASH_ISOLATION: &str = " --isolation always";
+
+/// `line` asking for a fresh process (`CRASH_ISOLATION`), once.
+fn in_fresh_process(line: String) -> String {
+    match line.ends_with(CRASH_ISOLATION) {
+        true => line,
+        false => line + CRASH_ISOLATION,
+    }
+}
 
 /// How the process died, out of the runtime's crash message: `SIGSEGV, an invalid memory
 /// access`, `exit status 1 (process::exit)`.

@@ -43,9 +43,16 @@ impl Journal {
     /// made (then a crash is reported as before, by its seed).
     pub(crate) fn create(reply: &Path) -> Option<Journal> {
         let [choices, trace] = files(reply);
+        // Appending: after `clear` empties it, the next row goes at its start.
+        let trace = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(trace)
+            .ok()?;
+        trace.set_len(0).ok()?;
         Some(Journal {
             choices: Mapped::create(&choices)?,
-            trace: std::fs::File::create(trace).ok()?,
+            trace,
         })
     }
 
@@ -248,6 +255,7 @@ mod tests {
         let reply = std::env::temp_dir().join(format!("pulse-journal-{}.json", std::process::id()));
         let mut journal = Journal::create(&reply).expect("journal");
         journal.choice(9, 1);
+        journal.trace(&TraceEvent::default());
         journal.clear();
         let many = FIRST_SIZE; // more choices than the first size holds
         for i in 0..many {
@@ -263,6 +271,7 @@ mod tests {
             });
         }
         drop(journal);
+        let all = read(&reply, 10).expect("kept");
         let kept = read(&reply, 2).expect("kept");
         for f in files(&reply) {
             std::fs::remove_file(f).unwrap();
@@ -275,7 +284,9 @@ mod tests {
             .all(|(i, &c)| c == i as u32 % 7));
         assert_eq!(kept.steps, 5 * many as u64);
         assert!(kept.timed);
-        let steps: Vec<u64> = kept.trace.iter().map(|e| e.step).collect();
-        assert_eq!(steps, [1, 2]);
+        let steps = |k: &Kept| k.trace.iter().map(|e| e.step).collect::<Vec<u64>>();
+        // The row written before `clear` is gone, and nothing is left where it was.
+        assert_eq!(steps(&all), [0, 1, 2]);
+        assert_eq!(steps(&kept), [1, 2]);
     }
 }
