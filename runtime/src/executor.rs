@@ -204,8 +204,11 @@ impl Executor {
             crate::ctx::current().is_none(),
             "pulse: `pulse::check` cannot run inside another pulse execution"
         );
+        // The watchdog watches the test's code (the threads, their teardown), not pulse's
+        // own work between (explaining a huge trace).
         let heartbeat = self.state().heartbeat.clone();
-        let _watched = heartbeat.map(crate::process::watchdog::Watch::new);
+        let watch = || heartbeat.clone().map(crate::process::watchdog::Watch::new);
+        let watched = watch();
         let id = registry::begin();
         self.cell.id.set(id);
         set_current(&*self.cell);
@@ -224,6 +227,7 @@ impl Executor {
             st.next = Some(0);
         }
         self.drive();
+        drop(watched);
         let (explanation, detected_at) = {
             let mut st = self.state();
             if st.stop.is_none() {
@@ -235,11 +239,6 @@ impl Executor {
                 Stop::Panic { .. } => st.first_panic_at.unwrap_or_else(Instant::now),
                 _ => Instant::now(),
             });
-            // pulse's own work, however long a huge trace takes: not a stalled thread.
-            let _quiet = st
-                .heartbeat
-                .clone()
-                .map(crate::process::watchdog::Pause::new);
             (
                 st.stop.as_ref().map(|stop| explain_stop(&st, stop)),
                 detected_at,
@@ -251,7 +250,9 @@ impl Executor {
             }
             _ => None,
         };
+        let watched = watch();
         self.teardown();
+        drop(watched);
         set_current(std::ptr::null());
         registry::end(id);
         let mut st = self.state();

@@ -724,22 +724,14 @@ impl Search {
     /// Runs a systematic search's next execution from `position` (in a worker), and says
     /// where the search is after it.
     fn run_from_position(&mut self, f: &dyn Fn(), position: &[u8]) -> (Outcome, Option<Vec<u8>>) {
-        let resumed = self.quietly(|s| s.executor.state().scheduler.resume(position));
+        let resumed = self.executor.state().scheduler.resume(position);
         if let Err(e) = resumed {
             let message = format!("pulse could not read the search's position ({e})");
             return (Outcome::lost(FailureKind::ToolError, message), None);
         }
         let outcome = self.run_systematic(f);
-        let back = self.quietly(|s| s.executor.state().scheduler.save_position());
+        let back = self.executor.state().scheduler.save_position();
         (outcome, back)
-    }
-
-    /// Runs pulse's own work that may take a while (a long search's position written or
-    /// read) with the watchdog paused: no test thread is stalled meanwhile.
-    fn quietly<T>(&mut self, work: impl FnOnce(&mut Self) -> T) -> T {
-        let heartbeat = self.executor.state().heartbeat.clone();
-        let _quiet = heartbeat.map(watchdog::Pause::new);
-        work(self)
     }
 
     /// Runs a systematic search's next execution (its scheduler is at the position), under
@@ -754,7 +746,7 @@ impl Search {
     /// else in this process.
     fn execute_systematic(&mut self, f: &dyn Fn()) -> Outcome {
         if self.isolated {
-            let position = self.quietly(|s| s.executor.state().scheduler.save_position());
+            let position = self.executor.state().scheduler.save_position();
             let reply = position.and_then(|p| self.execute_isolated_with(&Job::Position, Some(&p)));
             if let Some((outcome, back)) = reply {
                 if let Some(e) = outcome
@@ -778,8 +770,7 @@ impl Search {
                         ),
                     );
                 }
-                let resumed =
-                    back.map(|p| self.quietly(|s| s.executor.state().scheduler.resume(&p)));
+                let resumed = back.map(|p| self.executor.state().scheduler.resume(&p));
                 if let Some(Err(e)) = resumed {
                     return Outcome::lost(
                         FailureKind::ToolError,
@@ -882,12 +873,9 @@ impl Search {
         bytes: Option<&[u8]>,
     ) -> Option<(Outcome, Option<Vec<u8>>)> {
         // The worker has a watchdog of its own; the isolator's deadline bounds the wait.
-        let heartbeat = self.executor.state().heartbeat.clone();
-        let quiet = heartbeat.map(watchdog::Pause::new);
         let time_left =
             (self.executor.state().cut_at).map(|at| at.saturating_duration_since(Instant::now()));
         let reply = self.isolator.as_mut()?.run(job, bytes, time_left);
-        drop(quiet);
         let lost = |kind, message| (Outcome::lost(kind, message), None);
         Some(match reply {
             isolate::Reply::Done(outcome, back) => {
@@ -1116,10 +1104,6 @@ impl Search {
             None if fast.cut.is_some() => failure(fast_expl, true),
             _ => failure(fast_expl, false),
         };
-        // Naming the race is pulse's own work (seconds on a 50,000-step trace in a debug
-        // build), not a stalled test thread.
-        let heartbeat = self.executor.state().heartbeat.clone();
-        let _quiet = heartbeat.map(watchdog::Pause::new);
         failure.with_trace_named(&test)
     }
 }

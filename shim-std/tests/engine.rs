@@ -335,6 +335,23 @@ fn a_test_waiting_for_every_thread_ends_under_pct_and_roles() {
     }
 }
 
+/// Two threads each adding one to a shared atomic `each` times; the count at the end.
+fn count_in_two_threads(each: usize) -> usize {
+    use pulse_shim_std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let count = Arc::new(AtomicUsize::new(0));
+    let c = count.clone();
+    let t = thread::spawn(move || {
+        for _ in 0..each {
+            c.fetch_add(1, SeqCst);
+        }
+    });
+    for _ in 0..each {
+        count.fetch_add(1, SeqCst);
+    }
+    t.join().unwrap();
+    count.load(SeqCst)
+}
+
 /// Past the step bound an execution goes on while it changes state: a stress test three
 /// times longer than its bound passes, and so do two whose state only cycles (a value handed
 /// round through a few values, data a lock guards taken in turns: scoped_threadpool's and
@@ -346,20 +363,7 @@ fn a_test_waiting_for_every_thread_ends_under_pct_and_roles() {
 fn a_long_execution_that_changes_state_is_not_a_livelock() {
     use pulse_shim_std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
     let bounded = Builder::new().schedules(3).seed(1).max_steps(20_000);
-    let report = bounded.run(|| {
-        let count = Arc::new(AtomicUsize::new(0));
-        let c = count.clone();
-        let t = thread::spawn(move || {
-            for _ in 0..15_000 {
-                c.fetch_add(1, SeqCst);
-            }
-        });
-        for _ in 0..15_000 {
-            count.fetch_add(1, SeqCst);
-        }
-        t.join().unwrap();
-        assert_eq!(count.load(SeqCst), 30_000);
-    });
+    let report = bounded.run(|| assert_eq!(count_in_two_threads(15_000), 30_000));
     assert!(report.passed(), "{}", report.failure.unwrap());
 
     // Two threads hand a value round 1..=4, 30,000 turns each: 60,000+ steps.
@@ -659,22 +663,11 @@ fn a_search_stops_at_its_time_limit_and_says_so() {
 /// its bound it is a step-limit finding, as it would have been at the probe's cap.
 #[test]
 fn the_time_limit_cuts_a_long_execution() {
-    use pulse_shim_std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
     use std::time::{Duration, Instant};
     // Two threads counting long past any of the limits below (not for ever: without the
     // cut this test would take minutes, not hang).
     let count_long = || {
-        let count = Arc::new(AtomicUsize::new(0));
-        let c = count.clone();
-        let t = thread::spawn(move || {
-            for _ in 0..20_000_000 {
-                c.fetch_add(1, SeqCst);
-            }
-        });
-        for _ in 0..20_000_000 {
-            count.fetch_add(1, SeqCst);
-        }
-        t.join().unwrap();
+        count_in_two_threads(20_000_000);
     };
     let started = Instant::now();
     let report = Builder::new()

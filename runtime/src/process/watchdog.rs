@@ -26,11 +26,9 @@ pub(crate) struct Heartbeat {
     /// Names of the current execution's threads, updated at spawn (rare).
     names: Mutex<Vec<String>>,
     done: AtomicBool,
-    /// Set while pulse does its own work (`Pause`): not a stall.
-    paused: AtomicBool,
-    /// Set while an execution runs (`Watch`): only then can the test's code stall. pulse's
-    /// own work between executions (a failure's report for a 100-million-step execution
-    /// takes seconds) is never taken for a stall.
+    /// Set while the test's code runs (`Watch`): only then can it stall. pulse's own work
+    /// (a failure's report for a 100-million-step execution takes seconds, waiting for an
+    /// isolated run's process) is never taken for a stall.
     watching: AtomicBool,
     /// The OS thread running the executions (signalled for a backtrace when it stalls).
     #[cfg(unix)]
@@ -88,10 +86,7 @@ pub(crate) fn start(
                 // (Parked, not asleep: the guard wakes it to end it at once.)
                 std::thread::park_timeout(Duration::from_millis(50).min(timeout));
                 let now = hb.beats.load(Ordering::Relaxed);
-                if now != last
-                    || hb.paused.load(Ordering::Relaxed)
-                    || !hb.watching.load(Ordering::Relaxed)
-                {
+                if now != last || !hb.watching.load(Ordering::Relaxed) {
                     last = now;
                     since = Instant::now();
                 } else if since.elapsed() >= timeout && !hb.done.load(Ordering::Relaxed) {
@@ -220,24 +215,8 @@ fn blocking_crate(frames: &str) -> Option<String> {
     })
 }
 
-/// Tells the watchdog that what runs until it is dropped is pulse's own work (explaining a
-/// failure, waiting for an isolated run's process), not a stalled thread.
-pub(crate) struct Pause(Arc<Heartbeat>);
-
-impl Pause {
-    pub(crate) fn new(heartbeat: Arc<Heartbeat>) -> Pause {
-        heartbeat.paused.store(true, Ordering::Relaxed);
-        Pause(heartbeat)
-    }
-}
-
-impl Drop for Pause {
-    fn drop(&mut self) {
-        self.0.paused.store(false, Ordering::Relaxed);
-    }
-}
-
-/// Marks an execution running until it is dropped: the only time the watchdog watches.
+/// Marks the test's code running (an execution's threads, their teardown) until it is
+/// dropped: the only time the watchdog watches.
 pub(crate) struct Watch(Arc<Heartbeat>);
 
 impl Watch {

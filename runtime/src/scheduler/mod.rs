@@ -200,7 +200,8 @@ pub trait Scheduler {
 
     /// Told when the execution passes its step bound (a livelock, a runaway loop, or a long
     /// test): a strategy whose picks are not random (PCT's and roles' priorities, which take
-    /// busy threads in turns) picks at random from here on. In turns, the same thread can
+    /// busy threads in turns) picks as with random time slices from here on
+    /// (`past_bound_pick`). In turns, the same thread can
     /// be cut off at the same point of its loop every time, and a correct test that waits
     /// for every thread to get somewhere never ends (crossbeam-deque's `no_starvation`
     /// under `pct:3`: 100 million steps), which no OS scheduler's jitter would allow.
