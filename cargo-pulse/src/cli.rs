@@ -150,6 +150,17 @@ pub struct TargetArgs {
     pub tests: bool,
 }
 
+impl TargetArgs {
+    /// No target named: `cargo test` would build every test target and run the doctests.
+    pub fn is_default(&self) -> bool {
+        !self.lib
+            && !self.bins
+            && !self.tests
+            && self.bins_named.is_empty()
+            && self.tests_named.is_empty()
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct TestArgs {
     /// Run only tests whose name contains this string (as libtest).

@@ -31,6 +31,9 @@ pub struct TestBinary {
     pub mirror_dir: PathBuf,
     /// Directories the dynamic loader must search (see [`toolchain_lib_dirs`]).
     pub lib_dirs: Vec<PathBuf>,
+    /// A library's source directory in the mirror, when `cargo test` would run its
+    /// doctests (`doctests::count`).
+    pub doc_src: Option<PathBuf>,
 }
 
 impl TestBinary {
@@ -271,6 +274,14 @@ pub fn build(
                 };
                 let kind = a.target.kind.first().map(kind_name).unwrap_or_default();
                 let package = package_name(&a.package_id.repr);
+                let doc_src = (kind == "lib" && a.target.doctest)
+                    .then(|| {
+                        a.target
+                            .src_path
+                            .parent()
+                            .map(|d| d.as_std_path().to_path_buf())
+                    })
+                    .flatten();
                 binaries.push(TestBinary {
                     package,
                     target: a.target.name.clone(),
@@ -283,6 +294,7 @@ pub fn build(
                         .to_path_buf()
                         .into_std_path_buf(),
                     lib_dirs: lib_dirs.clone(),
+                    doc_src,
                 });
             }
             Message::CompilerMessage(m) => {

@@ -354,8 +354,13 @@ impl Reporter for ConsoleReporter {
                     (None, true) => format!("seeds {}", info.seeds),
                     (None, false) => format!("seed {}", info.seeds.from),
                 };
+                let doctests = match info.doctests_not_run {
+                    0 => String::new(),
+                    n => format!("; {n} doctest(s) not run (`cargo test --doc` runs them)"),
+                };
                 c.eprintln(&format!(
-                    "\ntest result: {verdict}. {tally}; {} ignored; {seed_note}; finished in {secs:.2}s",
+                    "\ntest result: {verdict}. {tally}; {} ignored{doctests}; {seed_note}; finished \
+                     in {secs:.2}s",
                     counts.ignored
                 ));
             }

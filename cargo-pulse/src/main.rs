@@ -12,6 +12,7 @@ mod compile;
 mod console;
 mod copy_tree;
 mod diagnostic_map;
+mod doctests;
 mod events;
 mod exit_code;
 mod harness_env;

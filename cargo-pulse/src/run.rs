@@ -1185,6 +1185,7 @@ mod tests {
             executable: root.join("no-such-binary"),
             mirror_dir: root.to_path_buf(),
             lib_dirs: Vec::new(),
+            doc_src: None,
         };
         let case = TestCase {
             binary: Arc::new(binary),

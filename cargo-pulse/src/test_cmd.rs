@@ -84,6 +84,15 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         ignored: args.ignored,
         include_ignored: args.include_ignored,
     };
+    let doctests_not_run = if args.targets.is_default() && args.replay.is_none() {
+        binaries
+            .iter()
+            .filter_map(|b| b.doc_src.as_deref())
+            .map(crate::doctests::count)
+            .sum()
+    } else {
+        0
+    };
     let mut cases: Vec<TestCase> = Vec::new();
     for b in binaries {
         cases.extend(list::list(&Arc::new(b), &filters)?);
@@ -93,6 +102,7 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         shard: args.seeds.is_some(),
         replay: args.replay.clone(),
         tests: cases.iter().filter(|c| c.run).count(),
+        doctests_not_run,
     };
     let plan = RunPlan {
         seeds,

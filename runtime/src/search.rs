@@ -955,6 +955,7 @@ impl Search {
             details: expl.details,
             seed,
             strategy,
+            search: (seed.is_none() && config.replay.is_none()).then_some(config.strategy),
             seed_command: seed.zip(strategy).map(|(seed, strategy)| {
                 // A crashed execution's outcome was lost with its process: what the seed drew
                 // is read off the settings, as the execution itself did.

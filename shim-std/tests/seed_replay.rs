@@ -186,3 +186,39 @@ fn a_later_pct_failure_is_confirmed_in_a_fresh_process() {
     }
     panic!("no PCT failure after the first execution with k other than 32");
 }
+
+/// A systematic search's failure has no seed: the report says which search found it (its
+/// schedule replays it), and a replay of that schedule says it is one.
+#[test]
+fn a_systematic_search_s_failure_names_its_search_not_a_seed() {
+    for strategy in [Strategy::Dfs { bound: 2 }, Strategy::Dpor { bound: 2 }] {
+        let found = Builder::new()
+            .isolation(Isolation::Off)
+            .strategy(strategy)
+            .minimize(Duration::ZERO)
+            .run(buggy)
+            .failure
+            .unwrap_or_else(|| panic!("{strategy} finds the lost update"));
+        assert_eq!((found.seed, found.search), (None, Some(strategy)));
+        let shown = found.to_string();
+        assert!(
+            shown.contains(&format!(
+                "found by: {strategy}, execution {}",
+                found.execution
+            )) && !shown.contains("replayed schedule"),
+            "{shown}"
+        );
+        let replayed = Builder::new()
+            .isolation(Isolation::Off)
+            .replay(&found.schedule.to_string())
+            .expect("a reported schedule parses")
+            .run(buggy)
+            .failure
+            .expect("the schedule replays the failure");
+        assert_eq!((replayed.seed, replayed.search), (None, None));
+        assert!(
+            replayed.to_string().contains("replayed schedule"),
+            "{replayed}"
+        );
+    }
+}

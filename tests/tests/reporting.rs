@@ -177,11 +177,17 @@ fn every_status_is_reported_and_nextest_gives_the_same_json() {
         run.stderr
     );
     assert!(
-        run.stderr
-            .contains("1 passed; 1 failed; 1 crashed; 1 not scheduled; 1 ignored"),
+        run.stderr.contains(
+            "1 passed; 1 failed; 1 crashed; 1 not scheduled; 1 ignored; 1 doctest(s) not run"
+        ),
         "{}",
         run.stderr
     );
+    let started = events
+        .iter()
+        .find(|v| v["type"] == "run" && v["event"] == "started")
+        .expect("a run started event");
+    assert_eq!(started["doctests_not_run"], 1, "{started}");
 
     let mut nextest_args = args.to_vec();
     nextest_args.extend(["--runner", "nextest"]);

@@ -31,6 +31,10 @@ pub struct Failure {
     /// portfolio's arm); `None` for `dfs`/`dpor` or a replay.
     #[serde(serialize_with = "serialize_display_opt")]
     pub strategy: Option<crate::scheduler::Strategy>,
+    /// The systematic strategy (`dfs:2`, `dpor:2`) whose search found it: its schedule, not
+    /// a seed, replays it. `None` for a seed's execution or a replay.
+    #[serde(serialize_with = "serialize_display_opt")]
+    pub search: Option<crate::scheduler::Strategy>,
     /// The line that replays it from its seed (`None` without a seed and strategy).
     pub seed_command: Option<String>,
     /// The schedule reported: the minimized one when minimization found a cheaper one.
@@ -182,7 +186,14 @@ impl fmt::Display for Failure {
                 )?,
                 None => writeln!(f, "  seed:     {seed} (execution {})", self.execution)?,
             },
-            None => writeln!(f, "  replayed schedule")?,
+            None => match &self.search {
+                Some(s) => writeln!(
+                    f,
+                    "  found by: {s}, execution {} (its schedule replays it)",
+                    self.execution
+                )?,
+                None => writeln!(f, "  replayed schedule")?,
+            },
         }
         let schedule = self.schedule.to_string();
         if self.schedule.is_empty() && self.kind == FailureKind::Crash && self.seed.is_some() {
@@ -420,6 +431,7 @@ mod tests {
             details: Vec::new(),
             seed: Some(7),
             strategy: None,
+            search: None,
             seed_command: None,
             schedule: Schedule::new(choices),
             original_schedule: None,

@@ -1,0 +1,106 @@
+//! The doctests a run leaves out. `cargo test` runs a library's doctests; pulse cannot
+//! (rustdoc builds each from its comment's text, which pulse neither rewrites nor schedules,
+//! `cli::DOCTESTS`), so the summary says how many there are instead of passing over them.
+
+use std::path::Path;
+
+/// Rust code blocks in the doc comments (`///`, `//!`) of the `.rs` files under `src_dir`:
+/// the doctests rustdoc would build, `ignore`d ones left out. Blocks in docs a crate pulls
+/// in with `#[doc = include_str!(..)]` are not seen.
+pub fn count(src_dir: &Path) -> usize {
+    walkdir::WalkDir::new(src_dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "rs"))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .map(|text| in_source(&text))
+        .sum()
+}
+
+/// Doctests in one file's doc comments.
+fn in_source(text: &str) -> usize {
+    let mut open: Option<bool> = None; // inside a fence: whether it is a doctest
+    let mut found = 0;
+    for line in text.lines() {
+        let line = line.trim_start();
+        let Some(doc) = line
+            .strip_prefix("///")
+            .or_else(|| line.strip_prefix("//!"))
+        else {
+            continue;
+        };
+        let Some(info) = doc.trim_start().strip_prefix("```") else {
+            continue;
+        };
+        open = match open {
+            Some(_) => None,
+            None => {
+                let doctest = is_doctest(info);
+                found += usize::from(doctest);
+                Some(doctest)
+            }
+        };
+    }
+    found
+}
+
+/// Whether a fence's info string makes its block a doctest: no language, or `rust`, with
+/// rustdoc's attributes (`no_run`, `should_panic`, `compile_fail`, `edition2021`, ...), and
+/// not `ignore`.
+fn is_doctest(info: &str) -> bool {
+    let words = info
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .map(str::trim)
+        .filter(|w| !w.is_empty() && !w.starts_with('{'));
+    let mut doctest = true;
+    for word in words {
+        match word {
+            "rust" | "no_run" | "should_panic" | "compile_fail" | "test_harness"
+            | "standalone_crate" => {}
+            w if w.starts_with("edition") => {}
+            _ => doctest = false, // `ignore`, `text`, `toml`, `sh`, ...
+        }
+    }
+    doctest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_blocks_in_doc_comments_count_and_others_do_not() {
+        let src = r#"
+//! ```
+//! assert!(true);
+//! ```
+/// ```rust,no_run
+/// run();
+/// ```
+/// ```text
+/// not code
+/// ```
+/// ```ignore
+/// skipped();
+/// ```
+/// ```should_panic
+/// panic!();
+/// ```
+// ```
+// a plain comment's fence
+// ```
+fn f() {}
+/// ```edition2018
+/// ok();
+/// ```
+"#;
+        assert_eq!(in_source(src), 4);
+    }
+
+    #[test]
+    fn a_fence_inside_a_text_block_does_not_close_it_twice() {
+        // The second ``` closes the toml block; the third opens a doctest.
+        let src = "/// ```toml\n/// a = 1\n/// ```\n/// ```\n/// x();\n/// ```\n";
+        assert_eq!(in_source(src), 1);
+    }
+}
