@@ -480,6 +480,11 @@ impl Console {
         {
             // The run's own replay line wins (it replays a long schedule from the file, a
             // crash by its seed).
+            let by_seed = line.trim_start().strip_prefix("replay by seed: ");
+            if by_seed.is_some() && by_seed == f.replay.as_deref() {
+                // A crash's run replays it by its seed: one line says it.
+                continue;
+            }
             let line = match (line.trim_start().strip_prefix("replay: "), &f.replay) {
                 (Some(_), Some(replay)) if !replay_shown => {
                     replay_shown = true;

@@ -411,7 +411,7 @@ impl Ctx {
             let stack = stack_size.unwrap_or(st.config.stack_size);
             st.add_thread(name, Some(Location::caller()), body, stack)
         };
-        self.switch("thread::spawn", Some(ObjRef::thread(tid)));
+        self.switch(crate::execution::SPAWN_OP, Some(ObjRef::thread(tid)));
         tid
     }
 

@@ -25,6 +25,9 @@ pub(crate) const STEPS_PER_THREAD: u64 = 10_000;
 /// Steps threads the test did not join may take after it returned, under `Detached::Warn`
 /// (then they are let go, as std's process exit would).
 pub(crate) const DETACHED_STEPS: u64 = 10_000;
+
+/// A spawn's scheduling point: its thread exists before it (`Ctx::spawn_unchecked`).
+pub(crate) const SPAWN_OP: &str = "thread::spawn";
 use crate::fast_hash::FastMap;
 use crate::memory::Memory;
 use crate::obj_ref::ObjRef;
@@ -519,7 +522,22 @@ impl ExecState {
             hb.beat(thread, Some(location));
         }
         if self.trace.is_some() && t.atomic_depth == 0 {
-            t.asked = Some((op, object, location));
+            if op == SPAWN_OP {
+                // Its thread already exists and may run at this decision: the row goes first.
+                self.push_event(Event {
+                    step: self.steps,
+                    thread,
+                    kind: EventKind::Op,
+                    op,
+                    object,
+                    location: Some(location),
+                    clock_ns: self.clock_ns,
+                    value: None,
+                    atomic: None,
+                });
+            } else {
+                self.threads[thread as usize].asked = Some((op, object, location));
+            }
         }
     }
 
@@ -594,11 +612,13 @@ impl ExecState {
                 return;
             }
             trace.push(event);
-            if self.journal.is_some() && !matches!(event.kind, EventKind::Note(_)) {
-                let thread = self.thread_name(event.thread);
-                let row = self.journal_lines.row(&event, thread);
+            if self.journal.is_some() {
+                let file_event = crate::report::trace_file::event(trace, trace.len() - 1, 0);
+                let name = self.thread_name(event.thread);
+                let row = (!matches!(event.kind, EventKind::Note(_)))
+                    .then(|| self.journal_lines.row(&event, name.clone()));
                 if let Some(journal) = &mut self.journal {
-                    journal.trace(&row);
+                    journal.trace(name, row, file_event);
                 }
             }
         }

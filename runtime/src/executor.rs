@@ -103,7 +103,7 @@ impl Outcome {
     /// and `relaxed` (the job's).
     pub(crate) fn died(
         message: String,
-        kept: Option<crate::process::journal::Kept>,
+        kept: Option<Box<crate::process::journal::Kept>>,
         (time, relaxed): (TimeParams, bool),
     ) -> Outcome {
         let mut outcome = Outcome::lost(FailureKind::Crash, message);
@@ -129,6 +129,7 @@ impl Outcome {
                     ));
                 }
                 e.trace = kept.trace;
+                e.full = kept.full;
             }
         }
         outcome

@@ -164,6 +164,22 @@ fn crash_keeps_its_schedule(strategy: Strategy) {
             .contains("the process died while main ran"),
         "{strategy}: {crash}"
     );
+    // The trace file (`--trace-out`, the viewer) too: the rows and the notes the table
+    // leaves out, the failing event the crashing thread's last, named after the failure.
+    let file = crash.full_trace.as_ref().expect("a crash's trace file");
+    let failing = &file.events[file.failing_event.expect("a failing event") as usize];
+    assert_eq!(
+        file.threads[failing.thread as usize].name, "main",
+        "{strategy}: {file:#?}"
+    );
+    assert!(
+        failing.step >= last.step && file.events.len() >= crash.trace.len(),
+        "{strategy}: {file:#?}"
+    );
+    assert_eq!(
+        (file.outcome.as_str(), file.schedule.as_str()),
+        ("crash", &*found.to_string())
+    );
     let replay = format!(
         "{}=always {}='{}'",
         pulse_protocol::env::ISOLATION,

@@ -198,6 +198,11 @@ fn rows_come_in_the_order_their_operations_ran() {
         let t = report.failure.unwrap().full_trace.unwrap();
         let steps: Vec<u64> = t.events.iter().map(|e| e.step).collect();
         assert!(steps.windows(2).all(|w| w[0] <= w[1]), "{t:#?}");
+        // A spawn's thread exists before the spawn's scheduling point: its row comes first
+        // (crossbeam-channel 0.5.14 trial: a thread's rows, then its spawn six steps later).
+        let spawn = t.events.iter().position(|e| e.op == "thread::spawn");
+        let child = t.events.iter().position(|e| e.thread == 1);
+        assert!(spawn.is_some() && spawn < child, "seed {seed}: {t:#?}");
         let rows: Vec<(u32, Option<String>)> = t
             .events
             .iter()

@@ -117,6 +117,10 @@ fn a_crash_found_by_dfs_replays_by_its_schedule() {
     let v = found(run.json());
     assert_eq!(v["event"], "crashed", "{v}");
     assert!(v["seed"].is_null(), "dfs has no seed: {v}");
+    assert!(
+        v["report"].as_str().unwrap_or("").contains("found by: dfs"),
+        "the report names the search that found it: {v}"
+    );
     let schedule = v["record"]["schedule"]
         .as_str()
         .expect("a schedule")
@@ -127,14 +131,29 @@ fn a_crash_found_by_dfs_replays_by_its_schedule() {
             && replay.ends_with("--isolation always"),
         "{replay}"
     );
+    let traces = dir.join("traces");
     let again = shell(
         &dir,
-        &format!("{replay} --color never --message-format json"),
+        &format!(
+            "{replay} --color never --message-format json --trace-out {}",
+            traces.display()
+        ),
     );
     assert_eq!(
         again.code, 101,
         "the replay crashes again: {}",
         again.stderr
+    );
+    // `--trace-out` writes a crash's trace file as any failure's.
+    let file = traces.join(format!("{}.trace.json", name.replace("::", "__")));
+    let trace: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display())),
+    )
+    .unwrap();
+    assert_eq!(trace["outcome"], "crash", "{trace}");
+    assert!(
+        trace["events"].as_array().is_some_and(|e| !e.is_empty()),
+        "{trace}"
     );
     let r = found(again.json());
     assert_eq!(r["event"], "crashed", "{r}");

@@ -724,18 +724,61 @@ fn event_listener() {
 /// strategy (seed 100000 finds it at schedule 57), and pass against 0.8.1, which fixed it.
 #[test]
 fn crossbeam_deque_rustsec_2021_0093_is_found_and_its_fix_passes() {
+    known_bug_is_found_and_its_fix_passes(KnownBug {
+        fixture: "rustsec-2021-0093",
+        dependency: "crossbeam-deque",
+        versions: ["0.8.0", "0.8.1"],
+        seed: "100000",
+        test: "steal_batch_during_shrink",
+        found: ("failed", "was taken 2 times"),
+    });
+}
+
+/// RUSTSEC-2025-0024: in crossbeam-channel 0.5.12 to 0.5.14, dropping the last receiver of
+/// an unbounded channel while two senders make its first sends can free the channel's first
+/// block twice. The fixture's test (`tests/fixtures/rustsec-2025-0024`) must crash that way
+/// under the default strategy (glibc's double-free abort; seed 1 finds it at schedule 28),
+/// reported with its schedule, and pass against 0.5.15, which fixed it.
+#[test]
+fn crossbeam_channel_rustsec_2025_0024_is_found_and_its_fix_passes() {
+    known_bug_is_found_and_its_fix_passes(KnownBug {
+        fixture: "rustsec-2025-0024",
+        dependency: "crossbeam-channel",
+        versions: ["0.5.14", "0.5.15"],
+        seed: "1",
+        test: "drop_receiver_during_first_sends",
+        found: ("crashed", "double free"),
+    });
+}
+
+/// A published bug, a fixture whose lock file pins the version that has it, and its fix.
+struct KnownBug {
+    fixture: &'static str,
+    dependency: &'static str,
+    /// The version with the bug (the lock file's) and the one that fixed it.
+    versions: [&'static str; 2],
+    seed: &'static str,
+    test: &'static str,
+    /// The test's event against the buggy version, and words of its report.
+    found: (&'static str, &'static str),
+}
+
+/// Runs `bug.test` against both versions (300 schedules from `bug.seed`): the bug is found
+/// against the first, and the second passes.
+fn known_bug_is_found_and_its_fix_passes(bug: KnownBug) {
     let _turn = serial();
     if let Err(why) = fetched() {
         eprintln!("skipped: crates.io not reachable: {why}");
         return;
     }
-    for (version, buggy) in [("0.8.0", true), ("0.8.1", false)] {
-        let slot = format!("rustsec-2021-0093-{version}");
-        let dir = support::fixture("rustsec-2021-0093", &slot);
-        // The lock file pins 0.8.0; `cargo fetch` is the reachability check for the rest.
+    for (version, buggy) in [(bug.versions[0], true), (bug.versions[1], false)] {
+        let slot = format!("{}-{version}", bug.fixture);
+        let dir = support::fixture(bug.fixture, &slot);
+        // The lock file pins the buggy version (yanked: only a lock file can name it);
+        // `cargo fetch` is the reachability check for the rest.
         let args: &[&str] = match buggy {
             true => &["fetch"],
-            false => &["update", "-p", "crossbeam-deque", "--precise", version],
+            false => &["update", "-p", bug.dependency, "--precise", version],
         };
         let out = cargo_in(&dir, args);
         if out.code != Some(0) {
@@ -747,7 +790,7 @@ fn crossbeam_deque_rustsec_2021_0093_is_found_and_its_fix_passes() {
             return;
         }
         let mut cmd = Command::new(cargo());
-        cmd.args(["pulse", "test", "--seed", "100000", "--schedules", "300"])
+        cmd.args(["pulse", "test", "--seed", bug.seed, "--schedules", "300"])
             .args(["--message-format", "json", "--color", "never"])
             .current_dir(&dir);
         configure(&mut cmd, installed_bin_dir());
@@ -757,12 +800,19 @@ fn crossbeam_deque_rustsec_2021_0093_is_found_and_its_fix_passes() {
             .stdout
             .lines()
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .find(|v| v["type"] == "test" && v["name"] == "steal_batch_during_shrink")
+            .find(|v| v["type"] == "test" && v["name"] == bug.test)
             .unwrap_or_else(|| panic!("{slot}: no result for the test\n{}", run.stderr));
         if buggy {
-            assert_eq!(event["event"], "failed", "{slot}: {event}");
+            let (outcome, words) = bug.found;
+            assert_eq!(event["event"], outcome, "{slot}: {event}");
             let report = event["report"].as_str().unwrap_or_default();
-            assert!(report.contains("was taken 2 times"), "{slot}: {report}");
+            assert!(report.contains(words), "{slot}: {report}");
+            assert!(
+                event["record"]["schedule"]
+                    .as_str()
+                    .is_some_and(|s| s.len() > 3),
+                "{slot}: a schedule that replays it: {event}"
+            );
         } else {
             assert_eq!(event["event"], "ok", "{slot}: {event}\n{}", run.stderr);
         }

@@ -193,7 +193,7 @@ pub(crate) enum Reply<T> {
     Died {
         how: String,
         stderr: String,
-        kept: Option<Kept>,
+        kept: Option<Box<Kept>>,
     },
     /// The worker's watchdog found a thread blocked outside pulse; it reported it itself.
     Blocked,
@@ -368,7 +368,7 @@ impl Isolator {
             Some(_) => Reply::Died {
                 how: describe(status),
                 stderr,
-                kept: journal::read(&reply, KEPT_TRACE),
+                kept: journal::read(&reply, KEPT_TRACE).map(Box::new),
             },
             None => {
                 pass_on(&stderr);

@@ -15,8 +15,19 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use pulse_protocol::json;
+use pulse_protocol::trace::{self, Trace};
 
 use crate::report::trace::TraceEvent;
+
+/// One event of the traced replay, as a line of the trace journal: the trace file's event,
+/// its thread's name, and its row in the report's table (none for a note).
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+struct Line {
+    name: String,
+    row: Option<TraceEvent>,
+    event: trace::Event,
+}
 
 /// The choices file's header, in `u64` words: the number of choices, the last step known,
 /// and whether a thread waited with a deadline.
@@ -83,9 +94,10 @@ impl Journal {
         self.choices.set(2, 1);
     }
 
-    /// One row of the traced replay's trace.
-    pub(crate) fn trace(&mut self, event: &TraceEvent) {
-        let mut line = json::to_string(event);
+    /// One event of the traced replay: the trace file's `event`, run by `name`, and its
+    /// report row (`None` for a note, which the table leaves out).
+    pub(crate) fn trace(&mut self, name: String, row: Option<TraceEvent>, event: trace::Event) {
+        let mut line = json::to_string(&Line { name, row, event });
         line.push('\n');
         let _ = self.trace.write_all(line.as_bytes());
     }
@@ -100,6 +112,9 @@ pub(crate) struct Kept {
     pub timed: bool,
     /// The traced replay's trace, its last `keep` rows.
     pub trace: Vec<TraceEvent>,
+    /// The traced replay's trace file (`None` when no replay was traced), from the step it
+    /// was traced from; its failing event is the last row's thread's last.
+    pub full: Option<Trace>,
 }
 
 /// Reads the journal of the worker that served `reply`; `None` if it left none.
@@ -122,17 +137,36 @@ pub(crate) fn read(reply: &Path, keep: usize) -> Option<Kept> {
         .map(|c| u32::from_ne_bytes(c.try_into().expect("4 bytes")))
         .collect();
     let text = std::fs::read_to_string(trace).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    let trace = lines[lines.len().saturating_sub(keep)..]
-        .iter()
-        // A line the crash cut short is left out.
-        .filter_map(|line| json::from_str(line).ok())
+    // A line the crash cut short is left out.
+    let lines: Vec<Line> = text
+        .lines()
+        .filter_map(|l| json::from_str(l).ok())
         .collect();
+    let mut rows: Vec<TraceEvent> = lines.iter().filter_map(|l| l.row.clone()).collect();
+    let rows = rows.split_off(rows.len().saturating_sub(keep));
+    let full = (!lines.is_empty()).then(|| {
+        let mut names: Vec<String> = Vec::new();
+        for l in &lines {
+            let id = l.event.thread as usize;
+            if names.len() <= id {
+                // A thread with no event since tracing began: named as pulse names one.
+                names.extend((names.len()..=id).map(|t| match t {
+                    0 => "main".to_string(),
+                    t => format!("thread-{t}"),
+                }));
+            }
+            names[id].clone_from(&l.name);
+        }
+        let failing = rows.last().map_or("", |r| r.thread.as_str());
+        let events = lines.into_iter().map(|l| l.event).collect();
+        crate::report::trace_file::assemble(events, names, failing, 0)
+    });
     Some(Kept {
         choices,
         steps,
         timed,
-        trace,
+        trace: rows,
+        full,
     })
 }
 
@@ -255,7 +289,7 @@ mod tests {
         let reply = std::env::temp_dir().join(format!("pulse-journal-{}.json", std::process::id()));
         let mut journal = Journal::create(&reply).expect("journal");
         journal.choice(9, 1);
-        journal.trace(&TraceEvent::default());
+        journal.trace("main".into(), None, trace::Event::default());
         journal.clear();
         let many = FIRST_SIZE; // more choices than the first size holds
         for i in 0..many {
@@ -264,11 +298,19 @@ mod tests {
         journal.step(5 * many as u64);
         journal.timed();
         for step in 0..3 {
-            journal.trace(&TraceEvent {
+            let event = trace::Event {
                 step,
-                thread: "main".into(),
+                thread: 1,
                 ..Default::default()
-            });
+            };
+            let row = TraceEvent {
+                step,
+                thread: "worker".into(),
+                ..Default::default()
+            };
+            journal.trace("worker".into(), Some(row), event.clone());
+            // A note: in the trace file, not in the report's table.
+            journal.trace("worker".into(), None, event);
         }
         drop(journal);
         let all = read(&reply, 10).expect("kept");
@@ -288,5 +330,11 @@ mod tests {
         // The row written before `clear` is gone, and nothing is left where it was.
         assert_eq!(steps(&all), [0, 1, 2]);
         assert_eq!(steps(&kept), [1, 2]);
+        // The trace file has every event, notes too, and names the threads it saw.
+        let full = kept.full.expect("a traced replay's trace file");
+        assert_eq!(full.events.len(), 6);
+        let names: Vec<&str> = full.threads.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["main", "worker"]);
+        assert_eq!(full.failing_event, Some(5));
     }
 }

@@ -4,3 +4,4 @@ pub(crate) mod backtrace;
 pub(crate) mod explain;
 pub(crate) mod failure;
 pub(crate) mod trace;
+pub(crate) mod trace_file;
