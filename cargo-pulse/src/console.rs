@@ -354,9 +354,12 @@ impl Reporter for ConsoleReporter {
                     (None, true) => format!("seeds {}", info.seeds),
                     (None, false) => format!("seed {}", info.seeds.from),
                 };
-                let doctests = match info.doctests_not_run {
-                    0 => String::new(),
-                    n => format!("; {n} doctest(s) not run (`cargo test --doc` runs them)"),
+                let doctests = match info.doctests_not_run.as_slice() {
+                    [] => String::new(),
+                    packages => format!(
+                        "; doctests of {} not run (`cargo test --doc` runs them)",
+                        packages.join(", ")
+                    ),
                 };
                 c.eprintln(&format!(
                     "\ntest result: {verdict}. {tally}; {} ignored{doctests}; {seed_note}; finished \

@@ -29,8 +29,8 @@ pub struct RunInfo {
     pub replay: Option<String>,
     /// Tests that will run (ignored ones are reported, not run).
     pub tests: usize,
-    /// Doctests `cargo test` would run and pulse does not (`doctests::count`).
-    pub doctests_not_run: usize,
+    /// Packages whose doctests `cargo test` would run and pulse does not (`doctests::any`).
+    pub doctests_not_run: Vec<String>,
 }
 
 #[derive(Debug)]

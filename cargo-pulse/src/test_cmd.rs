@@ -84,15 +84,18 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         ignored: args.ignored,
         include_ignored: args.include_ignored,
     };
-    let doctests_not_run = if args.targets.is_default() && args.replay.is_none() {
-        binaries
-            .iter()
-            .filter_map(|b| b.doc_src.as_deref())
-            .map(crate::doctests::count)
-            .sum()
-    } else {
-        0
-    };
+    // What `cargo test` would also have run: with a name filter, libtest's names, not the
+    // doctests' (`src/lib.rs - Foo (line 12)`), are meant.
+    let mut doctests_not_run: Vec<String> = Vec::new();
+    if args.targets.is_default() && args.replay.is_none() && args.filters.is_empty() {
+        for b in &binaries {
+            if b.doc_src.as_deref().is_some_and(crate::doctests::any)
+                && !doctests_not_run.contains(&b.package)
+            {
+                doctests_not_run.push(b.package.clone());
+            }
+        }
+    }
     let mut cases: Vec<TestCase> = Vec::new();
     for b in binaries {
         cases.extend(list::list(&Arc::new(b), &filters)?);

@@ -211,6 +211,35 @@ impl<'a> Plan<'a> {
         });
     }
 
+    /// Whether a relative path `name::module..` at `at` is left alone because a local item
+    /// hides the `name` crate there; said (`StdShadowed`) when the crate's `module` is one the
+    /// shim mirrors, so the path would have been rewritten. Said where it matters, not at the
+    /// declaration: thingbuf's own `mod alloc` was reported four times with no `alloc::sync`
+    /// path under it.
+    pub(crate) fn shadowed_path(&mut self, name: &str, module: Option<&str>, at: usize) -> bool {
+        if !self.roots.shadowed_at(name, at) {
+            return false;
+        }
+        let mirrored = self
+            .roots
+            .lookup(name)
+            .zip(module)
+            .filter(|(krate, module)| {
+                paths::is_shim_module(*krate, module, &self.opts.std_modules)
+            });
+        if let Some((_, module)) = mirrored {
+            self.finding(
+                at,
+                FindingKind::StdShadowed,
+                format!(
+                    "`{name}::{module}` left alone: a local `{name}` (a module or an import) hides \
+                     the `{name}` crate here; write `::{name}::{module}` for the real crate"
+                ),
+            );
+        }
+        true
+    }
+
     pub(crate) fn in_atomic_region(&self, at: usize) -> bool {
         self.atomic_regions.iter().any(|r| r.contains(&at))
     }

@@ -255,9 +255,12 @@ fn ident(plan: &mut Plan, tokens: &[TokenTree], i: usize, id: &Ident, ctx: Ctx) 
         return;
     }
     let module = next_segment(tokens, i);
-    let krate = plan.roots.lookup(&name).filter(|_| {
-        leading.is_some() || !plan.roots.shadowed_at(&name, plan.index.start(id.span()))
-    });
+    let module_text = module.map(|m| m.to_string());
+    let at = plan.index.start(id.span());
+    let krate = plan
+        .roots
+        .lookup(&name)
+        .filter(|_| leading.is_some() || !plan.shadowed_path(&name, module_text.as_deref(), at));
     if let Some(krate) = krate {
         let Some(module) = module else { return };
         let module_name = module.to_string();

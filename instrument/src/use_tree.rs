@@ -38,7 +38,7 @@ fn at_root(plan: &mut Plan, tree: &UseTree, leading: Option<Range<usize>>, impli
             let krate = plan
                 .roots
                 .lookup(&name)
-                .filter(|_| !(relative && plan.roots.shadowed_at(&name, ident_at)));
+                .filter(|_| !(relative && plan.shadowed_path(&name, next.as_deref(), ident_at)));
             let Some(krate) = krate else {
                 if let Some((foreign, msg)) = plan.foreign_sync(&name, next.as_deref()) {
                     let at = plan.index.start(p.ident.span());

@@ -85,14 +85,13 @@ impl Decls<'_, '_> {
         self.plan.is_inactive(self.plan.index.start(ident.span()))
     }
 
-    fn shadowing(&mut self, ident: &syn::Ident, what: &str) {
+    /// A local item named like a std crate hides it for relative paths in its module; a path
+    /// it leaves alone is said where it is (`Plan::shadowed_path`).
+    fn shadowing(&mut self, ident: &syn::Ident) {
         let name = ident.to_string();
         if std_crate(&name).is_some() && !self.inactive(ident) {
             let scope = self.modules.last().cloned().unwrap_or_default();
             self.plan.roots.shadow(&name, scope);
-            let at = self.plan.index.start(ident.span());
-            let msg = format!("{what} `{name}` hides the `{name}` crate in its module: relative `{name}::` paths there are left alone; write `::{name}::` for the real crate");
-            self.plan.finding(at, FindingKind::StdShadowed, msg);
         }
     }
 
@@ -136,7 +135,7 @@ impl Decls<'_, '_> {
                     }
                 } else {
                     if !prefix.is_empty() && !is_allocator_function(prefix, &name) {
-                        self.shadowing(&n.ident, "the import");
+                        self.shadowing(&n.ident);
                     }
                     let mut full = prefix.clone();
                     full.push(name.clone());
@@ -161,7 +160,7 @@ impl Decls<'_, '_> {
                         self.foreign_alias(root, &r.rename);
                     }
                 }
-                self.shadowing(&r.rename, "the import");
+                self.shadowing(&r.rename);
                 self.plan.imports.insert(r.rename.to_string(), full);
             }
             UseTree::Glob(_) => self.plan.glob_imports.push(prefix.clone()),
@@ -186,14 +185,14 @@ impl<'ast> Visit<'ast> for Decls<'_, '_> {
                 Some(krate) => self.plan.roots.add_alias(&alias_name, krate),
                 None => {
                     self.foreign_alias(&e.ident.to_string(), alias);
-                    self.shadowing(alias, "the extern crate");
+                    self.shadowing(alias);
                 }
             }
         }
     }
 
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        self.shadowing(&m.ident, "the module");
+        self.shadowing(&m.ident);
         if let Some((brace, _)) = &m.content {
             let range = self.plan.index.range(brace.span.open(), brace.span.close());
             self.modules.push(range);

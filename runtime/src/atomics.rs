@@ -32,8 +32,13 @@ impl Ctx {
     #[inline]
     pub fn atomic_load(self, kind: &'static str, addr: usize, actual: u64, order: Ordering) -> u64 {
         let AtomicDuties {
-            relaxed, tracing, ..
+            relaxed,
+            tracing,
+            probing,
         } = self.atomic_duties();
+        if probing {
+            self.state().progress.read(addr);
+        }
         let value = if relaxed {
             self.relaxed_load(kind, addr, actual, order)
         } else {

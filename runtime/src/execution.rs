@@ -191,6 +191,10 @@ pub(crate) enum Stop {
 /// milliseconds at the slowest steps seen (~10 µs), nothing measurable at the fastest.
 const CUT_CHECK_EVERY: u64 = 1 << 12;
 
+/// Steps between two signs of life to `Config::progress` in a long execution (a multiple of
+/// `CUT_CHECK_EVERY`): a file write per ~0.1-1 s of steps.
+const ALIVE_EVERY: u64 = 1 << 20;
+
 pub(crate) struct ExecState {
     pub config: Config,
     pub scheduler: Box<dyn Scheduler>,
@@ -885,6 +889,15 @@ impl ExecState {
         if self.steps & (CUT_CHECK_EVERY - 1) == 0 {
             if let Some(journal) = &mut self.journal {
                 journal.step(self.steps);
+            }
+            if self.steps & (ALIVE_EVERY - 1) == 0 {
+                // A sign of life for a driver watching for stalls (cargo-pulse's backstop),
+                // in any long execution: a search's past its bound tells at each window
+                // too, but a replay's or a minimization's did not (seize's 100,000,000-step
+                // traced replay was stopped as stalled after 60 s).
+                if let Some(progress) = &self.config.progress {
+                    progress(self.reported.0, self.reported.1);
+                }
             }
             if self
                 .cut_at

@@ -11,7 +11,10 @@
 //! cycle: a stress test does that for tens of millions of steps (scoped_threadpool's demos:
 //! 80 million), and so does a livelock in turns. Nothing else tells them apart here, so a
 //! cycling execution runs on to the cap, where it is stopped as too long, not called a
-//! livelock. A window that changes nothing (loads, yields, failed CASes, stores of the value
+//! livelock. So does a window whose loads spread over many atomics (`SCAN_SPREAD`): a spin
+//! polls a few, a read-only phase reads a structure (a map's lookups over a table of
+//! atomics, flurry; its state changes in plain memory, which pulse does not see). A window
+//! that changes nothing (loads of a few atomics, yields, failed CASes, stores of the value
 //! already there) is a livelock: stopped two windows past the bound.
 //!
 //! Nothing is recorded until the bound is reached: the probe costs nothing before.
@@ -33,6 +36,11 @@ const MIN_WINDOW: u64 = 1_000;
 /// of the published crates tried end first (the longest, scoped_threadpool's demos,
 /// 80,000,000 steps in 4 s); at 10 all but rtrb's were stopped (trial s18, F5).
 pub(crate) const CAP_FACTOR: u64 = 100;
+
+/// Distinct atomics one window's loads must reach for it to be reading a structure rather
+/// than spinning: a spin or polling loop waits on a flag or a few (a lock word, a state and
+/// a counter); flurry's read-only tests read a bin per lookup, thousands per window.
+const SCAN_SPREAD: usize = 64;
 
 /// What the probe concluded at the end of a window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +74,8 @@ pub(crate) struct Progress {
     changed: bool,
     /// Each lock's last holder, by resource.
     holders: FastMap<u64, u32>,
+    /// The atomics this window loaded, by address, until there are `SCAN_SPREAD`.
+    loaded: HashSet<usize>,
 }
 
 impl Progress {
@@ -75,6 +85,7 @@ impl Progress {
         self.before.clear();
         self.now.clear();
         self.holders.clear();
+        self.loaded.clear();
         self.progressed = false;
         self.changed = false;
     }
@@ -102,6 +113,14 @@ impl Progress {
         }
         if self.now.insert((addr, new)) && self.windows > 0 && !self.before.contains(&(addr, new)) {
             self.progressed = true;
+        }
+    }
+
+    /// An atomic load from `addr`: loads spread over `SCAN_SPREAD` atomics read a structure,
+    /// which changes state as far as the probe can tell (it runs on to the cap).
+    pub(crate) fn read(&mut self, addr: usize) {
+        if self.loaded.len() < SCAN_SPREAD && self.loaded.insert(addr) {
+            self.changed |= self.loaded.len() == SCAN_SPREAD;
         }
     }
 
@@ -144,6 +163,7 @@ impl Progress {
             };
         }
         self.before = std::mem::take(&mut self.now);
+        self.loaded.clear();
         self.progressed = false;
         self.changed = false;
         Verdict::Continue(step + self.window)
@@ -214,6 +234,28 @@ mod tests {
         p.took(7, 2);
         p.took(7, 2);
         assert_eq!(p.at_bound(next, 10_000), Verdict::Stuck);
+    }
+
+    #[test]
+    fn loads_spread_over_many_atomics_are_a_read_not_a_spin() {
+        let mut p = Progress::default();
+        let mut step = 10_000;
+        let mut window = |p: &mut Progress, atomics: usize| {
+            for i in 0..1_000 {
+                p.read(8 * (i % atomics));
+            }
+            let verdict = p.at_bound(step, 10_000);
+            step += 1_000;
+            verdict
+        };
+        assert!(matches!(window(&mut p, 1), Verdict::Continue(_)), "starts");
+        assert!(matches!(window(&mut p, 1), Verdict::Continue(_)), "records");
+        // A table of 1,000 atomics read over and over: runs on.
+        for _ in 0..5 {
+            assert!(matches!(window(&mut p, 1_000), Verdict::Continue(_)));
+        }
+        // A spin on a few: stuck.
+        assert_eq!(window(&mut p, SCAN_SPREAD - 1), Verdict::Stuck);
     }
 
     #[test]

@@ -141,8 +141,9 @@ const NO_ISOLATION: &str = "executions ran in this process: only a libtest test 
 const STATE_CARRIED: &str =
     "a failure appeared after the first schedule that does not reproduce in a fresh \
      process: the test keeps state across runs (a `static` counter, cache or registry), which \
-     running it many times in one process would report as a bug. Each schedule now runs in its \
-     own process (slower); `PULSE_ISOLATION=always` starts that way, `off` never does";
+     running it many times in one process would report as a bug, or draws on randomness pulse \
+     does not control (a hasher seeded per process). Each schedule now runs in its own process \
+     (slower); `PULSE_ISOLATION=always` starts that way, `off` never does";
 
 /// What the warnings above add of the failure they set aside (`outcome`, the search's
 /// schedule `index` from 0, its seed if it has one): it may be a real bug that needs the
@@ -186,7 +187,7 @@ const SHARED_RESTART: &str =
 const STATE_CARRIED_RESTART: &str =
     "a failure appeared after the first schedule that does not reproduce when its schedule is \
      replayed in a fresh process: the test keeps state across runs (a `static` counter, cache \
-     or registry)";
+     or registry), or draws on randomness pulse does not control (a hasher seeded per process)";
 
 /// Said where a systematic search's runs differ and cannot move to fresh processes.
 const RUNS_DIFFER_SYSTEMATIC: &str =
@@ -989,7 +990,8 @@ impl Search {
         // Said before the traced replay, which may take the process down with it: then what
         // the hook kept (seed, schedule, the first explanation) is all that is left.
         if let Some(found) = &config.on_found {
-            let mut first = failure(fast_expl.clone(), false);
+            // Not replayed yet, so not contradicted either: the pending warning says so.
+            let mut first = failure(fast_expl.clone(), true);
             first.warnings.push(REPLAY_PENDING.to_string());
             found(&first);
         }
@@ -1041,8 +1043,12 @@ impl Search {
             (false, _) if fast.cut.is_some() => None,
             (false, _) => Some(Job::Replay {
                 schedule: schedule.clone(),
-                // What the report keeps of a long execution is its end.
+                // What the report keeps of a long execution is its end; of one past its
+                // step bound, the loop it was in.
                 tracing: Tracing::From(match minimized {
+                    None if fast_expl.kind == FailureKind::StepLimit => {
+                        fast.steps.saturating_sub(STEP_LIMIT_TAIL)
+                    }
                     None => fast.steps.saturating_sub(TRACED_TAIL),
                     Some(_) => 0,
                 }),
@@ -1182,6 +1188,10 @@ const REPLAYED_FRESH: &str =
 /// The steps at the end of a failing execution its traced replay records: every one the
 /// trace file keeps (each step is at least one event), and none it would drop.
 const TRACED_TAIL: u64 = crate::report::explain::KEPT_FULL_TRACE as u64;
+
+/// The steps a step limit's traced replay records: its loop, many turns of it. All of
+/// `TRACED_TAIL` made seize's 32-thread stress tests' trace files and viewers 85-140 MB each.
+const STEP_LIMIT_TAIL: u64 = 20_000;
 
 /// The warning on a failure handed out before its traced replay ran.
 const REPLAY_PENDING: &str = "written before the failing schedule was replayed with tracing; if this is \

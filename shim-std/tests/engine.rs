@@ -357,8 +357,9 @@ fn count_in_two_threads(each: usize) -> usize {
 /// round through a few values, data a lock guards taken in turns: scoped_threadpool's and
 /// rtrb's stress tests were stopped as livelocks). A spin lock two threads keep taking in turns
 /// without ever seeing the flag they wait for cycles too: it is stopped at the cap, as
-/// cycling; one flag nobody writes is stopped two probe windows past the bound; a counter that
-/// counts for ever is stopped at the cap, said to be still progressing.
+/// cycling; loads spread over a table of atomics read it, and run on; one flag nobody writes
+/// is stopped two probe windows past the bound; a counter that counts for ever is stopped at
+/// the cap, said to be still progressing.
 #[test]
 fn a_long_execution_that_changes_state_is_not_a_livelock() {
     use pulse_shim_std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
@@ -436,6 +437,18 @@ fn a_long_execution_that_changes_state_is_not_a_livelock() {
         "{f}"
     );
     assert!(f.message.contains("stopped it 200000 steps later"), "{f}");
+
+    // A read-only phase past the bound: lookups over a table of 1,000 atomics, the sum kept
+    // in plain memory (flurry's `everything`, reported as a livelock).
+    let report = bounded.run(|| {
+        let table: Vec<AtomicUsize> = (0..1_000).map(AtomicUsize::new).collect();
+        for i in 0..25_000 {
+            table[i % 1_000].store(i, SeqCst);
+        }
+        let sum = (0..60_000).fold(0usize, |s, i| s.wrapping_add(table[i % 1_000].load(SeqCst)));
+        assert!(sum > 0);
+    });
+    assert!(report.passed(), "{}", report.failure.unwrap());
 
     let report = bounded.run(|| {
         let flag = AtomicBool::new(false);
@@ -529,10 +542,28 @@ fn a_step_limit_with_a_sleeper_still_due_says_so() {
 
 /// A failing execution longer than the trace file keeps is replayed with tracing on for its
 /// end only (tracing it all cost more than the execution): the replay still reproduces it,
-/// and the report still has the trace's last steps and a trace file of its last 200,000.
+/// and the report still has the trace's last steps and a trace file of its last 200,000; of
+/// one stopped past its step bound, its last 20,000 (the loop it was in).
 #[test]
 fn a_long_failing_execution_is_traced_only_at_its_end() {
     use pulse_shim_std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let traced = |f: &pulse_runtime::Failure| {
+        assert!(f.reproduced, "{f}");
+        let last = f.trace.last().expect("a trace").step;
+        let full = f.full_trace.as_ref().expect("a trace file");
+        (full.events.first().expect("events").step, last)
+    };
+    let report = Builder::new().schedules(1).seed(1).run(|| {
+        let count = AtomicUsize::new(0);
+        while count.fetch_add(1, SeqCst) < 600_000 {}
+        panic!("counted");
+    });
+    let (first, last) = traced(&report.failure.expect("the panic"));
+    assert!(last >= 600_000, "{last}");
+    assert!(
+        (last - 200_000..=last - 190_000).contains(&first),
+        "traced from step {first}, last {last}"
+    );
     let report = Builder::new()
         .schedules(1)
         .seed(1)
@@ -541,14 +572,10 @@ fn a_long_failing_execution_is_traced_only_at_its_end() {
             let count = AtomicUsize::new(0);
             while count.fetch_add(1, SeqCst) != usize::MAX {}
         });
-    let f = report.failure.expect("a runaway loop");
-    assert!(f.reproduced, "{f}");
-    let last = f.trace.last().expect("a trace").step;
+    let (first, last) = traced(&report.failure.expect("a runaway loop"));
     assert!(last >= 549_000, "{last}");
-    let full = f.full_trace.as_ref().expect("a trace file");
-    let first = full.events.first().expect("events").step;
     assert!(
-        (last - 200_000..=last - 190_000).contains(&first),
+        (last - 20_000..=last - 19_000).contains(&first),
         "traced from step {first}, last {last}"
     );
 }
@@ -852,4 +879,33 @@ fn first_winner_under_dpor(cell: &'static OnceLock<usize>, isolation: Isolation)
             let winners: Vec<usize> = hs.into_iter().map(|h| h.join().unwrap()).collect();
             assert_eq!(winners[0], winners[1]);
         })
+}
+
+/// A long execution tells `Builder::progress` it is alive every million steps or so, within
+/// its step bound too: a driver that stops a test making no progress for a minute
+/// (cargo-pulse) stopped seize's 100,000,000-step traced replay as stalled.
+#[test]
+fn a_long_execution_tells_it_is_alive() {
+    use pulse_shim_std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::atomic::AtomicU64;
+    let told = |steps: usize| {
+        let told = Arc::new(AtomicU64::new(0));
+        let t = told.clone();
+        let report = Builder::new()
+            .schedules(1)
+            .max_steps(10_000_000)
+            .progress(move |_, _| {
+                t.fetch_add(1, SeqCst);
+            })
+            .run(|| {
+                let n = AtomicUsize::new(0);
+                for _ in 0..steps {
+                    n.fetch_add(1, SeqCst);
+                }
+            });
+        assert!(report.passed(), "{}", report.failure.unwrap());
+        told.load(SeqCst)
+    };
+    // Past 2^20 and 2^21 steps: twice more than a short execution.
+    assert_eq!(told(2_200_000), told(10) + 2);
 }

@@ -33,6 +33,9 @@ pub(crate) struct Explanation {
     pub notes: Vec<String>,
 }
 
+/// Schedules longer than this (characters) are not written into a replay line.
+const MAX_INLINE_SCHEDULE: usize = 64 << 10;
+
 /// The line that replays a failing execution: its schedule, or its seed where that is the
 /// line to copy. A crash's line runs the replay in a fresh process, which reports the crash
 /// as the search did (in the test's own process it would only end it).
@@ -86,8 +89,19 @@ pub(crate) fn replay_command(
         true => in_fresh_process(template, config.replay_command.is_some()),
         false => template,
     };
+    let text = schedule.to_string();
+    if text.len() > MAX_INLINE_SCHEDULE && template.contains("{schedule}") {
+        // Longer than one argument may be (Linux takes 128 KiB), and written once already
+        // (`Failure::schedule`; a failure record's `schedule`, which `cargo pulse test
+        // --replay FILE` reads): a 100,000,000-step execution's was 64 MB, three times over.
+        return format!(
+            "(its schedule, {} choices, is too long for a command line: replay it from \
+             `Failure::schedule`, or from the failure file with `cargo pulse test --replay FILE`)",
+            schedule.len()
+        );
+    }
     template
-        .replace("{schedule}", &schedule.to_string())
+        .replace("{schedule}", &text)
         .replace(
             "{seed}",
             &seed.map_or_else(|| "-".to_string(), |s| s.to_string()),
