@@ -15,7 +15,9 @@
 //! polls a few, a read-only phase reads a structure (a map's lookups over a table of
 //! atomics, flurry; its state changes in plain memory, which pulse does not see). A window
 //! that changes nothing (loads of a few atomics, yields, failed CASes, stores of the value
-//! already there) is a livelock: stopped two windows past the bound.
+//! already there) is quiet, and `STUCK_WINDOWS` quiet windows in a row are a livelock: a
+//! spin is quiet for ever, a read-only phase of a few atomics ends (flurry's lookups in an
+//! empty map, 131,072 of them, each a load or two of the table pointer).
 //!
 //! Nothing is recorded until the bound is reached: the probe costs nothing before.
 
@@ -41,6 +43,12 @@ pub(crate) const CAP_FACTOR: u64 = 100;
 /// than spinning: a spin or polling loop waits on a flag or a few (a lock word, a state and
 /// a counter); flurry's read-only tests read a bin per lookup, thousands per window.
 const SCAN_SPREAD: usize = 64;
+
+/// Quiet windows in a row that make a livelock: a million steps at the default bound, ten
+/// times the one window it used to take. Past the bound, a loop that only loads a few
+/// atomics for that long is a spin as far as pulse can see (its progress, if any, is in
+/// plain memory).
+const STUCK_WINDOWS: u64 = 10;
 
 /// What the probe concluded at the end of a window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +84,8 @@ pub(crate) struct Progress {
     holders: FastMap<u64, u32>,
     /// The atomics this window loaded, by address, until there are `SCAN_SPREAD`.
     loaded: HashSet<usize>,
+    /// Quiet windows (nothing progressed or changed) in a row.
+    quiet: u64,
 }
 
 impl Progress {
@@ -86,6 +96,7 @@ impl Progress {
         self.now.clear();
         self.holders.clear();
         self.loaded.clear();
+        self.quiet = 0;
         self.progressed = false;
         self.changed = false;
     }
@@ -104,6 +115,11 @@ impl Progress {
     /// Steps per window, once probing.
     pub(crate) fn window(&self) -> u64 {
         self.window
+    }
+
+    /// The quiet steps that make a livelock, once probing.
+    pub(crate) fn quiet_span(&self) -> u64 {
+        self.window * STUCK_WINDOWS
     }
 
     /// An atomic write of `new` to `addr`, which held `old`.
@@ -154,8 +170,13 @@ impl Progress {
         }
         let first = self.windows == 0;
         self.windows += 1;
-        if !first && !self.progressed && !self.changed {
-            return Verdict::Stuck;
+        if first || self.progressed || self.changed {
+            self.quiet = 0;
+        } else {
+            self.quiet += 1;
+            if self.quiet == STUCK_WINDOWS {
+                return Verdict::Stuck;
+            }
         }
         if step >= self.cap {
             return Verdict::Capped {
@@ -197,9 +218,21 @@ mod tests {
         }
     }
 
+    /// After `windows` more quiet windows from `next`, the verdict (`Continue` until the last).
+    fn quiet(p: &mut Progress, mut next: u64, windows: u64, max_steps: u64) -> Verdict {
+        for _ in 1..windows {
+            let Verdict::Continue(n) = p.at_bound(next, max_steps) else {
+                panic!("stuck before {windows} quiet windows")
+            };
+            next = n;
+        }
+        p.at_bound(next, max_steps)
+    }
+
     #[test]
-    fn a_flag_stored_with_the_value_it_holds_is_stuck_after_two_windows() {
-        assert_eq!(probe(10_000, |_, _| 0), (Verdict::Stuck, 2));
+    fn a_flag_stored_with_the_value_it_holds_is_stuck_after_its_quiet_windows() {
+        // The first window records; then `STUCK_WINDOWS` quiet ones.
+        assert_eq!(probe(10_000, |_, _| 0), (Verdict::Stuck, 1 + STUCK_WINDOWS));
     }
 
     #[test]
@@ -233,7 +266,7 @@ mod tests {
         };
         p.took(7, 2);
         p.took(7, 2);
-        assert_eq!(p.at_bound(next, 10_000), Verdict::Stuck);
+        assert_eq!(quiet(&mut p, next, STUCK_WINDOWS, 10_000), Verdict::Stuck);
     }
 
     #[test]
@@ -255,7 +288,33 @@ mod tests {
             assert!(matches!(window(&mut p, 1_000), Verdict::Continue(_)));
         }
         // A spin on a few: stuck.
+        for _ in 1..STUCK_WINDOWS {
+            assert!(matches!(
+                window(&mut p, SCAN_SPREAD - 1),
+                Verdict::Continue(_)
+            ));
+        }
         assert_eq!(window(&mut p, SCAN_SPREAD - 1), Verdict::Stuck);
+    }
+
+    #[test]
+    fn a_quiet_stretch_shorter_than_the_quiet_windows_is_not_stuck() {
+        let mut p = Progress::default();
+        let Verdict::Continue(mut next) = p.at_bound(10_000, 10_000) else {
+            panic!("starts")
+        };
+        for round in 0..3 {
+            // A change, then one window short of stuck, three times over.
+            p.wrote(8, round, round + 1);
+            let Verdict::Continue(n) = p.at_bound(next, 10_000) else {
+                panic!("a change is no livelock")
+            };
+            assert!(matches!(
+                quiet(&mut p, n, STUCK_WINDOWS - 1, 10_000),
+                Verdict::Continue(_)
+            ));
+            next = n + (STUCK_WINDOWS - 1) * 1_000;
+        }
     }
 
     #[test]
@@ -271,6 +330,6 @@ mod tests {
         };
         p.moved();
         assert_eq!(p.at_bound(next, 50_000), Verdict::Continue(65_000));
-        assert_eq!(p.at_bound(65_000, 50_000), Verdict::Stuck);
+        assert_eq!(quiet(&mut p, 65_000, STUCK_WINDOWS, 50_000), Verdict::Stuck);
     }
 }

@@ -751,6 +751,54 @@ fn crossbeam_channel_rustsec_2025_0024_is_found_and_its_fix_passes() {
     });
 }
 
+/// parking_lot 0.12.3: a writer whose `try_write_for` times out while the last reader lets
+/// go subtracts a parked bit the reader's unlock already cleared, and the lock's state wraps
+/// to "many readers": the lock is never free again (raw_rwlock.rs:1040; fixed in 0.12.4).
+/// Plain `cargo test` passed it 200 times of 200.
+#[test]
+fn parking_lot_0_12_3_timed_out_writer_is_found_and_its_fix_passes() {
+    known_bug_is_found_and_its_fix_passes(KnownBug {
+        fixture: "parking-lot-0.12.3-rwlock",
+        dependency: "parking_lot",
+        versions: ["0.12.3", "0.12.4"],
+        seed: "1",
+        test: "timed_out_writer_leaves_lock_free",
+        found: ("failed", "the lock is not free"),
+    });
+}
+
+/// event-listener 5.3.0: `Event::notify` skips its list's lock when its loads of the list
+/// pointer or the notified count read values older than a listener's registration, which
+/// C++20's model allows (store buffering: no SeqCst fence on the listener's side); the
+/// notification is lost and the listener waits for ever (fixed in 5.3.1, "notifications
+/// dropped", #139). Found under the default memory portfolio's relaxed executions.
+#[test]
+fn event_listener_5_3_0_lost_notification_is_found_and_its_fix_passes() {
+    known_bug_is_found_and_its_fix_passes(KnownBug {
+        fixture: "event-listener-5.3.0-notify",
+        dependency: "event-listener",
+        versions: ["5.3.0", "5.3.1"],
+        seed: "1",
+        test: "notify_first_listener",
+        found: ("failed", "deadlock"),
+    });
+}
+
+/// spin 0.9.2: `Once::call_once`'s compare-exchange wrapper turns a failure into `Ok`, so the
+/// thread that loses the race to initialise runs its closure too (once.rs:102-110; fixed in
+/// 0.9.3).
+#[test]
+fn spin_0_9_2_once_running_twice_is_found_and_its_fix_passes() {
+    known_bug_is_found_and_its_fix_passes(KnownBug {
+        fixture: "spin-0.9.2-once",
+        dependency: "spin",
+        versions: ["0.9.2", "0.9.3"],
+        seed: "1",
+        test: "call_once_runs_once",
+        found: ("failed", "the closure ran more than once"),
+    });
+}
+
 /// A published bug, a fixture whose lock file pins the version that has it, and its fix.
 struct KnownBug {
     fixture: &'static str,

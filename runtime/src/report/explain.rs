@@ -290,7 +290,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                         "livelock: {} of virtual time passed ({} scheduling points) while threads kept sleeping or waiting with timeouts and waking again, and changed nothing in the last {}: a polling loop whose condition never comes ({raise})",
                         virtual_time(st.clock_ns),
                         bound,
-                        st.progress.window(),
+                        st.progress.quiet_span(),
                     )
                 } else if st.main_returned() {
                     format!(
@@ -301,7 +301,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                     format!(
                         "execution passed {bound} scheduling points without finishing ({} of virtual time in when stopped), and changed nothing pulse can see in its last {}: no atomic changed its value, no lock changed hands, no message was sent, no thread started or ended. A spin or polling loop that never sees its condition, or a long test whose progress pulse does not see (data changed only in plain memory, by one thread at a time){} ({raise})",
                         virtual_time(st.clock_ns),
-                        st.progress.window(),
+                        st.progress.quiet_span(),
                         next_timer(st).map(|due| format!("; {due}")).unwrap_or_default(),
                     )
                 },
