@@ -262,3 +262,37 @@ fn a_report_shows_the_rows_around_an_earlier_race() {
         "steps {first} and {last} shown: {text}"
     );
 }
+
+/// A compare-exchange that found another value says so in the report's table, as a spurious
+/// failure does: spin 0.9.2's `Once` bug is a failed exchange taken for a success, and its
+/// row read as a plain `compare_exchange`.
+#[test]
+fn a_failed_compare_exchange_says_so_in_the_table() {
+    use pulse_shim_std::sync::atomic::AtomicBool;
+    let report = Builder::new().schedules(1).seed(1).run(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f2 = flag.clone();
+        let t = thread::spawn(move || {
+            f2.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+        });
+        let mine = flag.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst);
+        let theirs = t.join().unwrap();
+        assert!(mine.is_ok() != theirs.is_ok());
+        panic!("the end");
+    });
+    let f = report.failure.expect("the panic");
+    let ops: Vec<&str> = f
+        .trace
+        .iter()
+        .filter(|e| e.op.starts_with("AtomicBool::compare_exchange"))
+        .map(|e| e.op.as_str())
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            "AtomicBool::compare_exchange",
+            "AtomicBool::compare_exchange (fails)"
+        ],
+        "{f}"
+    );
+}

@@ -92,6 +92,11 @@ impl Event {
             EventKind::Op if self.atomic.is_some_and(|a| a.spurious) => {
                 format!("{} (fails spuriously)", self.op)
             }
+            // A compare-exchange that found another value: often the heart of a race (spin
+            // 0.9.2's `Once` took its failure for a success).
+            EventKind::Op if self.atomic.is_some_and(|a| a.failed) => {
+                format!("{} (fails)", self.op)
+            }
             EventKind::Op => self.op.to_string(),
             EventKind::Block => format!("{} (blocks)", self.op),
             EventKind::Exit => "thread exits".to_string(),
