@@ -528,17 +528,7 @@ impl ExecState {
         if self.trace.is_some() && t.atomic_depth == 0 {
             if op == SPAWN_OP {
                 // Its thread already exists and may run at this decision: the row goes first.
-                self.push_event(Event {
-                    step: self.steps,
-                    thread,
-                    kind: EventKind::Op,
-                    op,
-                    object,
-                    location: Some(location),
-                    clock_ns: self.clock_ns,
-                    value: None,
-                    atomic: None,
-                });
+                self.push_op_row(self.steps, thread, (op, object, location));
             } else {
                 self.threads[thread as usize].asked = Some((op, object, location));
             }
@@ -553,19 +543,29 @@ impl ExecState {
         let Some(next) = self.next else {
             return;
         };
-        if let Some((op, object, location)) = self.threads[next as usize].asked.take() {
-            self.push_event(Event {
-                step: self.steps.saturating_sub(1),
-                thread: next,
-                kind: EventKind::Op,
-                op,
-                object,
-                location: Some(location),
-                clock_ns: self.clock_ns,
-                value: None,
-                atomic: None,
-            });
+        if let Some(asked) = self.threads[next as usize].asked.take() {
+            self.push_op_row(self.steps.saturating_sub(1), next, asked);
         }
+    }
+
+    /// The row of `thread`'s scheduling point `(op, object, location)`, at `step`.
+    fn push_op_row(
+        &mut self,
+        step: u64,
+        thread: Tid,
+        (op, object, location): (&'static str, Option<ObjRef>, &'static Location<'static>),
+    ) {
+        self.push_event(Event {
+            step,
+            thread,
+            kind: EventKind::Op,
+            op,
+            object,
+            location: Some(location),
+            clock_ns: self.clock_ns,
+            value: None,
+            atomic: None,
+        });
     }
 
     pub fn trace_event(
