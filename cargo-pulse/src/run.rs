@@ -77,6 +77,10 @@ pub struct RunPlan {
     /// Synchronising dependencies left uninstrumented because a file does not parse
     /// (`env::NOT_INSTRUMENTED`).
     pub not_instrumented: Vec<String>,
+    /// The workspace's own files left as they are because they do not parse: (package,
+    /// `file:line:col: message`). A test that then never reaches the harness is said to be
+    /// in one, not blamed on its attribute.
+    pub unparsed: Vec<(String, String)>,
 }
 
 impl RunPlan {
@@ -753,10 +757,26 @@ pub fn judge(
                     Ok(o)
                 }
                 None => {
+                    let unparsed: Vec<&str> = (plan.unparsed.iter())
+                        .filter(|(package, _)| *package == case.binary.package)
+                        .map(|(_, file)| file.as_str())
+                        .collect();
+                    let why = match unparsed.as_slice() {
+                        [] => format!("the test {never_reached}"),
+                        files => format!(
+                            "the test never reached pulse's harness: {} could not be parsed \
+                             for instrumentation and {} left as written, so tests there are \
+                             not wrapped and run on real threads, unscheduled (a file syn \
+                             reads: edition-2015 bare trait objects such as `Box<Fn(u8)>` need \
+                             `dyn`); else its test attribute is not one pulse wraps",
+                            files.join("; "),
+                            if files.len() == 1 { "was" } else { "were" },
+                        ),
+                    };
                     let result = j.failed(
                         TestResult::NotScheduled,
                         "the test never reached pulse's harness".into(),
-                        format!("the test {never_reached}"),
+                        why,
                         None,
                         None,
                     );
@@ -1234,6 +1254,7 @@ mod tests {
             run_dir: root.join("run"),
             paths: PathMap::default(),
             uninstrumented: vec!["derive".into()],
+            unparsed: Vec::new(),
             trace_out: None,
             not_instrumented: Vec::new(),
         };
@@ -1242,7 +1263,17 @@ mod tests {
     }
 
     fn judged(root: &Path, exit: Exit, files: &[(&str, &str)]) -> Outcome {
-        let (plan, case) = fixture(root);
+        judged_with(root, exit, files, |_| {})
+    }
+
+    fn judged_with(
+        root: &Path,
+        exit: Exit,
+        files: &[(&str, &str)],
+        edit: impl FnOnce(&mut RunPlan),
+    ) -> Outcome {
+        let (mut plan, case) = fixture(root);
+        edit(&mut plan);
         let dir = TestDir::create(root.join("run/0")).unwrap();
         for (name, text) in files {
             std::fs::write(dir.0.join(name), text).unwrap();
@@ -1282,6 +1313,25 @@ mod tests {
             &[("stdout", PASSED), ("progress", "10 10\n")],
         );
         assert!(matches!(o.result, TestResult::Passed), "{o:?}");
+    }
+
+    /// A test in a package one of whose files did not parse was not wrapped: the report
+    /// names the file, not the test's attribute.
+    #[test]
+    fn a_test_not_wrapped_because_its_file_did_not_parse_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let o = judged_with(tmp.path(), Exit::Code(0), &[("stdout", PASSED)], |plan| {
+            plan.unparsed = vec![("app".into(), "src/lib.rs:7:21 (expected `;`)".into())];
+        });
+        let TestResult::NotScheduled(f) = &o.result else {
+            panic!("{o:?}")
+        };
+        assert!(
+            f.report
+                .contains("src/lib.rs:7:21 (expected `;`) could not be parsed for instrumentation"),
+            "{}",
+            f.report
+        );
     }
 
     #[test]

@@ -143,6 +143,7 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
             .collect(),
         trace_out: args.trace_out.clone(),
         not_instrumented: mirror.deps_report.not_parsed_crates(),
+        unparsed: unparsed_files(&mirror),
     };
 
     reporter.report(&TestEvent::RunStarted(&info));
@@ -170,6 +171,20 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         exit_code: code,
     });
     Ok(code)
+}
+
+/// The workspace's files that did not parse, each with the package it belongs to (the one
+/// whose directory holds it most closely).
+fn unparsed_files(mirror: &Mirror) -> Vec<(String, String)> {
+    let s = &mirror.summary;
+    (s.parse_errors.iter())
+        .filter_map(|(path, line, col, msg)| {
+            let package = (mirror.user.packages.iter())
+                .filter(|p| Path::new(path).starts_with(&p.dir))
+                .max_by_key(|p| p.dir.components().count())?;
+            Some((package.name.clone(), format!("{path}:{line}:{col} ({msg})")))
+        })
+        .collect()
 }
 
 /// The compiler's messages out of what the build printed: without cargo's progress lines.
