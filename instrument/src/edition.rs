@@ -5,6 +5,11 @@
 //! (`r#try`) with the same span before parsing: syn then accepts the file, every span still
 //! points into the original text, so the byte-range edits apply to it unchanged and the
 //! output keeps the original spelling. `try!(..)` becomes `r#try!(..)`, the same macro.
+//!
+//! A bare closure trait object (`type Action = Fn(&siginfo_t) + Send + Sync;`, `Box<Fn(u8)>`,
+//! `&Fn()`), which 2015 allows and syn does not read, gets a `dyn` with the `Fn`'s span
+//! before it: signal-hook-registry 1.4, a dependency of tokio's, was left uninstrumented
+//! for that one line. Other bare trait objects (`Box<Error + Send>`) syn reads as they are.
 
 use proc_macro2::{Group, Ident, Spacing, TokenStream, TokenTree};
 
@@ -22,6 +27,11 @@ fn raw_keywords(tokens: TokenStream) -> TokenStream {
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out = Vec::with_capacity(trees.len());
     for (i, tree) in trees.iter().enumerate() {
+        if let TokenTree::Ident(id) = tree {
+            if is_bare_closure_object(&trees, i, id) {
+                out.push(TokenTree::Ident(Ident::new("dyn", id.span())));
+            }
+        }
         out.push(match tree {
             TokenTree::Group(g) => {
                 let mut inner = Group::new(g.delimiter(), raw_keywords(g.stream()));
@@ -43,6 +53,39 @@ fn is_2015_identifier(trees: &[TokenTree], i: usize, id: &Ident) -> bool {
         "dyn" => !starts_trait_object(trees, i),
         _ => false,
     }
+}
+
+/// `Fn(..)`, `FnMut(..)` or `FnOnce(..)` where a type starts (after `<`, `&`, `&'a`,
+/// `&mut`, or the `=` of a type alias): a trait object. After `:` or `+` it is a bound,
+/// which needs no `dyn`; `impl Fn(..)` and `dyn Fn(..)` are left alone.
+fn is_bare_closure_object(trees: &[TokenTree], i: usize, id: &Ident) -> bool {
+    let closure = matches!(id.to_string().as_str(), "Fn" | "FnMut" | "FnOnce")
+        && matches!(trees.get(i + 1), Some(TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis);
+    let punct =
+        |k: usize, c: char| matches!(trees.get(k), Some(TokenTree::Punct(p)) if p.as_char() == c);
+    let ident = |k: usize, name: Option<&str>| match trees.get(k) {
+        Some(TokenTree::Ident(x)) => name.is_none_or(|n| x == n),
+        _ => false,
+    };
+    let Some(prev) = i.checked_sub(1) else {
+        return false;
+    };
+    let type_starts = match &trees[prev] {
+        // `Box<Fn()>`, `&Fn()`, `type A = Fn()` (not `==`, `<=`, `>=`, `!=`, `=>`).
+        TokenTree::Punct(p) => match p.as_char() {
+            '<' | '&' => true,
+            '=' => {
+                prev == 0
+                    || !matches!(&trees[prev - 1], TokenTree::Punct(q) if q.spacing() == Spacing::Joint)
+            }
+            _ => false,
+        },
+        // `&mut Fn()`, `&'a Fn()`.
+        TokenTree::Ident(_) if ident(prev, Some("mut")) => prev >= 1 && punct(prev - 1, '&'),
+        TokenTree::Ident(_) => prev >= 2 && punct(prev - 1, '\'') && punct(prev - 2, '&'),
+        _ => false,
+    };
+    closure && type_starts
 }
 
 /// rustc's 2015 rule, without knowing whether a type or an expression is being read: `dyn`
@@ -119,6 +162,25 @@ mod tests {
             read("fn dyn() { dyn::f(); x.dyn(); let dyn = 2; dyn(); }"),
             "fn r#dyn () { r#dyn :: f () ; x . r#dyn () ; let r#dyn = 2 ; r#dyn () ; }"
         );
+    }
+
+    #[test]
+    fn a_bare_closure_trait_object_gets_its_dyn() {
+        assert_eq!(
+            read("type Action = Fn(&siginfo_t) + Send + Sync;"),
+            "type Action = dyn Fn (& siginfo_t) + Send + Sync ;"
+        );
+        assert_eq!(
+            read("fn f(a: Box<Fn(u8) -> u8 + Send>, b: &Fn(), c: &'a FnMut(), d: &mut FnOnce()) {}"),
+            "fn f (a : Box < dyn Fn (u8) -> u8 + Send >, b : & dyn Fn () , c : &'a dyn FnMut () , d : & mut dyn FnOnce ()) { }"
+        );
+        // Bounds, `impl`, `dyn` already there, and expressions stay as they are.
+        for src in [
+            "fn g<F: Fn(u8) + Send>(f: F) where G: 'static + FnMut() {}",
+            "fn h(f: impl Fn()) -> Box<dyn Fn()> { x == Fn(1) }",
+        ] {
+            assert_eq!(read(src), src.parse::<TokenStream>().unwrap().to_string());
+        }
     }
 
     #[test]
