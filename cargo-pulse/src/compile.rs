@@ -32,7 +32,7 @@ pub struct TestBinary {
     /// Directories the dynamic loader must search (see [`toolchain_lib_dirs`]).
     pub lib_dirs: Vec<PathBuf>,
     /// A library's source directory in the mirror, when `cargo test` would run its
-    /// doctests (`doctests::count`).
+    /// doctests (`doctests::any`).
     pub doc_src: Option<PathBuf>,
 }
 

@@ -21,7 +21,7 @@ pub fn any(src_dir: &Path) -> bool {
 
 /// Doctests in one file's doc comments.
 fn in_source(text: &str) -> usize {
-    let mut open: Option<bool> = None; // inside a fence: whether it is a doctest
+    let mut open = false; // inside a fence
     let mut found = 0;
     for line in text.lines() {
         let line = line.trim_start();
@@ -34,14 +34,10 @@ fn in_source(text: &str) -> usize {
         let Some(info) = doc.trim_start().strip_prefix("```") else {
             continue;
         };
-        open = match open {
-            Some(_) => None,
-            None => {
-                let doctest = is_doctest(info);
-                found += usize::from(doctest);
-                Some(doctest)
-            }
-        };
+        if !open {
+            found += usize::from(is_doctest(info));
+        }
+        open = !open;
     }
     found
 }

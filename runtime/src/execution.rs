@@ -25,9 +25,6 @@ pub(crate) const STEPS_PER_THREAD: u64 = 10_000;
 /// Steps threads the test did not join may take after it returned, under `Detached::Warn`
 /// (then they are let go, as std's process exit would).
 pub(crate) const DETACHED_STEPS: u64 = 10_000;
-
-/// A spawn's scheduling point: its thread exists before it (`Ctx::spawn_unchecked`).
-pub(crate) const SPAWN_OP: &str = "thread::spawn";
 use crate::fast_hash::FastMap;
 use crate::memory::Memory;
 use crate::obj_ref::ObjRef;
@@ -190,6 +187,9 @@ pub(crate) enum Stop {
 /// Steps between two looks at the clock for `ExecState::cut_at` (a power of two): a few
 /// milliseconds at the slowest steps seen (~10 µs), nothing measurable at the fastest.
 const CUT_CHECK_EVERY: u64 = 1 << 12;
+
+/// A spawn's scheduling point: its thread exists before it (`Ctx::spawn_unchecked`).
+pub(crate) const SPAWN_OP: &str = "thread::spawn";
 
 /// Steps between two signs of life to `Config::progress` in a long execution (a multiple of
 /// `CUT_CHECK_EVERY`): a file write per ~0.1-1 s of steps.
