@@ -94,7 +94,16 @@ fn is_bare_closure_object(trees: &[TokenTree], i: usize, id: &Ident) -> bool {
 /// here `dyn(` is a call, and a `dyn` being declared (`fn dyn`, `let dyn`) or a method
 /// (`.dyn`) is a name.
 fn starts_trait_object(trees: &[TokenTree], i: usize) -> bool {
+    // `&mut dyn Trait`, `*mut dyn Trait` and `&'static dyn Trait` are types (`static` there
+    // is a lifetime's name); `let mut dyn` names a binding.
+    let pointer_mut = |prev: &Ident| {
+        let before = i.checked_sub(2).and_then(|p| trees.get(p));
+        let punct =
+            |c: &[char]| matches!(before, Some(TokenTree::Punct(q)) if c.contains(&q.as_char()));
+        (prev == "mut" && punct(&['&', '*'])) || punct(&['\''])
+    };
     let named = match i.checked_sub(1).and_then(|p| trees.get(p)) {
+        Some(TokenTree::Ident(prev)) if pointer_mut(prev) => false,
         Some(TokenTree::Ident(prev)) => matches!(
             prev.to_string().as_str(),
             "fn" | "let"
@@ -158,6 +167,16 @@ mod tests {
         // `dyn` stays a keyword where it starts a trait object.
         assert_eq!(read("Box<dyn Fn()>"), "Box < dyn Fn () >");
         assert_eq!(read("&dyn 'a + ?Sized"), "& dyn 'a + ? Sized");
+        // log 0.4.14's `visitor: &mut dyn Visitor<'kvs>` (a `mut` before it is a pointer's).
+        assert_eq!(
+            read("fn f(v: &mut dyn V, p: *mut dyn V) { let mut dyn = 1; }"),
+            "fn f (v : & mut dyn V , p : * mut dyn V) { let mut r#dyn = 1 ; }"
+        );
+        // And log 0.4.14's `logger: &'static dyn Log`.
+        assert_eq!(
+            read("fn g(l: &'static dyn Log) { static dyn: u8 = 0; }"),
+            "fn g (l : &'static dyn Log) { static r#dyn : u8 = 0 ; }"
+        );
         assert_eq!(
             read("fn dyn() { dyn::f(); x.dyn(); let dyn = 2; dyn(); }"),
             "fn r#dyn () { r#dyn :: f () ; x . r#dyn () ; let r#dyn = 2 ; r#dyn () ; }"
