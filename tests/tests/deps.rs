@@ -204,9 +204,7 @@ fn a_dependency_that_does_not_parse_is_left_whole_and_named() {
         "{}",
         run.stderr
     );
-    let copy = std::fs::read_to_string(
-        dir.join("target/pulse/deps/rand-0.4.6/src/lib.rs"),
-    )
-    .unwrap();
+    let copy =
+        std::fs::read_to_string(dir.join("target/pulse/deps/rand-0.4.6/src/lib.rs")).unwrap();
     assert!(!copy.contains("::pulse::"), "no file of it is rewritten");
 }
