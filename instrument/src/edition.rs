@@ -55,37 +55,37 @@ fn is_2015_identifier(trees: &[TokenTree], i: usize, id: &Ident) -> bool {
     }
 }
 
-/// `Fn(..)`, `FnMut(..)` or `FnOnce(..)` where a type starts (after `<`, `&`, `&'a`,
-/// `&mut`, or the `=` of a type alias): a trait object. After `:` or `+` it is a bound,
-/// which needs no `dyn`; `impl Fn(..)` and `dyn Fn(..)` are left alone.
+/// `Fn(..)`, `FnMut(..)` or `FnOnce(..)` where a type starts (after `<`, `&`, the `=` of a
+/// type alias, or a pointer's `mut` or lifetime, `pointee_starts`): a trait object. After `:`
+/// or `+` it is a bound, which needs no `dyn`; `impl Fn(..)` and `dyn Fn(..)` are left alone.
 fn is_bare_closure_object(trees: &[TokenTree], i: usize, id: &Ident) -> bool {
     let closure = matches!(id.to_string().as_str(), "Fn" | "FnMut" | "FnOnce")
         && matches!(trees.get(i + 1), Some(TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis);
-    let punct =
-        |k: usize, c: char| matches!(trees.get(k), Some(TokenTree::Punct(p)) if p.as_char() == c);
-    let ident = |k: usize, name: Option<&str>| match trees.get(k) {
-        Some(TokenTree::Ident(x)) => name.is_none_or(|n| x == n),
-        _ => false,
-    };
-    let Some(prev) = i.checked_sub(1) else {
+    if !closure || i == 0 {
         return false;
-    };
-    let type_starts = match &trees[prev] {
+    }
+    match &trees[i - 1] {
         // `Box<Fn()>`, `&Fn()`, `type A = Fn()` (not `==`, `<=`, `>=`, `!=`, `=>`).
         TokenTree::Punct(p) => match p.as_char() {
             '<' | '&' => true,
             '=' => {
-                prev == 0
-                    || !matches!(&trees[prev - 1], TokenTree::Punct(q) if q.spacing() == Spacing::Joint)
+                !matches!(i.checked_sub(2).map(|k| &trees[k]), Some(TokenTree::Punct(q)) if q.spacing() == Spacing::Joint)
             }
             _ => false,
         },
-        // `&mut Fn()`, `&'a Fn()`.
-        TokenTree::Ident(_) if ident(prev, Some("mut")) => prev >= 1 && punct(prev - 1, '&'),
-        TokenTree::Ident(_) => prev >= 2 && punct(prev - 1, '\'') && punct(prev - 2, '&'),
+        TokenTree::Ident(_) => pointee_starts(trees, i),
         _ => false,
-    };
-    closure && type_starts
+    }
+}
+
+/// Whether the token before `i` ends a pointer type's prefix, so a type starts at `i`: the
+/// `mut` of `&mut` or `*mut`, or a lifetime (`&'a`, `&'static`: its name is not a keyword
+/// there, whatever it spells).
+fn pointee_starts(trees: &[TokenTree], i: usize) -> bool {
+    let at = |k: Option<usize>| k.and_then(|k| trees.get(k));
+    let punct = |k: Option<usize>, c: &[char]| matches!(at(k), Some(TokenTree::Punct(q)) if c.contains(&q.as_char()));
+    let mut_ = matches!(at(i.checked_sub(1)), Some(TokenTree::Ident(m)) if m == "mut");
+    (mut_ && punct(i.checked_sub(2), &['&', '*'])) || punct(i.checked_sub(2), &['\''])
 }
 
 /// rustc's 2015 rule, without knowing whether a type or an expression is being read: `dyn`
@@ -94,16 +94,9 @@ fn is_bare_closure_object(trees: &[TokenTree], i: usize, id: &Ident) -> bool {
 /// here `dyn(` is a call, and a `dyn` being declared (`fn dyn`, `let dyn`) or a method
 /// (`.dyn`) is a name.
 fn starts_trait_object(trees: &[TokenTree], i: usize) -> bool {
-    // `&mut dyn Trait`, `*mut dyn Trait` and `&'static dyn Trait` are types (`static` there
-    // is a lifetime's name); `let mut dyn` names a binding.
-    let pointer_mut = |prev: &Ident| {
-        let before = i.checked_sub(2).and_then(|p| trees.get(p));
-        let punct =
-            |c: &[char]| matches!(before, Some(TokenTree::Punct(q)) if c.contains(&q.as_char()));
-        (prev == "mut" && punct(&['&', '*'])) || punct(&['\''])
-    };
     let named = match i.checked_sub(1).and_then(|p| trees.get(p)) {
-        Some(TokenTree::Ident(prev)) if pointer_mut(prev) => false,
+        // `&mut dyn Trait`, `*mut dyn Trait`, `&'static dyn Trait`; `let mut dyn` is a name.
+        Some(TokenTree::Ident(_)) if pointee_starts(trees, i) => false,
         Some(TokenTree::Ident(prev)) => matches!(
             prev.to_string().as_str(),
             "fn" | "let"

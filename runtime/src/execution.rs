@@ -394,15 +394,7 @@ impl ExecState {
         let tid = self.threads.len() as Tid;
         self.scheduler.spawned(tid, site);
         if let Some(hb) = &self.heartbeat {
-            hb.set_name(
-                tid,
-                if tid == 0 {
-                    "main".into()
-                } else {
-                    name.as_deref()
-                        .map_or_else(|| format!("thread-{tid}"), str::to_string)
-                },
-            );
+            hb.set_name(tid, crate::report::trace::thread_name(tid, name.as_deref()));
         }
         self.threads.push(VThread::new(name));
         if self.memory.relaxed {
@@ -1210,14 +1202,9 @@ impl ExecState {
         self.record_answer(w)
     }
 
-    /// A thread's name in reports: the test's own thread is `main` (its real name, the
-    /// test's, is already in the report's header); unnamed threads are `thread-N`.
+    /// A thread's name in reports (`report::trace::thread_name`).
     pub fn thread_name(&self, tid: Tid) -> String {
-        match &self.threads[tid as usize].name {
-            _ if tid == 0 => "main".to_string(),
-            Some(n) => format!("{n}"),
-            None => format!("thread-{tid}"),
-        }
+        crate::report::trace::thread_name(tid, self.threads[tid as usize].name.as_deref())
     }
 
     pub fn warn(&mut self, message: String) {

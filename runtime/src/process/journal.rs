@@ -150,10 +150,9 @@ pub(crate) fn read(reply: &Path, keep: usize) -> Option<Kept> {
             let id = l.event.thread as usize;
             if names.len() <= id {
                 // A thread with no event since tracing began: named as pulse names one.
-                names.extend((names.len()..=id).map(|t| match t {
-                    0 => "main".to_string(),
-                    t => format!("thread-{t}"),
-                }));
+                names.extend(
+                    (names.len()..=id).map(|t| crate::report::trace::thread_name(t as u32, None)),
+                );
             }
             names[id].clone_from(&l.name);
         }

@@ -46,7 +46,8 @@ pub(crate) fn replay_command(
     test: &str,
     crash: bool,
 ) -> String {
-    let long = schedule.to_string().len() > crate::report::failure::LONG_SCHEDULE;
+    let text = schedule.to_string();
+    let long = text.len() > crate::report::failure::LONG_SCHEDULE;
     let in_test = !test.is_empty() && test != "main";
     let package = std::env::var("CARGO_PKG_NAME")
         .map(|p| format!(" -p {p}"))
@@ -89,7 +90,6 @@ pub(crate) fn replay_command(
         true => in_fresh_process(template, config.replay_command.is_some()),
         false => template,
     };
-    let text = schedule.to_string();
     if text.len() > MAX_INLINE_SCHEDULE && template.contains("{schedule}") {
         // Longer than one argument may be (Linux takes 128 KiB), and written once already
         // (`Failure::schedule`; a failure record's `schedule`, which `cargo pulse test

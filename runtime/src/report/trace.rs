@@ -86,6 +86,16 @@ impl AtomicValue {
     }
 }
 
+/// A thread's name in reports: the test's own thread (0) is `main` (its real name, the test's,
+/// is already in the report's header); an unnamed one is `thread-N`.
+pub(crate) fn thread_name(tid: u32, name: Option<&str>) -> String {
+    match name {
+        _ if tid == 0 => "main".to_string(),
+        Some(n) => n.to_string(),
+        None => format!("thread-{tid}"),
+    }
+}
+
 impl Event {
     pub fn describe(&self) -> String {
         match self.kind {
@@ -104,10 +114,7 @@ impl Event {
             EventKind::Note(_) => self.op.to_string(),
             EventKind::ClockRead => format!("{} (reads {})", self.op, clock_time(self.clock_ns)),
             EventKind::ReadOld(r) => {
-                let by = match r.thread {
-                    0 => "main".to_string(),
-                    t => format!("thread-{t}"),
-                };
+                let by = thread_name(r.thread, None);
                 let store = r.at.map_or_else(
                     || "the initial value".to_string(),
                     |l| format!("stored by {by} at {}", location_string(l)),
