@@ -873,4 +873,52 @@ mod tests {
         );
         assert_eq!(l.map(Path::new("/home/u/elsewhere")), None);
     }
+
+    #[test]
+    fn a_dependency_with_a_file_that_does_not_parse_is_left_whole_and_that_file_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        std::fs::create_dir_all(src.join("nightly")).unwrap();
+        std::fs::write(
+            src.join("lib.rs"),
+            "use std::sync::Mutex;\npub static M: Mutex<u8> = Mutex::new(0);\n",
+        )
+        .unwrap();
+        let dep = DepSource {
+            name: "odd".into(),
+            version: "1.0.0".into(),
+            src: dir.path().to_path_buf(),
+            lib_dir: src.clone(),
+            build_scripts: vec![],
+            facade_roots: vec![],
+            crate_roots: vec![src.join("lib.rs")],
+        };
+        let opts = pulse_instrument::Options::default();
+        assert!(check_dep_parses(&dep, &opts).is_none(), "every file parses");
+        // Syntax syn does not read yet (unstable `gen` blocks): the crate is copied as it is.
+        let gen = src.join("nightly/gen.rs");
+        std::fs::write(&gen, "pub fn f() {\n    let _ = async gen {};\n}\n").unwrap();
+        let (path, note) = check_dep_parses(&dep, &opts).expect("gen.rs does not parse");
+        assert_eq!(path, gen);
+        assert_eq!(note["parse_error"]["line"], 2, "{note}");
+        let lib = std::fs::read(src.join("lib.rs")).unwrap();
+        let mut parses = BTreeMap::new();
+        let support = Support {
+            root: dir.path().join("support"),
+        };
+        let out = dep_transform(
+            &[dep],
+            &support,
+            &opts,
+            &mut parses,
+            &src.join("lib.rs"),
+            lib.clone(),
+        )
+        .unwrap();
+        assert_eq!(out.bytes, lib, "no file of it is rewritten");
+        assert!(
+            out.note.is_none(),
+            "the note stays with the file that failed"
+        );
+    }
 }

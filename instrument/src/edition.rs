@@ -1,4 +1,4 @@
-//! Reading an edition-2015 file with syn, which follows 2018's keywords.
+//! Reading an edition-2015 or 2018 file with syn, which follows 2021's grammar.
 //!
 //! `try`, `async` and `await` are plain identifiers in 2015 (spin 0.5's `pub fn try(&self)`),
 //! and `dyn` is one unless it starts a trait object. Each such identifier becomes a raw one
@@ -7,44 +7,188 @@
 //! output keeps the original spelling. `try!(..)` becomes `r#try!(..)`, the same macro.
 //!
 //! A bare closure trait object (`type Action = Fn(&siginfo_t) + Send + Sync;`, `Box<Fn(u8)>`,
-//! `&Fn()`), which 2015 allows and syn does not read, gets a `dyn` with the `Fn`'s span
-//! before it: signal-hook-registry 1.4, a dependency of tokio's, was left uninstrumented
-//! for that one line. Other bare trait objects (`Box<Error + Send>`) syn reads as they are.
+//! `&'a (Fn() + 'a)`), which 2015 and 2018 allow and syn does not read, gets a `dyn` with the
+//! `Fn`'s span before it: signal-hook-registry 1.4 (2015), clap 2.34 (2018) and url 1.7 (2015)
+//! were left uninstrumented for such lines. Other bare trait objects (`Box<Error + Send>`)
+//! syn reads as they are.
+//!
+//! A 2015 trait method may name its parameters' types alone (`fn reseed(&mut self, Seed);`,
+//! rand 0.4; `fn fmt_scheme(&self, &mut fmt::Formatter)`, hyper 0.7): each gets a `_:` with
+//! its type's span before it.
+//!
+//! A 2018 file is read as it is, and again with its bare closure objects given their `dyn`
+//! only if that fails ([`read_file`]), so a file that parses is never read differently.
 
-use proc_macro2::{Group, Ident, Spacing, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, Ident, Punct, Spacing, TokenStream, TokenTree};
 
-/// `tokens` with 2015's identifiers that are 2018 keywords made raw, when
-/// `Options::edition_2015` says the file is a 2015 one; otherwise `tokens` as they are.
-pub(crate) fn read_as_2018(tokens: TokenStream, opts: &crate::Options) -> TokenStream {
+/// The syntax tree of a file, and the tokens it was read from: for a 2015 file
+/// ([`crate::Options::edition_2015`]) read with its 2015 forms made 2018 ones; for a later
+/// one read as it is, or with bare closure objects given their `dyn` when only that parses.
+/// On failure, the tokens and syn's error of the reading that got further.
+pub(crate) fn read_file(
+    tokens: TokenStream,
+    opts: &crate::Options,
+) -> (TokenStream, syn::Result<syn::File>) {
     if opts.edition_2015 {
-        raw_keywords(tokens)
-    } else {
-        tokens
+        let tokens = rewrite(tokens, Reading::Edition2015);
+        let file = syn::parse2(tokens.clone());
+        return (tokens, file);
+    }
+    match syn::parse2::<syn::File>(tokens.clone()) {
+        Ok(file) => (tokens, Ok(file)),
+        Err(e) => {
+            let lenient = rewrite(tokens.clone(), Reading::BareObjects);
+            match syn::parse2(lenient.clone()) {
+                Ok(file) => (lenient, Ok(file)),
+                Err(l) if position(&l) > position(&e) => (lenient, Err(l)),
+                Err(_) => (tokens, Err(e)),
+            }
+        }
     }
 }
 
-fn raw_keywords(tokens: TokenStream) -> TokenStream {
+fn position(e: &syn::Error) -> (usize, usize) {
+    let start = e.span().start();
+    (start.line, start.column)
+}
+
+/// What a reading adds to the grammar syn reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// 2015's identifiers that are keywords since, bare closure objects, anonymous parameters.
+    Edition2015,
+    /// Bare closure objects alone (2018, where the rest is as 2021 reads it).
+    BareObjects,
+}
+
+fn rewrite(tokens: TokenStream, reading: Reading) -> TokenStream {
+    rewrite_at(tokens, reading, false)
+}
+
+/// `type_at_start`: the stream is a parenthesized type's (`&'a (Fn() + 'a)`), so its first
+/// token starts a type.
+fn rewrite_at(tokens: TokenStream, reading: Reading, type_at_start: bool) -> TokenStream {
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out = Vec::with_capacity(trees.len());
     for (i, tree) in trees.iter().enumerate() {
         if let TokenTree::Ident(id) = tree {
-            if is_bare_closure_object(&trees, i, id) {
+            if is_bare_closure_object(&trees, i, type_at_start) {
                 out.push(TokenTree::Ident(Ident::new("dyn", id.span())));
             }
         }
         out.push(match tree {
             TokenTree::Group(g) => {
-                let mut inner = Group::new(g.delimiter(), raw_keywords(g.stream()));
-                inner.set_span(g.span());
-                TokenTree::Group(inner)
+                let paren = g.delimiter() == Delimiter::Parenthesis;
+                let mut inner = rewrite_at(g.stream(), reading, paren && type_starts(&trees, i));
+                if reading == Reading::Edition2015 && paren && is_fn_parameter_list(&trees, i) {
+                    inner = name_anonymous_parameters(inner);
+                }
+                let mut group = Group::new(g.delimiter(), inner);
+                group.set_span(g.span());
+                TokenTree::Group(group)
             }
-            TokenTree::Ident(id) if is_2015_identifier(&trees, i, id) => {
+            TokenTree::Ident(id)
+                if reading == Reading::Edition2015 && is_2015_identifier(&trees, i, id) =>
+            {
                 TokenTree::Ident(Ident::new_raw(&id.to_string(), id.span()))
             }
             other => other.clone(),
         });
     }
     out.into_iter().collect()
+}
+
+/// Whether the parenthesized group at `i` is a function's parameter list: `fn name(..)` or
+/// `fn name<..>(..)` (a `fn(..)` pointer type has no name).
+fn is_fn_parameter_list(trees: &[TokenTree], i: usize) -> bool {
+    let mut k = i;
+    if matches!(trees.get(k.wrapping_sub(1)), Some(TokenTree::Punct(p)) if p.as_char() == '>') {
+        let mut depth = 0i32;
+        loop {
+            k = match k.checked_sub(1) {
+                Some(k) => k,
+                None => return false,
+            };
+            match &trees[k] {
+                TokenTree::Punct(p) if p.as_char() == '>' && !is_arrow_head(trees, k) => depth += 1,
+                TokenTree::Punct(p) if p.as_char() == '<' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 {
+                break;
+            }
+        }
+    }
+    let ident = |k: Option<usize>| match k.and_then(|k| trees.get(k)) {
+        Some(TokenTree::Ident(id)) => Some(id.to_string()),
+        _ => None,
+    };
+    ident(k.checked_sub(1)).is_some() && ident(k.checked_sub(2)).as_deref() == Some("fn")
+}
+
+/// The `>` of a `->`.
+fn is_arrow_head(trees: &[TokenTree], k: usize) -> bool {
+    matches!(k.checked_sub(1).map(|p| &trees[p]), Some(TokenTree::Punct(m)) if m.as_char() == '-' && m.spacing() == Spacing::Joint)
+}
+
+/// A parameter list with `_:` before each parameter that is a type alone. A list with a
+/// macro's `$` in it is left alone (a macro body, which syn does not read as items).
+fn name_anonymous_parameters(params: TokenStream) -> TokenStream {
+    let trees: Vec<TokenTree> = params.into_iter().collect();
+    if trees
+        .iter()
+        .any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == '$'))
+    {
+        return trees.into_iter().collect();
+    }
+    let mut out = Vec::with_capacity(trees.len() + 2);
+    let mut depth = 0i32;
+    let mut start = 0;
+    for k in 0..=trees.len() {
+        let end = match trees.get(k) {
+            None => true,
+            Some(TokenTree::Punct(p)) => {
+                match p.as_char() {
+                    '<' => depth += 1,
+                    '>' if !is_arrow_head(&trees, k) => depth -= 1,
+                    _ => {}
+                }
+                p.as_char() == ',' && depth == 0
+            }
+            Some(_) => false,
+        };
+        if !end {
+            continue;
+        }
+        let param = &trees[start..k];
+        if is_type_alone(param) {
+            let span = param[0].span();
+            out.push(TokenTree::Ident(Ident::new("_", span)));
+            let mut colon = Punct::new(':', Spacing::Alone);
+            colon.set_span(span);
+            out.push(TokenTree::Punct(colon));
+        }
+        out.extend(trees[start..(k + 1).min(trees.len())].iter().cloned());
+        start = k + 1;
+    }
+    out.into_iter().collect()
+}
+
+/// A parameter with no pattern: not empty, not a receiver (`self`, `&'a mut self`), and no
+/// `:` of its own (a path's `::` is not one).
+fn is_type_alone(param: &[TokenTree]) -> bool {
+    let lone_colon = param.iter().enumerate().any(|(k, t)| {
+        let TokenTree::Punct(p) = t else { return false };
+        let colon =
+            |t: Option<&TokenTree>| matches!(t, Some(TokenTree::Punct(q)) if q.as_char() == ':');
+        p.as_char() == ':'
+            && !(p.spacing() == Spacing::Joint && colon(param.get(k + 1)))
+            && !(k > 0
+                && colon(param.get(k - 1))
+                && matches!(&param[k - 1], TokenTree::Punct(q) if q.spacing() == Spacing::Joint))
+    });
+    let receiver = matches!(param.last(), Some(TokenTree::Ident(id)) if id == "self");
+    !param.is_empty() && !lone_colon && !receiver
 }
 
 fn is_2015_identifier(trees: &[TokenTree], i: usize, id: &Ident) -> bool {
@@ -55,37 +199,55 @@ fn is_2015_identifier(trees: &[TokenTree], i: usize, id: &Ident) -> bool {
     }
 }
 
-/// `Fn(..)`, `FnMut(..)` or `FnOnce(..)` where a type starts (after `<`, `&`, the `=` of a
-/// type alias, or a pointer's `mut` or lifetime, `pointee_starts`): a trait object. After `:`
-/// or `+` it is a bound, which needs no `dyn`; `impl Fn(..)` and `dyn Fn(..)` are left alone.
-fn is_bare_closure_object(trees: &[TokenTree], i: usize, id: &Ident) -> bool {
-    let closure = matches!(id.to_string().as_str(), "Fn" | "FnMut" | "FnOnce")
-        && matches!(trees.get(i + 1), Some(TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis);
-    if !closure || i == 0 {
-        return false;
-    }
-    match &trees[i - 1] {
-        // `Box<Fn()>`, `&Fn()`, `type A = Fn()` (not `==`, `<=`, `>=`, `!=`, `=>`).
-        TokenTree::Punct(p) => match p.as_char() {
+/// `Fn(..)`, `FnMut(..)` or `FnOnce(..)`, or one with a binder (`for<'a> Fn(&'a u8)`), where
+/// a type starts ([`type_starts`], or first in a parenthesized type): a trait object. After
+/// `:` or `+` it is a bound, which needs no `dyn`; `impl Fn(..)` and `dyn Fn(..)` are left
+/// alone.
+fn is_bare_closure_object(trees: &[TokenTree], i: usize, type_at_start: bool) -> bool {
+    let at = after_higher_ranked_binder(trees, i).unwrap_or(i);
+    let closure = matches!(trees.get(at), Some(TokenTree::Ident(id)) if matches!(id.to_string().as_str(), "Fn" | "FnMut" | "FnOnce"))
+        && matches!(trees.get(at + 1), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis);
+    closure && (type_starts(trees, i) || (i == 0 && type_at_start))
+}
+
+/// Whether a type starts at `i`, by the token before it: `<`, `&`, the `=` of a type alias
+/// (not `==`, `<=`, `>=`, `!=`), or a pointer's `mut`, `const` or lifetime
+/// ([`pointee_starts`]).
+fn type_starts(trees: &[TokenTree], i: usize) -> bool {
+    match i.checked_sub(1).map(|p| &trees[p]) {
+        Some(TokenTree::Punct(p)) => match p.as_char() {
             '<' | '&' => true,
             '=' => {
                 !matches!(i.checked_sub(2).map(|k| &trees[k]), Some(TokenTree::Punct(q)) if q.spacing() == Spacing::Joint)
             }
             _ => false,
         },
-        TokenTree::Ident(_) => pointee_starts(trees, i),
+        Some(TokenTree::Ident(_)) => pointee_starts(trees, i),
         _ => false,
     }
 }
 
 /// Whether the token before `i` ends a pointer type's prefix, so a type starts at `i`: the
-/// `mut` of `&mut` or `*mut`, or a lifetime (`&'a`, `&'static`: its name is not a keyword
-/// there, whatever it spells).
+/// `mut` of `&mut` or `*mut`, the `const` of `*const`, or a lifetime (`&'a`, `&'static`: its
+/// name is not a keyword there, whatever it spells).
 fn pointee_starts(trees: &[TokenTree], i: usize) -> bool {
     let at = |k: Option<usize>| k.and_then(|k| trees.get(k));
     let punct = |k: Option<usize>, c: &[char]| matches!(at(k), Some(TokenTree::Punct(q)) if c.contains(&q.as_char()));
-    let mut_ = matches!(at(i.checked_sub(1)), Some(TokenTree::Ident(m)) if m == "mut");
-    (mut_ && punct(i.checked_sub(2), &['&', '*'])) || punct(i.checked_sub(2), &['\''])
+    let before =
+        |word: &str| matches!(at(i.checked_sub(1)), Some(TokenTree::Ident(m)) if m == word);
+    (before("mut") && punct(i.checked_sub(2), &['&', '*']))
+        || (before("const") && punct(i.checked_sub(2), &['*']))
+        || punct(i.checked_sub(2), &['\''])
+}
+
+/// The index after a higher-ranked binder, `for<'a, 'b>`, that starts at `i`.
+fn after_higher_ranked_binder(trees: &[TokenTree], i: usize) -> Option<usize> {
+    let is =
+        |k: usize, c: char| matches!(trees.get(k), Some(TokenTree::Punct(p)) if p.as_char() == c);
+    if !matches!(trees.get(i), Some(TokenTree::Ident(f)) if f == "for") || !is(i + 1, '<') {
+        return None;
+    }
+    (i + 2..trees.len()).find(|&k| is(k, '>')).map(|k| k + 1)
 }
 
 /// rustc's 2015 rule, without knowing whether a type or an expression is being read: `dyn`
@@ -139,11 +301,22 @@ mod tests {
     use super::*;
 
     fn read(src: &str) -> String {
+        rewrite(src.parse().unwrap(), Reading::Edition2015).to_string()
+    }
+
+    /// `src` as the token printer spells it.
+    fn tokens(src: &str) -> String {
+        src.parse::<TokenStream>().unwrap().to_string()
+    }
+
+    /// The tokens a file is parsed from, and whether it parsed.
+    fn read_file_of(src: &str, edition_2015: bool) -> (String, bool) {
         let opts = crate::Options {
-            edition_2015: true,
+            edition_2015,
             ..crate::Options::default()
         };
-        read_as_2018(src.parse().unwrap(), &opts).to_string()
+        let (tokens, file) = read_file(src.parse().unwrap(), &opts);
+        (tokens.to_string(), file.is_ok())
     }
 
     #[test]
@@ -196,10 +369,61 @@ mod tests {
     }
 
     #[test]
-    fn later_editions_are_read_as_they_are() {
-        let tokens: TokenStream = "async fn f() { g().await }".parse().unwrap();
-        let out = read_as_2018(tokens.clone(), &crate::Options::default());
-        assert_eq!(out.to_string(), tokens.to_string());
+    fn a_parenthesized_bare_closure_object_gets_its_dyn() {
+        // url 1.7.2's `NewFn(&'a (Fn(SyntaxViolation) + 'a))`.
+        assert_eq!(
+            read("struct S<'a>(&'a (Fn(V) + 'a), &(FnMut() + Send)); fn f() { g(Fn(1)) }"),
+            tokens(
+                "struct S<'a>(&'a (dyn Fn(V) + 'a), &(dyn FnMut() + Send)); fn f() { g(Fn(1)) }"
+            )
+        );
+        // After a higher-ranked binder or a `*const`.
+        assert_eq!(
+            read("type A = (Box<for<'a> Fn(&'a u8) + Send>, *const Fn(), fn(u8) -> u8);"),
+            tokens("type A = (Box<dyn for<'a> Fn(&'a u8) + Send>, *const dyn Fn(), fn(u8) -> u8);")
+        );
+    }
+
+    #[test]
+    fn an_anonymous_parameter_gets_a_pattern() {
+        // rand 0.4.6's `fn reseed(&mut self, Seed);`, hyper 0.7.2's `&mut fmt::Formatter`.
+        assert_eq!(
+            read("trait R { fn reseed(&mut self, Seed); fn f<T: A<B, C>>(&'a self, &mut fmt::F, HashMap<K, V>, x: u8, (a, b): (u8, u8), <T as I>::Item) -> u8; }"),
+            tokens("trait R { fn reseed(&mut self, _: Seed); fn f<T: A<B, C>>(&'a self, _: &mut fmt::F, _: HashMap<K, V>, x: u8, (a, b): (u8, u8), _: <T as I>::Item) -> u8; }")
+        );
+        // `fn(u8)` pointers, `Fn(u8) -> R` bounds and macro bodies are left alone.
+        for src in [
+            "type F = fn(u8, u16) -> u8;",
+            "fn g<F: Fn(u8) -> u8>(f: F) {}",
+            "macro_rules! m { () => { fn $name(&self, $($t),*) {} } }",
+        ] {
+            assert_eq!(read(src), tokens(src));
+        }
+        let (tokens, parsed) = read_file_of(
+            "trait A { fn f(&self, Vec<u8>, &mut String) -> bool; }",
+            true,
+        );
+        assert!(parsed, "{tokens}");
+    }
+
+    #[test]
+    fn a_2018_file_is_read_as_it_is_unless_only_its_bare_closure_objects_stop_syn() {
+        let src = "async fn f() { g().await }";
+        assert_eq!(
+            read_file_of(src, false),
+            (src.parse::<TokenStream>().unwrap().to_string(), true)
+        );
+        // clap 2.34.0 (2018): `Option<Rc<Fn(String) -> Result<(), String>>>`.
+        let (tokens, parsed) = read_file_of(
+            "struct A { v: Option<Rc<Fn(String) -> R>> } async fn g() {}",
+            false,
+        );
+        assert!(parsed);
+        assert!(tokens.contains("< dyn Fn (String)"), "{tokens}");
+        // A file that fails for another reason reports the first reading's error.
+        let (tokens, parsed) = read_file_of("fn f(&self, Seed) {}", false);
+        assert!(!parsed);
+        assert!(!tokens.contains('_'), "{tokens}");
     }
 
     #[test]
@@ -209,7 +433,7 @@ mod tests {
             edition_2015: true,
             ..crate::Options::default()
         };
-        let out = read_as_2018(src.parse().unwrap(), &opts);
+        let (out, _) = read_file(src.parse().unwrap(), &opts);
         let TokenTree::Group(body) = out.into_iter().nth(3).unwrap() else {
             panic!("no body")
         };

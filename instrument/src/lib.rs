@@ -271,10 +271,10 @@ fn parse(
             message,
         }
     })?;
-    let tokens = edition::read_as_2018(tokens, opts);
+    let (tokens, file) = edition::read_file(tokens, opts);
     // A file holding one expression is what `include!` pulls into expression position: the
     // token sweep alone handles it.
-    let parsed = match syn::parse2::<syn::File>(tokens.clone()) {
+    let parsed = match file {
         Ok(file) => Ok(file),
         Err(e) => match syn::parse2::<syn::Expr>(tokens.clone()) {
             Ok(expr) => Err(expr),
@@ -340,7 +340,7 @@ fn extern_crate_aliases(src: &str, opts: &Options) -> Vec<(String, paths::Crate)
     let Ok(tokens) = span::lexable(src).parse::<TokenStream>() else {
         return Vec::new();
     };
-    let Ok(file) = syn::parse2::<syn::File>(edition::read_as_2018(tokens, opts)) else {
+    let (_, Ok(file)) = edition::read_file(tokens, opts) else {
         return Vec::new();
     };
     let out_of_build = |attrs: &[syn::Attribute]| {
@@ -379,15 +379,19 @@ mod tests {
     fn check_parse_reads_as_instrument_does() {
         let opts = Options::default();
         assert!(check_parse("use std::sync::Mutex; fn f() {}", &opts).is_ok());
-        // A 2015 bare trait object, which syn does not read (signal-hook-registry 1.4).
-        let e = check_parse("type Action = Fn(&u8) + Send + Sync;", &opts).unwrap_err();
-        assert_eq!((e.line, e.column), (1, 17), "{e:?}");
-        // 2015 keywords as names are read as instrument reads them.
+        // An anonymous parameter, which only 2015 allows.
+        let anonymous = "trait T {\n    fn f(&self, u8);\n}";
+        let e = check_parse(anonymous, &opts).unwrap_err();
+        assert_eq!((e.line, e.column), (2, 19), "{e:?}");
+        // 2015's forms are read as instrument reads them.
         let o2015 = Options {
             edition_2015: true,
             ..Options::default()
         };
         assert!(check_parse("fn try() {}", &o2015).is_ok());
+        assert!(check_parse(anonymous, &o2015).is_ok());
+        // A 2018 bare closure object (clap 2.34) is read, as instrument reads it.
+        assert!(check_parse("type Action = Fn(&u8) + Send + Sync;", &opts).is_ok());
     }
 
     #[test]

@@ -189,8 +189,8 @@ fn parking_lot_0_13_and_0_12_in_one_graph_are_both_scheduled() {
 }
 
 #[test]
-fn a_dependency_that_does_not_parse_is_left_whole_and_named() {
-    let dir = fixture("dep-unparsed", "dep-unparsed");
+fn a_2015_dependency_in_its_own_forms_is_instrumented() {
+    let dir = fixture("dep-2015", "dep-2015");
     let run = cargo_pulse(&dir, &args(&["test"]));
     assert_eq!(
         run.code, 0,
@@ -198,13 +198,25 @@ fn a_dependency_that_does_not_parse_is_left_whole_and_named() {
         run.stderr
     );
     assert!(
-        run.stderr.contains(
-            "not instrumented, a file does not parse: rand 0.4.6 (src/distributions/mod.rs:60:"
-        ),
+        run.stderr.contains("instrumented (auto): rand 0.4.6")
+            && !run.stderr.contains("does not parse"),
         "{}",
         run.stderr
     );
-    let copy =
-        std::fs::read_to_string(dir.join("target/pulse/deps/rand-0.4.6/src/lib.rs")).unwrap();
-    assert!(!copy.contains("::pulse::"), "no file of it is rewritten");
+    let copy = |file: &str| {
+        std::fs::read_to_string(dir.join("target/pulse/deps/rand-0.4.6/src").join(file)).unwrap()
+    };
+    assert!(
+        copy("lib.rs").contains("extern crate pulse;"),
+        "the facade is declared"
+    );
+    let os = copy("os.rs");
+    assert!(
+        os.contains("use ::pulse::std::sync::{Once, ONCE_INIT};"),
+        "its Once is scheduled"
+    );
+    // The file with the anonymous parameter is copied in its own spelling.
+    assert!(
+        copy("distributions/mod.rs").contains("fn ind_sample<R: Rng>(&self, &mut R) -> Support;")
+    );
 }
