@@ -252,7 +252,8 @@ pub struct Mirror {
 struct Patching<'a> {
     deps: &'a [DepSource],
     deps_base: &'a Path,
-    /// pulse's `parking_lot_core` replacements, patched in (the registry's then unlocked).
+    /// pulse's `parking_lot_core` replacements, patched in (the registry's then unlocked,
+    /// `deps::lock_for_mirror`).
     core_shims: Vec<deps::PatchEntry>,
 }
 
@@ -422,16 +423,13 @@ impl Mirror {
             };
             let again = state.sync(&jobs, &excluded, &resync, &mut transform)?;
             stats.written += again.written;
-            if !patching.core_shims.is_empty() {
-                // The lock (the user's, or the one cargo made in the mirror) must not pin the
-                // registry's parking_lot_core, or cargo ignores the shim patched in for it.
-                let mirror_lock = root.join("Cargo.lock");
-                if let Ok(text) = std::fs::read_to_string(&mirror_lock) {
-                    write_if_changed(
-                        &mirror_lock,
-                        deps::unlock_parking_lot_core(&text).as_bytes(),
-                    )?;
-                }
+            // The lock (the user's, or the one cargo made in the mirror) as it reads with the
+            // copies and shims patched in, or cargo resolves around them.
+            let mirror_lock = root.join("Cargo.lock");
+            if let Ok(text) = std::fs::read_to_string(&mirror_lock) {
+                let unlock_core = !patching.core_shims.is_empty();
+                let lock = deps::lock_for_mirror(&text, patching.deps, unlock_core);
+                write_if_changed(&mirror_lock, lock.as_bytes())?;
             }
         }
         state.save(&state_file)?;
@@ -595,10 +593,11 @@ fn mirror_transform(
     src: &Path,
     bytes: Vec<u8>,
 ) -> Result<Transformed> {
-    if !patching.core_shims.is_empty() && src == user.root.join("Cargo.lock") {
+    if src == user.root.join("Cargo.lock") {
         if let Ok(text) = std::str::from_utf8(&bytes) {
+            let unlock_core = !patching.core_shims.is_empty();
             return Ok(Transformed {
-                bytes: deps::unlock_parking_lot_core(text).into_bytes(),
+                bytes: deps::lock_for_mirror(text, patching.deps, unlock_core).into_bytes(),
                 note: None,
             });
         }

@@ -291,6 +291,12 @@ fn check(name: &str, memory: Option<&str>) {
         code == 0 || code == 101,
         "{full}: exit {code}, not a verdict (0 or 101)"
     );
+    // Every instrumented copy is in the graph cargo builds (the mirror's lock keeps the
+    // user's resolution, `deps::lock_for_mirror`).
+    assert!(
+        !run.stderr.contains("was not used in the crate graph"),
+        "{full}: an instrumented copy was left out of the graph"
+    );
     let json: Vec<serde_json::Value> = run
         .stdout
         .lines()

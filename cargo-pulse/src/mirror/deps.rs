@@ -530,25 +530,80 @@ pub struct PatchEntry {
     pub dir: PathBuf,
 }
 
-/// `Cargo.lock` without the registry's `parking_lot_core` 0.9 and 0.10 entries: a lock that
-/// pins one keeps cargo from taking the shim (0.9.99, 0.10.99) patched in for it.
-pub fn unlock_parking_lot_core(lock: &str) -> String {
+/// The mirror's `Cargo.lock`: the user's resolution, as it reads once the instrumented copies
+/// are patched in.
+///
+/// - Each instrumented dependency's entry becomes a path package's (no `source`, no
+///   `checksum`), as cargo writes a patched-in copy, and references to it lose their
+///   `(registry+...)`. Left a registry entry, it no longer matches the copy, so cargo
+///   resolves the dependencies of the crates that use it again and may pick another version
+///   already in the graph: scc's tempfile (`getrandom >=0.3, <0.5`, locked at 0.4.3) took
+///   pulse's getrandom 0.3.4, and the instrumented 0.4.3 was left out ("patch was not used").
+/// - With pulse's `parking_lot_core` shims (`unlock_core`), the registry's 0.9 and 0.10 are
+///   dropped: a lock that pins one keeps cargo from taking the shim (0.9.99, 0.10.99).
+pub fn lock_for_mirror(lock: &str, deps: &[DepSource], unlock_core: bool) -> String {
+    let patched =
+        |name: &str, version: &str| deps.iter().any(|d| d.name == name && d.version == version);
     let mut out = String::with_capacity(lock.len());
     for (i, block) in lock.split("\n[[package]]\n").enumerate() {
-        let drop = SHIMMED_CORE_MINORS.iter().any(|minor| {
-            block.starts_with(&format!(
-                "name = \"parking_lot_core\"\nversion = \"0.{minor}."
-            ))
-        }) && block.contains("\nsource = \"registry+");
-        if drop {
-            continue;
-        }
+        let (name, version) = name_and_version(block).unwrap_or_default();
+        let registry = block.contains("\nsource = \"registry+");
         if i > 0 {
+            let shimmed = SHIMMED_CORE_MINORS
+                .iter()
+                .any(|minor| version.starts_with(&format!("0.{minor}.")));
+            if unlock_core && registry && name == "parking_lot_core" && shimmed {
+                continue;
+            }
             out.push_str("\n[[package]]\n");
         }
-        out.push_str(block);
+        let is_copy = i > 0 && registry && patched(name, version);
+        for line in block.split_inclusive('\n') {
+            if is_copy && (line.starts_with("source = ") || line.starts_with("checksum = ")) {
+                continue;
+            }
+            out.push_str(&unsource_reference(line, &patched));
+        }
     }
     out
+}
+
+/// A block's `name = ".."` and `version = ".."`, its first two lines.
+fn name_and_version(block: &str) -> Option<(&str, &str)> {
+    fn value<'a>(line: Option<&'a str>, key: &str) -> Option<&'a str> {
+        line?
+            .strip_prefix(key)?
+            .strip_prefix(" = \"")?
+            .strip_suffix('"')
+    }
+    let mut lines = block.lines();
+    Some((
+        value(lines.next(), "name")?,
+        value(lines.next(), "version")?,
+    ))
+}
+
+/// A dependency list's ` "name version (registry+..)",` as ` "name version",` when that
+/// package is patched in.
+fn unsource_reference(line: &str, patched: &impl Fn(&str, &str) -> bool) -> String {
+    let trimmed = line.trim_start();
+    let Some(inner) = trimmed
+        .strip_prefix('"')
+        .and_then(|r| r.split_once('"'))
+        .map(|(inner, _)| inner)
+    else {
+        return line.to_owned();
+    };
+    let mut parts = inner.splitn(3, ' ');
+    let (Some(name), Some(version), Some(source)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return line.to_owned();
+    };
+    if source.starts_with("(registry+") && patched(name, version) {
+        line.replacen(&format!(" {source}"), "", 1)
+    } else {
+        line.to_owned()
+    }
 }
 
 #[cfg(test)]
@@ -620,9 +675,44 @@ mod tests {
     #[test]
     fn the_registry_parking_lot_core_is_unlocked() {
         let lock = "version = 4\n\n[[package]]\nname = \"lock_api\"\nversion = \"0.4.14\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n\n[[package]]\nname = \"parking_lot_core\"\nversion = \"0.9.12\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\nchecksum = \"x\"\n\n[[package]]\nname = \"parking_lot_core\"\nversion = \"0.10.0\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\nchecksum = \"y\"\n\n[[package]]\nname = \"parking_lot_core\"\nversion = \"0.9.99\"\n";
-        let out = unlock_parking_lot_core(lock);
+        let out = lock_for_mirror(lock, &[], true);
         assert!(!out.contains("0.9.12") && !out.contains("0.10.0"), "{out}");
         assert!(out.contains("0.9.99") && out.contains("lock_api"), "{out}");
-        assert_eq!(unlock_parking_lot_core("version = 4\n"), "version = 4\n");
+        assert_eq!(lock_for_mirror(lock, &[], false), lock);
+        assert_eq!(lock_for_mirror("version = 4\n", &[], true), "version = 4\n");
+    }
+
+    #[test]
+    fn an_instrumented_dependency_is_locked_as_the_path_package_it_becomes() {
+        let reg = "source = \"registry+https://github.com/rust-lang/crates.io-index\"";
+        let lock = format!(
+            "version = 4\n\n[[package]]\nname = \"getrandom\"\nversion = \"0.3.4\"\n{reg}\nchecksum = \"a\"\n\n\
+             [[package]]\nname = \"getrandom\"\nversion = \"0.4.3\"\n{reg}\nchecksum = \"b\"\n\n\
+             [[package]]\nname = \"tempfile\"\nversion = \"3.27.0\"\n{reg}\nchecksum = \"c\"\ndependencies = [\n \"fastrand\",\n \"getrandom 0.4.3\",\n \"once_cell 1.21.4 (registry+https://github.com/rust-lang/crates.io-index)\",\n]\n"
+        );
+        let dep = |name: &str, version: &str| DepSource {
+            name: name.into(),
+            version: version.into(),
+            src: PathBuf::new(),
+            lib_dir: PathBuf::new(),
+            build_scripts: vec![],
+            facade_roots: vec![],
+            crate_roots: vec![],
+        };
+        let out = lock_for_mirror(
+            &lock,
+            &[
+                dep("getrandom", "0.4.3"),
+                dep("tempfile", "3.27.0"),
+                dep("once_cell", "1.21.4"),
+            ],
+            false,
+        );
+        let expected = format!(
+            "version = 4\n\n[[package]]\nname = \"getrandom\"\nversion = \"0.3.4\"\n{reg}\nchecksum = \"a\"\n\n\
+             [[package]]\nname = \"getrandom\"\nversion = \"0.4.3\"\n\n\
+             [[package]]\nname = \"tempfile\"\nversion = \"3.27.0\"\ndependencies = [\n \"fastrand\",\n \"getrandom 0.4.3\",\n \"once_cell 1.21.4\",\n]\n"
+        );
+        assert_eq!(out, expected);
     }
 }
