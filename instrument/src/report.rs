@@ -56,6 +56,10 @@ pub enum RewriteKind {
     /// `__pulse_system_time`, so std's `SystemTime` (a file's `modified()`) takes pulse's
     /// `UNIX_EPOCH` (pulse's passes through unchanged).
     SystemTimeReceiver,
+    /// A `.modified()`, `.accessed()` or `.created()` call passed through the shim's
+    /// `__pulse_file_time`, so std's `SystemTime` from a file's metadata comes out as
+    /// pulse's (any other type's value as it is).
+    FileTime,
     /// An `asm!` whose template is a memory fence (`lock`-prefixed, `mfence`, `dmb`, ...)
     /// given a `SeqCst` fence before it, which the memory model sees (the assembly runs
     /// as written).

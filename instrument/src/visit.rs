@@ -825,6 +825,17 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
         if self.is_pulse_atomic_call(&segs) {
             return self.atomic(|v| visit::visit_expr_call(v, c));
         }
+        if segs.last().is_some_and(|s| s == "__pulse_file_time") {
+            // Passed through already (instrumenting twice changes nothing): the file-time
+            // call inside is visited, not wrapped again.
+            for arg in &c.args {
+                match arg {
+                    Expr::MethodCall(inner) => visit::visit_expr_method_call(self, inner),
+                    other => self.visit_expr(other),
+                }
+            }
+            return;
+        }
         if let Some(last) = segs.last() {
             if self.plan.foreign_fns.contains(last) {
                 let at = self.plan.index.start(p.path.segments[0].ident.span());
@@ -887,6 +898,16 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
                     .change(call.start, RewriteKind::ArcMethod, from, to, edits);
             }
         }
+        if matches!(
+            m.method.to_string().as_str(),
+            "modified" | "accessed" | "created"
+        ) && m.args.is_empty()
+            && m.turbofish.is_none()
+            && self.const_depth == 0
+            && paths::is_shim_module(Crate::Std, "time", &self.plan.opts.std_modules)
+        {
+            self.file_time(m);
+        }
         if m.method == "duration_since"
             && m.turbofish.is_none()
             && self.const_depth == 0
@@ -924,6 +945,28 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
 }
 
 impl Main<'_, '_> {
+    /// `recv.modified()` (or `accessed`, `created`): std's `fs::Metadata` answers with std's
+    /// `SystemTime`, which meets pulse's where the code has both (`m.modified()
+    /// .unwrap_or_else(|_| SystemTime::now())`, a field of pulse's type). It becomes
+    /// `<shim>::time::__pulse_file_time(recv.modified()).__pulse_into()`, which gives
+    /// pulse's `SystemTime` for std's (in an `io::Result` or not) and any other type's value
+    /// as it is: the receiver's type is unknown here.
+    fn file_time(&mut self, m: &syn::ExprMethodCall) {
+        let Some((a, _)) = atomic::bounds(&*m.receiver) else {
+            return;
+        };
+        let call = self.range(a, m.paren_token.span.close());
+        let open = format!("{}::time::__pulse_file_time(", self.plan.shim);
+        let from = abbrev(self.plan.index.slice(call.clone()));
+        let to = format!("{open}{from}).__pulse_into()");
+        let edits = vec![
+            Edit::insert(call.start, open, order::ATOMIC_OPEN),
+            Edit::insert(call.end, ").__pulse_into()", order::ATOMIC_CLOSE),
+        ];
+        self.plan
+            .change(call.start, RewriteKind::FileTime, from, to, edits);
+    }
+
     /// `recv.duration_since(UNIX_EPOCH)`: std's `duration_since` takes only std's
     /// `SystemTime`, and `UNIX_EPOCH` becomes pulse's, so a receiver of std's type (a file's
     /// `modified()`) would no longer compile. It becomes
@@ -1068,6 +1111,7 @@ fn is_path_kind(kind: RewriteKind) -> bool {
             | RewriteKind::ArcCall
             | RewriteKind::ArcMethod
             | RewriteKind::SystemTimeReceiver
+            | RewriteKind::FileTime
             | RewriteKind::AsmFence
     )
 }

@@ -14,6 +14,7 @@
 //! (`fs::Metadata::modified`, `accessed`, `created`): pulse's converts to and from it
 //! (`From`), compares with it both ways (`==`, `<`), and `duration_since` takes either.
 
+use std::cell::Cell;
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub, SubAssign};
 use std::sync::OnceLock;
@@ -318,6 +319,58 @@ impl<T: __PulseAnySystemTime + ?Sized> __PulseAnySystemTime for &T {
 impl<T: __PulseAnySystemTime + ?Sized> __PulseAnySystemTime for &mut T {
     fn __pulse_system_time(&self) -> SystemTime {
         (**self).__pulse_system_time()
+    }
+}
+
+/// What a `.modified()`, `.accessed()` or `.created()` call's value is passed through by
+/// the instrumenter, then taken out with `.__pulse_into()`: std's `fs::Metadata` returns
+/// std's `SystemTime`, which pulse's no longer is, so `m.modified().unwrap_or_else(|_|
+/// SystemTime::now())` (chrono 0.4) or a field of pulse's type set from one would not
+/// compile. `io::Result<std::time::SystemTime>` and std's `SystemTime` come out as pulse's;
+/// a value of any other type (another type's method of that name) comes out as it went in.
+/// The choice is method resolution's, no trait in scope needed: the inherent methods of
+/// these two types are found first, any other type's through `Deref` to [`__PulseAsIs`].
+#[doc(hidden)]
+pub fn __pulse_file_time<T>(value: T) -> __PulseFileTime<T> {
+    __PulseFileTime(__PulseAsIs(Cell::new(Some(value))))
+}
+
+/// A value of a file-time method on its way out (`__pulse_file_time`).
+#[doc(hidden)]
+pub struct __PulseFileTime<T>(__PulseAsIs<T>);
+
+/// Any other type's value, returned as it is.
+#[doc(hidden)]
+pub struct __PulseAsIs<T>(Cell<Option<T>>);
+
+impl<T> __PulseAsIs<T> {
+    #[doc(hidden)]
+    pub fn __pulse_into(&self) -> T {
+        self.0
+            .take()
+            .expect("taken once, where it was passed through")
+    }
+}
+
+impl<T> std::ops::Deref for __PulseFileTime<T> {
+    type Target = __PulseAsIs<T>;
+
+    fn deref(&self) -> &__PulseAsIs<T> {
+        &self.0
+    }
+}
+
+impl __PulseFileTime<std::io::Result<std::time::SystemTime>> {
+    #[doc(hidden)]
+    pub fn __pulse_into(self) -> std::io::Result<SystemTime> {
+        self.0.__pulse_into().map(SystemTime)
+    }
+}
+
+impl __PulseFileTime<std::time::SystemTime> {
+    #[doc(hidden)]
+    pub fn __pulse_into(self) -> SystemTime {
+        SystemTime(self.0.__pulse_into())
     }
 }
 
