@@ -60,6 +60,10 @@ pub enum RewriteKind {
     /// `__pulse_file_time`, so std's `SystemTime` from a file's metadata comes out as
     /// pulse's (any other type's value as it is).
     FileTime,
+    /// `place[i] = value` (or `place.field = value`) in a `const` context written as
+    /// `::core::mem::forget(::core::mem::replace(&mut place[i], value))`: pulse's atomics have
+    /// a `Drop`, which a `const fn` cannot run on the old value.
+    ConstAssign,
     /// An `asm!` whose template is a memory fence (`lock`-prefixed, `mfence`, `dmb`, ...)
     /// given a `SeqCst` fence before it, which the memory model sees (the assembly runs
     /// as written).

@@ -870,6 +870,15 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
         visit::visit_expr_call(self, c);
     }
 
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        if self.const_depth > 0
+            && paths::is_shim_module(Crate::Std, "sync", &self.plan.opts.std_modules)
+        {
+            self.const_assign(a);
+        }
+        visit::visit_expr_assign(self, a);
+    }
+
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         if m.method == "upgrade"
             && m.args.is_empty()
@@ -945,6 +954,46 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
 }
 
 impl Main<'_, '_> {
+    /// `place[i] = value` or `place.field = value` in a `const` context: the old value is
+    /// dropped, and pulse's atomics have a `Drop` (decision 34), so a `const fn` that
+    /// overwrites a struct holding one no longer compiled (E0493; heapless 0.9.4's
+    /// `mpmc::QueueInner::new`). It becomes `::core::mem::forget(::core::mem::replace(&mut
+    /// place[i], value))`, which drops nothing: the same for every value that compiles in a
+    /// `const` context against std. Left alone where `value` names the place's root (the
+    /// `&mut` would be taken first) or the place is a local (it may be a deferred
+    /// initialisation).
+    fn const_assign(&mut self, a: &syn::ExprAssign) {
+        use quote::ToTokens;
+        let Some(root) = place_root(&a.left) else {
+            return;
+        };
+        let names_root = a
+            .right
+            .to_token_stream()
+            .into_iter()
+            .any(|t| matches!(&t, proc_macro2::TokenTree::Ident(i) if *i == root));
+        let (Some((start, _)), Some((_, end))) =
+            (atomic::bounds(&*a.left), atomic::bounds(&*a.right))
+        else {
+            return;
+        };
+        if names_root {
+            return;
+        }
+        let whole = self.range(start, end);
+        let eq = self.range(a.eq_token.span, a.eq_token.span);
+        let open = "::core::mem::forget(::core::mem::replace(&mut ";
+        let from = abbrev(self.plan.index.slice(whole.clone()));
+        let to = format!("{open}.., ..))");
+        let edits = vec![
+            Edit::insert(whole.start, open, order::ATOMIC_OPEN),
+            Edit::replace(eq, ","),
+            Edit::insert(whole.end, "))", order::ATOMIC_CLOSE),
+        ];
+        self.plan
+            .change(whole.start, RewriteKind::ConstAssign, from, to, edits);
+    }
+
     /// `recv.modified()` (or `accessed`, `created`): std's `fs::Metadata` answers with std's
     /// `SystemTime`, which meets pulse's where the code has both (`m.modified()
     /// .unwrap_or_else(|_| SystemTime::now())`, a field of pulse's type). It becomes
@@ -990,6 +1039,25 @@ impl Main<'_, '_> {
         ];
         self.plan
             .change(call.start, RewriteKind::SystemTimeReceiver, from, to, edits);
+    }
+}
+
+/// The variable at the root of an indexed or field place (`a` of `a.b[i].c`, `self` of
+/// `self.x`); `None` for a local itself or a place reached otherwise (`*p`, a call's result).
+fn place_root(e: &Expr) -> Option<proc_macro2::Ident> {
+    let mut e = match e {
+        Expr::Index(i) => &*i.expr,
+        Expr::Field(f) => &*f.base,
+        _ => return None,
+    };
+    loop {
+        match e {
+            Expr::Index(i) => e = &i.expr,
+            Expr::Field(f) => e = &f.base,
+            Expr::Paren(p) => e = &p.expr,
+            Expr::Path(p) if p.qself.is_none() => return p.path.get_ident().cloned(),
+            _ => return None,
+        }
     }
 }
 
@@ -1112,6 +1180,7 @@ fn is_path_kind(kind: RewriteKind) -> bool {
             | RewriteKind::ArcMethod
             | RewriteKind::SystemTimeReceiver
             | RewriteKind::FileTime
+            | RewriteKind::ConstAssign
             | RewriteKind::AsmFence
     )
 }
