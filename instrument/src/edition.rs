@@ -228,7 +228,7 @@ fn type_starts(trees: &[TokenTree], i: usize) -> bool {
 }
 
 /// Whether the token before `i` ends a pointer type's prefix, so a type starts at `i`: the
-/// `mut` of `&mut` or `*mut`, the `const` of `*const`, or a lifetime (`&'a`, `&'static`: its
+/// `mut` of `&mut`, `&'a mut` or `*mut`, the `const` of `*const`, or a lifetime (`&'a`, `&'static`: its
 /// name is not a keyword there, whatever it spells).
 fn pointee_starts(trees: &[TokenTree], i: usize) -> bool {
     let at = |k: Option<usize>| k.and_then(|k| trees.get(k));
@@ -236,6 +236,7 @@ fn pointee_starts(trees: &[TokenTree], i: usize) -> bool {
     let before =
         |word: &str| matches!(at(i.checked_sub(1)), Some(TokenTree::Ident(m)) if m == word);
     (before("mut") && punct(i.checked_sub(2), &['&', '*']))
+        || (before("mut") && punct(i.checked_sub(3), &['\'']))
         || (before("const") && punct(i.checked_sub(2), &['*']))
         || punct(i.checked_sub(2), &['\''])
 }
@@ -337,6 +338,11 @@ mod tests {
         assert_eq!(
             read("fn f(v: &mut dyn V, p: *mut dyn V) { let mut dyn = 1; }"),
             "fn f (v : & mut dyn V , p : * mut dyn V) { let mut r#dyn = 1 ; }"
+        );
+        // log 0.4.11's `visitor: &'s mut dyn Visitor<'f>`.
+        assert_eq!(
+            read("fn v(x: &'s mut dyn V<'f>) {}"),
+            tokens("fn v(x: &'s mut dyn V<'f>) {}")
         );
         // And log 0.4.14's `logger: &'static dyn Log`.
         assert_eq!(
