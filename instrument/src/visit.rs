@@ -972,14 +972,14 @@ impl Main<'_, '_> {
             .to_token_stream()
             .into_iter()
             .any(|t| matches!(&t, proc_macro2::TokenTree::Ident(i) if *i == root));
+        if names_root {
+            return;
+        }
         let (Some((start, _)), Some((_, end))) =
             (atomic::bounds(&*a.left), atomic::bounds(&*a.right))
         else {
             return;
         };
-        if names_root {
-            return;
-        }
         let whole = self.range(start, end);
         let eq = self.range(a.eq_token.span, a.eq_token.span);
         let open = "::core::mem::forget(::core::mem::replace(&mut ";
