@@ -733,8 +733,11 @@ impl Ctx {
         let thread = st.thread_name(me);
         let t = &mut st.threads[me as usize];
         let mut record = make(capture);
+        let mut caught = None;
         if t.in_panic {
             record.earlier = t.panic.take().map(Box::new);
+        } else {
+            caught = t.panic.take();
         }
         let recorded = Recorded {
             thread,
@@ -742,6 +745,9 @@ impl Ctx {
         };
         t.panic = Some(record);
         t.in_panic = true;
+        if let Some(caught) = caught {
+            st.keep_caught(me, caught);
+        }
         Some(recorded)
     }
 }

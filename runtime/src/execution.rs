@@ -83,6 +83,9 @@ pub(crate) struct PanicRecord {
     pub backtrace: Option<String>,
     /// The panic this thread was unwinding from when this one happened (in a destructor).
     pub earlier: Option<Box<PanicRecord>>,
+    /// The thread that raised it, when this one resumed another's caught panic
+    /// (`std::panic::resume_unwind`, which the hook never sees).
+    pub raised_in: Option<Tid>,
 }
 
 pub(crate) struct VThread {
@@ -173,10 +176,12 @@ pub(crate) enum Stop {
     Deadlock,
     LeakedThread,
     /// Past the step bound: stuck there, or (`capped`) still changing state at the probe's
-    /// cap, writing new values (`progressing`) or cycling through the same ones.
+    /// cap, writing new values (`progressing`) or cycling through the same ones, or one
+    /// thread still running `alone` at the cap for threads alone.
     StepLimit {
         capped: bool,
         progressing: bool,
+        alone: bool,
     },
     ReplayDiverged,
     /// The test's time limit passed while it ran (`ExecState::cut_at`): neither a pass nor
@@ -252,6 +257,9 @@ pub(crate) struct ExecState {
     /// When this execution's first panic reached the panic hook: a failure by panic was
     /// detected then (`Outcome::detected_at`), however long unwinding takes after.
     pub first_panic_at: Option<std::time::Instant>,
+    /// Panics caught since (a thread that ended well, or panicked again), newest last, for a
+    /// thread that resumes one: the hook does not see `resume_unwind`.
+    pub caught_panics: Vec<(Tid, PanicRecord)>,
     pub teardown: bool,
     pub pending_spawns: Vec<PendingSpawn>,
     pub warnings: Vec<String>,
@@ -309,6 +317,7 @@ impl ExecState {
             trace: None,
             stop: None,
             first_panic_at: None,
+            caught_panics: Vec::new(),
             teardown: false,
             pending_spawns: Vec::new(),
             warnings: Vec::new(),
@@ -361,6 +370,7 @@ impl ExecState {
             tracing != Tracing::Off && crate::report::backtrace::backtrace_wanted();
         self.stop = None;
         self.first_panic_at = None;
+        self.caught_panics.clear();
         self.teardown = false;
         self.pending_spawns.clear();
         self.addr_objects.clear();
@@ -860,6 +870,48 @@ impl ExecState {
         }
     }
 
+    /// Keeps a panic record a thread no longer holds (it caught the panic): another thread
+    /// may resume it. The newest few are enough: a resumed panic is the last one caught.
+    pub(crate) fn keep_caught(&mut self, thread: Tid, record: PanicRecord) {
+        const KEPT: usize = 16;
+        if self.caught_panics.len() == KEPT {
+            self.caught_panics.remove(0);
+        }
+        self.caught_panics.push((thread, record));
+    }
+
+    /// What `thread` panicked with when it ended by a payload saying `said` that its own
+    /// record does not hold: another thread's panic it resumed (the newest record of another
+    /// thread with that message, held or caught), or the payload alone.
+    pub(crate) fn resumed_panic(&self, thread: Tid, said: String) -> PanicRecord {
+        let held = (self.threads.iter().enumerate())
+            .filter_map(|(t, v)| Some((t as Tid, v.panic.as_ref()?)));
+        let caught = self.caught_panics.iter().rev().map(|(t, r)| (*t, r));
+        let origin = caught
+            .chain(held)
+            .find(|(t, r)| *t != thread && r.message == said);
+        match origin {
+            Some((t, r)) => PanicRecord {
+                raised_in: Some(r.raised_in.unwrap_or(t)),
+                earlier: None,
+                ..r.clone()
+            },
+            None => PanicRecord {
+                message: said,
+                location: None,
+                backtrace: None,
+                earlier: None,
+                raised_in: None,
+            },
+        }
+    }
+
+    /// The test's body runs alone (or the last thread just ended): no other thread can
+    /// change what it waits for.
+    pub(crate) fn body_alone(&self) -> bool {
+        self.live == 0 || (self.live == 1 && !self.threads[0].is_finished())
+    }
+
     /// Picks who runs next and stores it in `next` (`None` ends the execution).
     #[inline]
     pub fn decide(&mut self, yielding: bool) {
@@ -902,9 +954,10 @@ impl ExecState {
         }
         if self.steps > self.step_bound {
             self.scheduler.past_bound();
+            let alone = self.body_alone();
             match self
                 .progress
-                .at_bound(self.step_bound, self.config.max_steps)
+                .at_bound(self.step_bound, self.config.max_steps, alone)
             {
                 Verdict::Continue(bound) => {
                     self.step_bound = bound;
@@ -916,6 +969,7 @@ impl ExecState {
                     self.stop = Some(Stop::StepLimit {
                         capped: verdict != Verdict::Stuck,
                         progressing: verdict == Verdict::Capped { progressing: true },
+                        alone: verdict == Verdict::Alone,
                     });
                     self.next = None;
                     return;

@@ -455,9 +455,22 @@ fn thread_main(
     let mut st = cell.state.borrow_mut();
     st.threads[tid as usize].in_panic = false;
     match result {
-        Ok(()) => st.threads[tid as usize].panic = None,
+        Ok(()) => {
+            if let Some(caught) = st.threads[tid as usize].panic.take() {
+                st.keep_caught(tid, caught);
+            }
+        }
         Err(payload) if payload.is::<PulseAbort>() => {}
         Err(payload) => {
+            // A payload the hook did not see is another thread's panic, resumed.
+            let said = crate::process::panic_hook::payload_message(&*payload);
+            let t = &st.threads[tid as usize];
+            if t.panic.as_ref().is_none_or(|r| r.message != said) {
+                let resumed = st.resumed_panic(tid, said);
+                if let Some(stale) = st.threads[tid as usize].panic.replace(resumed) {
+                    st.keep_caught(tid, stale);
+                }
+            }
             if tid == 0 {
                 st.stop.get_or_insert(Stop::Panic { thread: 0 });
             }

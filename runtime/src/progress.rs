@@ -19,6 +19,13 @@
 //! spin is quiet for ever, a read-only phase of a few atomics ends (flurry's lookups in an
 //! empty map, 131,072 of them, each a load or two of the table pointer).
 //!
+//!
+//! A thread running alone (no other thread alive) waits on nobody: no livelock is possible,
+//! and a loop that never ends would hang plain `cargo test` too. Its quiet or cycling
+//! windows are a single-threaded test's long loop (heapless' `try_overflow`: 22 million
+//! queue operations, 140 million steps), so while it is alone neither verdict is given
+//! before `ALONE_CAP_FACTOR` times the cap.
+//!
 //! Nothing is recorded until the bound is reached: the probe costs nothing before.
 
 use std::collections::HashSet;
@@ -38,6 +45,11 @@ const MIN_WINDOW: u64 = 1_000;
 /// of the published crates tried end first (the longest, scoped_threadpool's demos,
 /// 80,000,000 steps in 4 s); at 10 all but rtrb's were stopped (trial s18, F5).
 pub(crate) const CAP_FACTOR: u64 = 100;
+
+/// How far past the bound a thread running alone may go, in multiples of `max_steps`:
+/// 1,000,000,000 steps by default (about 2 minutes of a debug build's single-threaded
+/// steps), so a runaway single-threaded loop still ends with a trace.
+const ALONE_CAP_FACTOR: u64 = CAP_FACTOR * 10;
 
 /// Distinct atomics one window's loads must reach for it to be reading a structure rather
 /// than spinning: a spin or polling loop waits on a flag or a few (a lock word, a state and
@@ -60,6 +72,8 @@ pub(crate) enum Verdict {
     /// Still changing state at the cap: writing new values (`progressing`) or cycling
     /// through the same ones.
     Capped { progressing: bool },
+    /// One thread, alone, still running at the cap for threads alone.
+    Alone,
 }
 
 #[derive(Default)]
@@ -69,6 +83,8 @@ pub(crate) struct Progress {
     window: u64,
     /// The step past which a progressing execution is stopped all the same.
     cap: u64,
+    /// The step past which a thread running alone is stopped.
+    alone_cap: u64,
     /// Windows finished so far.
     windows: u64,
     /// Values written in the window before and in this one, by address.
@@ -159,13 +175,14 @@ impl Progress {
         }
     }
 
-    /// The execution reached `step`, its current bound (`max_steps` the configured one):
-    /// start the probe, or end a window.
-    pub(crate) fn at_bound(&mut self, step: u64, max_steps: u64) -> Verdict {
+    /// The execution reached `step`, its current bound (`max_steps` the configured one), with
+    /// one thread `alone` alive or more: start the probe, or end a window.
+    pub(crate) fn at_bound(&mut self, step: u64, max_steps: u64, alone: bool) -> Verdict {
         if !self.probing() {
             self.bound = step.max(1);
             self.window = (max_steps / WINDOW_FRACTION).max(MIN_WINDOW);
             self.cap = step.saturating_add(max_steps.saturating_mul(CAP_FACTOR));
+            self.alone_cap = step.saturating_add(max_steps.saturating_mul(ALONE_CAP_FACTOR));
             return Verdict::Continue(step + self.window);
         }
         let first = self.windows == 0;
@@ -174,11 +191,14 @@ impl Progress {
             self.quiet = 0;
         } else {
             self.quiet += 1;
-            if self.quiet == STUCK_WINDOWS {
-                return Verdict::Stuck;
-            }
         }
-        if step >= self.cap {
+        if alone {
+            if step >= self.alone_cap {
+                return Verdict::Alone;
+            }
+        } else if self.quiet >= STUCK_WINDOWS {
+            return Verdict::Stuck;
+        } else if step >= self.cap {
             return Verdict::Capped {
                 progressing: self.progressed,
             };
@@ -203,7 +223,7 @@ mod tests {
         let mut window = 0;
         let mut old = 0;
         loop {
-            match p.at_bound(step, bound) {
+            match p.at_bound(step, bound, false) {
                 Verdict::Continue(next) => {
                     for i in 0..100 {
                         let new = write(window, i);
@@ -221,12 +241,12 @@ mod tests {
     /// After `windows` more quiet windows from `next`, the verdict (`Continue` until the last).
     fn quiet(p: &mut Progress, mut next: u64, windows: u64, max_steps: u64) -> Verdict {
         for _ in 1..windows {
-            let Verdict::Continue(n) = p.at_bound(next, max_steps) else {
+            let Verdict::Continue(n) = p.at_bound(next, max_steps, false) else {
                 panic!("stuck before {windows} quiet windows")
             };
             next = n;
         }
-        p.at_bound(next, max_steps)
+        p.at_bound(next, max_steps, false)
     }
 
     #[test]
@@ -253,15 +273,15 @@ mod tests {
     #[test]
     fn a_lock_taken_in_turns_cycles_and_one_thread_retaking_it_does_not() {
         let mut p = Progress::default();
-        let Verdict::Continue(next) = p.at_bound(10_000, 10_000) else {
+        let Verdict::Continue(next) = p.at_bound(10_000, 10_000, false) else {
             panic!("starts")
         };
-        let Verdict::Continue(next) = p.at_bound(next, 10_000) else {
+        let Verdict::Continue(next) = p.at_bound(next, 10_000, false) else {
             panic!("the first window only records")
         };
         p.took(7, 1);
         p.took(7, 2);
-        let Verdict::Continue(next) = p.at_bound(next, 10_000) else {
+        let Verdict::Continue(next) = p.at_bound(next, 10_000, false) else {
             panic!("a hand-off changes state")
         };
         p.took(7, 2);
@@ -277,7 +297,7 @@ mod tests {
             for i in 0..1_000 {
                 p.read(8 * (i % atomics));
             }
-            let verdict = p.at_bound(step, 10_000);
+            let verdict = p.at_bound(step, 10_000, false);
             step += 1_000;
             verdict
         };
@@ -300,13 +320,13 @@ mod tests {
     #[test]
     fn a_quiet_stretch_shorter_than_the_quiet_windows_is_not_stuck() {
         let mut p = Progress::default();
-        let Verdict::Continue(mut next) = p.at_bound(10_000, 10_000) else {
+        let Verdict::Continue(mut next) = p.at_bound(10_000, 10_000, false) else {
             panic!("starts")
         };
         for round in 0..3 {
             // A change, then one window short of stuck, three times over.
             p.wrote(8, round, round + 1);
-            let Verdict::Continue(n) = p.at_bound(next, 10_000) else {
+            let Verdict::Continue(n) = p.at_bound(next, 10_000, false) else {
                 panic!("a change is no livelock")
             };
             assert!(matches!(
@@ -320,16 +340,46 @@ mod tests {
     #[test]
     fn messages_and_threads_are_progress_after_the_first_window() {
         let mut p = Progress::default();
-        let Verdict::Continue(next) = p.at_bound(50_000, 50_000) else {
+        let Verdict::Continue(next) = p.at_bound(50_000, 50_000, false) else {
             panic!("starts")
         };
         assert_eq!(next, 55_000);
         p.moved();
-        let Verdict::Continue(next) = p.at_bound(next, 50_000) else {
+        let Verdict::Continue(next) = p.at_bound(next, 50_000, false) else {
             panic!("the first window only records")
         };
         p.moved();
-        assert_eq!(p.at_bound(next, 50_000), Verdict::Continue(65_000));
+        assert_eq!(p.at_bound(next, 50_000, false), Verdict::Continue(65_000));
         assert_eq!(quiet(&mut p, 65_000, STUCK_WINDOWS, 50_000), Verdict::Stuck);
+    }
+
+    #[test]
+    fn a_thread_alone_is_neither_stuck_nor_capped_before_the_cap_for_threads_alone() {
+        let mut p = Progress::default();
+        let Verdict::Continue(mut next) = p.at_bound(10_000, 10_000, true) else {
+            panic!("starts")
+        };
+        let mut windows = 0;
+        let verdict = loop {
+            windows += 1;
+            match p.at_bound(next, 10_000, true) {
+                Verdict::Continue(n) => next = n,
+                verdict => break verdict,
+            }
+        };
+        // Quiet all along: 1,000 steps a window up to 1,000 x 10,000 steps past the bound.
+        assert_eq!((verdict, windows), (Verdict::Alone, 10_000));
+        // A quiet thread that is no longer alone is stuck at its next window.
+        let mut p = Progress::default();
+        let Verdict::Continue(mut next) = p.at_bound(10_000, 10_000, true) else {
+            panic!("starts")
+        };
+        for _ in 0..=STUCK_WINDOWS {
+            let Verdict::Continue(n) = p.at_bound(next, 10_000, true) else {
+                panic!("alone, it runs on")
+            };
+            next = n;
+        }
+        assert_eq!(p.at_bound(next, 10_000, false), Verdict::Stuck);
     }
 }

@@ -208,6 +208,44 @@ fn nested_check_is_refused_not_corrupting() {
         .check(|| drop(thread::spawn(|| 1).join()));
 }
 
+/// Runs `f` in a thread of its own while main waits for it: a thread that is not alone,
+/// whose long loop the probe judges by the bound's cap (one alone has a later cap).
+fn alone_no_more(f: impl FnOnce() + Send + 'static) {
+    thread::spawn(f).join().unwrap();
+}
+
+/// A thread alone (no other thread alive) waits on nobody: its long loop is a long
+/// single-threaded test (heapless' `try_overflow`, 140 million steps), not a livelock, up to
+/// a cap ten times the usual one, where a runaway loop still ends, named as alone.
+#[test]
+fn a_thread_alone_runs_past_the_cap_and_a_runaway_one_still_ends() {
+    use pulse_shim_std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+    use pulse_shim_std::sync::Mutex;
+    let bounded = Builder::new().schedules(1).seed(1).max_steps(2_000);
+    // Cycling through the same values for 500,000 steps, past the usual cap of 200,000: a
+    // counter wrapping round, a lock only this thread takes, a flag read over and over.
+    let report = bounded.run(|| {
+        let (count, lock, flag) = (AtomicUsize::new(0), Mutex::new(0), AtomicBool::new(true));
+        for i in 0..100_000 {
+            count.store(i % 7, SeqCst);
+            *lock.lock().unwrap() += 1;
+            assert!(flag.load(SeqCst));
+        }
+    });
+    assert!(report.passed(), "{}", report.failure.unwrap());
+    let report = bounded.run(|| {
+        let count = AtomicUsize::new(0);
+        while count.fetch_add(1, SeqCst) != usize::MAX {}
+    });
+    let f = report.failure.expect("a runaway loop");
+    assert_eq!(f.kind, FailureKind::StepLimit, "{f}");
+    assert!(
+        f.message
+            .contains("its one live thread ran on alone for 2000000 steps more"),
+        "{f}"
+    );
+}
+
 /// Two threads spin until a flag nobody sets is set: a livelock, stopped by the step bound.
 fn spin_on_a_flag_nobody_sets() {
     let flag = Arc::new(Mutex::new(false));
@@ -450,11 +488,14 @@ fn a_long_execution_that_changes_state_is_not_a_livelock() {
     });
     assert!(report.passed(), "{}", report.failure.unwrap());
 
+    // (In a thread of its own, main waiting: a thread alone runs on to a later cap.)
     let report = bounded.run(|| {
-        let flag = AtomicBool::new(false);
-        while !flag.load(SeqCst) {
-            flag.store(false, SeqCst);
-        }
+        alone_no_more(|| {
+            let flag = AtomicBool::new(false);
+            while !flag.load(SeqCst) {
+                flag.store(false, SeqCst);
+            }
+        })
     });
     let f = report.failure.expect("a livelock");
     assert_eq!(f.kind, FailureKind::StepLimit, "{f}");
@@ -469,8 +510,10 @@ fn a_long_execution_that_changes_state_is_not_a_livelock() {
         .seed(1)
         .max_steps(2_000)
         .run(|| {
-            let count = AtomicUsize::new(0);
-            while count.fetch_add(1, SeqCst) != usize::MAX {}
+            alone_no_more(|| {
+                let count = AtomicUsize::new(0);
+                while count.fetch_add(1, SeqCst) != usize::MAX {}
+            })
         });
     let f = report.failure.expect("a runaway loop");
     assert_eq!(f.kind, FailureKind::StepLimit, "{f}");
@@ -569,8 +612,10 @@ fn a_long_failing_execution_is_traced_only_at_its_end() {
         .seed(1)
         .max_steps(50_000)
         .run(|| {
-            let count = AtomicUsize::new(0);
-            while count.fetch_add(1, SeqCst) != usize::MAX {}
+            alone_no_more(|| {
+                let count = AtomicUsize::new(0);
+                while count.fetch_add(1, SeqCst) != usize::MAX {}
+            })
         });
     let (first, last) = traced(&report.failure.expect("a runaway loop"));
     assert!(last >= 549_000, "{last}");

@@ -324,6 +324,65 @@ fn a_joined_threads_panic_leads_the_report_not_the_unwrap_it_caused() {
     );
 }
 
+/// A panic caught on one thread and resumed on another (`resume_unwind`: easy-parallel,
+/// crossbeam's scope, rayon's join) never reaches the panic hook a second time; the report
+/// named thread 'main' and said only `panicked`.
+#[test]
+fn a_panic_resumed_on_another_thread_is_reported_where_it_was_raised() {
+    let resumed = |caught_inside: bool| {
+        Builder::new().schedules(10).seed(1).run(move || {
+            // main's own panic, caught before: not what ends the test.
+            assert!(std::panic::catch_unwind(|| panic!("an old one")).is_err());
+            let t = thread::Builder::new()
+                .name("worker".into())
+                .spawn(move || {
+                    let work = || assert_eq!(1 + 1, 3, "arith");
+                    match caught_inside {
+                        true => std::panic::catch_unwind(work),
+                        false => {
+                            work();
+                            Ok(())
+                        }
+                    }
+                })
+                .unwrap();
+            let payload = match t.join() {
+                Ok(Err(p)) | Err(p) => p,
+                Ok(Ok(())) => return,
+            };
+            std::panic::resume_unwind(payload);
+        })
+    };
+    for caught_inside in [true, false] {
+        let f = resumed(caught_inside).failure.expect("the resumed panic");
+        assert_eq!(f.kind, FailureKind::Panic);
+        assert_eq!(f.thread, "worker", "{f}");
+        assert!(f.message.contains("failed: arith"), "{f}");
+        assert!(
+            f.location
+                .as_deref()
+                .is_some_and(|l| l.contains("thread.rs")),
+            "{f}"
+        );
+        assert!(
+            f.details
+                .iter()
+                .any(|d| d.contains("resumed in thread 'main' by `resume_unwind`")),
+            "{f}"
+        );
+    }
+    // A payload nobody raised as a panic is reported as it is.
+    let f = Builder::new()
+        .schedules(1)
+        .run(|| std::panic::resume_unwind(Box::new("raw payload")))
+        .failure
+        .expect("a panic");
+    assert_eq!(
+        (f.thread.as_str(), f.message.as_str()),
+        ("main", "raw payload")
+    );
+}
+
 #[test]
 fn a_main_thread_panic_of_its_own_is_not_blamed_on_a_joined_thread() {
     let report = Builder::new().schedules(10).seed(1).run(|| {

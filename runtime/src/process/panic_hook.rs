@@ -47,6 +47,7 @@ fn record(info: &PanicHookInfo<'_>) -> bool {
             .map(|l| crate::report::trace::location_string(l)),
         backtrace: capture_backtrace.then(|| user_frames(&Backtrace::force_capture().to_string())),
         earlier: None,
+        raised_in: None,
     }) else {
         return false;
     };

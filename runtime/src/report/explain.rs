@@ -220,6 +220,17 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 }
                 _ => (thread, t.panic.clone()),
             };
+            // A panic resumed on another thread is reported where it was raised.
+            let thread = match record.as_ref().and_then(|r| r.raised_in) {
+                Some(raised) => {
+                    details.push(format!(
+                        "resumed in thread '{}' by `resume_unwind`, which it ended",
+                        st.thread_name(thread)
+                    ));
+                    raised
+                }
+                None => thread,
+            };
             (
                 FailureKind::Panic,
                 record
@@ -257,6 +268,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
         Stop::StepLimit {
             capped,
             progressing,
+            alone,
         } => {
             let (details, top) = busiest_threads(st);
             // Timed waits kept running out up to the end, within the probe's last window, and
@@ -273,7 +285,13 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 } else {
                     FailureKind::StepLimit
                 },
-                if capped && progressing {
+                if alone {
+                    format!(
+                        "execution passed {bound} scheduling points and its one live thread ran on alone for {} steps more without ending ({} of virtual time in): a loop that never ends, which would hang plain `cargo test` too, or a single-threaded test longer than that ({raise})",
+                        (st.steps - 1).saturating_sub(bound),
+                        virtual_time(st.clock_ns),
+                    )
+                } else if capped && progressing {
                     format!(
                         "execution passed {bound} scheduling points and was still making progress (writing new values, sending messages, starting or ending threads) when pulse stopped it {} steps later ({} of virtual time in): a test too long for one execution ({raise}) or a runaway loop",
                         (st.steps - 1).saturating_sub(bound),
@@ -322,6 +340,14 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             // Past its bound the execution is a step-limit finding, as it would be at the
             // probe's cap; before it, it is just long: no verdict.
             let (kind, message) = match st.progress.probing() {
+                true if st.body_alone() => (
+                    FailureKind::StepLimit,
+                    format!(
+                        "execution passed {bound} scheduling points and its one live thread ran on alone without ending until the test's time limit{limit} cut it {} steps later ({} of virtual time in): a loop that never ends, which would hang plain `cargo test` too, or a single-threaded test too long for the limit; raise --test-time if the test is just long",
+                        st.steps.saturating_sub(bound),
+                        virtual_time(st.clock_ns),
+                    ),
+                ),
                 true => (
                     FailureKind::StepLimit,
                     format!(
