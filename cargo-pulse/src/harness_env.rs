@@ -42,6 +42,8 @@ pub struct HarnessEnv<'a> {
     pub trace_out: Option<&'a Path>,
     /// Crates that could not be instrumented (`env::NOT_INSTRUMENTED`).
     pub not_instrumented: &'a [String],
+    /// Crates instrumented or replaced (`env::INSTRUMENTED`).
+    pub instrumented: &'a [String],
 }
 
 impl HarnessEnv<'_> {
@@ -90,6 +92,10 @@ impl HarnessEnv<'_> {
             (
                 env::NOT_INSTRUMENTED,
                 (!self.not_instrumented.is_empty()).then(|| self.not_instrumented.join(",")),
+            ),
+            (
+                env::INSTRUMENTED,
+                (!self.instrumented.is_empty()).then(|| self.instrumented.join(",")),
             ),
         ];
         for (name, value) in optional {

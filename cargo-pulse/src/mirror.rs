@@ -106,12 +106,28 @@ pub struct DepsReport {
 impl DepsReport {
     /// The crates of `not_parsed` as they appear in symbols (`parking_lot_core`).
     pub fn not_parsed_crates(&self) -> Vec<String> {
-        self.not_parsed
-            .iter()
-            .filter_map(|d| d.split_whitespace().next())
-            .map(|name| name.replace('-', "_"))
-            .collect()
+        symbol_names(&self.not_parsed)
     }
+
+    /// The crates instrumented, and the `parking_lot_core` pulse replaced, as in symbols.
+    pub fn instrumented_crates(&self) -> Vec<String> {
+        let mut out = symbol_names(&self.instrumented);
+        if self.parking_lot_core_shim {
+            out.push("parking_lot_core".to_string());
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// `name version ...` entries' names as symbols spell them (`-` is `_`).
+fn symbol_names(entries: &[String]) -> Vec<String> {
+    entries
+        .iter()
+        .filter_map(|d| d.split_whitespace().next())
+        .map(|name| name.replace('-', "_"))
+        .collect()
 }
 
 impl DepsReport {

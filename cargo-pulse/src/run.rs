@@ -77,6 +77,8 @@ pub struct RunPlan {
     /// Synchronising dependencies left uninstrumented because a file does not parse
     /// (`env::NOT_INSTRUMENTED`).
     pub not_instrumented: Vec<String>,
+    /// Dependencies instrumented or replaced (`env::INSTRUMENTED`).
+    pub instrumented: Vec<String>,
     /// The workspace's own files left as they are because they do not parse: (package,
     /// `file:line:col: message`). A test that then never reaches the harness is said to be
     /// in one, not blamed on its attribute.
@@ -271,6 +273,7 @@ pub fn configure(
         replay_fallback: replay_fallback.as_deref(),
         trace_out: plan.trace_out.as_deref(),
         not_instrumented: &plan.not_instrumented,
+        instrumented: &plan.instrumented,
     }
     .apply(cmd);
 }
@@ -1257,6 +1260,7 @@ mod tests {
             unparsed: Vec::new(),
             trace_out: None,
             not_instrumented: Vec::new(),
+            instrumented: Vec::new(),
         };
         std::fs::create_dir_all(&plan.failures_dir).unwrap();
         (plan, case)

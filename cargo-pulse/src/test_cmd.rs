@@ -143,6 +143,7 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
             .collect(),
         trace_out: args.trace_out.clone(),
         not_instrumented: mirror.deps_report.not_parsed_crates(),
+        instrumented: mirror.deps_report.instrumented_crates(),
         unparsed: unparsed_files(&mirror),
     };
 

@@ -68,6 +68,10 @@ pub const TRACE_OUT: &str = "PULSE_TRACE_OUT";
 /// file does not parse), comma-separated: the blocked-thread report says so of a thread that
 /// stalls in one, instead of advising to instrument it.
 pub const NOT_INSTRUMENTED: &str = "PULSE_NOT_INSTRUMENTED";
+/// Crates of the test's dependency graph that pulse instrumented or replaced (its
+/// `parking_lot_core`), comma-separated as in symbols: a thread that stalls in one is
+/// blocked in a call pulse does not schedule, not advised to instrument the crate again.
+pub const INSTRUMENTED: &str = "PULSE_INSTRUMENTED";
 /// Internal: set by the runtime on a re-run of the test binary that serves one isolated
 /// execution.
 pub const ISOLATED_WORKER: &str = "PULSE_ISOLATED_WORKER";
@@ -105,6 +109,7 @@ pub const ALL: &[&str] = &[
     WEAK_CAS,
     BLOCKING_TIMEOUT_MS,
     NOT_INSTRUMENTED,
+    INSTRUMENTED,
     REPLAY_COMMAND,
     SEED_COMMAND,
     REPLAY_FALLBACK,

@@ -98,6 +98,9 @@ impl Builder {
         if let Some(list) = var(env::NOT_INSTRUMENTED) {
             c.not_instrumented = list.split(',').map(str::to_string).collect();
         }
+        if let Some(list) = var(env::INSTRUMENTED) {
+            c.instrumented = list.split(',').map(str::to_string).collect();
+        }
         c.replay_command = var(env::REPLAY_COMMAND).or(c.replay_command.take());
         c.seed_command = var(env::SEED_COMMAND).or(c.seed_command.take());
         Ok(b)

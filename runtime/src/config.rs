@@ -78,6 +78,9 @@ pub struct Config {
     /// Crates that synchronise but could not be instrumented (set by cargo-pulse,
     /// `env::NOT_INSTRUMENTED`): a thread stalled in one gets no advice to instrument it.
     pub not_instrumented: Vec<String>,
+    /// Crates pulse instrumented or replaced (set by cargo-pulse, `env::INSTRUMENTED`): a
+    /// thread stalled in one is in a call pulse does not schedule.
+    pub instrumented: Vec<String>,
     /// Look for OS threads the test starts outside pulse (`Report::os_threads`). Only
     /// meaningful when one test runs per process, as under cargo-pulse: libtest's other
     /// test threads would count too.
@@ -122,6 +125,7 @@ impl Default for Config {
             keep_warning: |_| true,
             home_crate: None,
             not_instrumented: Vec::new(),
+            instrumented: Vec::new(),
             watch_os_threads: false,
         }
     }

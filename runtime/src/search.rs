@@ -250,8 +250,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             hb,
             timeout,
             config.on_blocked.clone(),
-            config.home_crate.clone(),
-            config.not_instrumented.clone(),
+            watchdog::KnownCrates {
+                home: config.home_crate.clone(),
+                instrumented: config.instrumented.clone(),
+                not_instrumented: config.not_instrumented.clone(),
+            },
         )
     });
     let mut report = Report {

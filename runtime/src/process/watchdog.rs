@@ -62,8 +62,7 @@ pub(crate) fn start(
     heartbeat: Arc<Heartbeat>,
     timeout: Duration,
     on_blocked: Option<BlockedFn>,
-    home_crate: Option<String>,
-    not_instrumented: Vec<String>,
+    crates: KnownCrates,
 ) -> Guard {
     #[cfg(unix)]
     {
@@ -95,9 +94,7 @@ pub(crate) fn start(
                     if let Some(bt) = hb.os_thread.get().and_then(|t| stack::capture(*t)) {
                         let frames =
                             crate::report::backtrace::user_frames_of(&bt, stack::HANDLER_FRAMES);
-                        if let Some(advice) =
-                            advice(&frames, home_crate.as_deref(), &not_instrumented)
-                        {
+                        if let Some(advice) = advice(&frames, &crates) {
                             report.push_str(&advice);
                         }
                         report.push_str("\n  where it is blocked (innermost first):\n");
@@ -155,9 +152,20 @@ fn describe(hb: &Heartbeat, stalled: Duration) -> String {
 }
 
 /// What to do about the crate a stalled thread stops in (`frames` innermost first).
-fn advice(frames: &str, home_crate: Option<&str>, not_instrumented: &[String]) -> Option<String> {
+/// What the run knows of the crates a thread may be blocked in (names as in symbols).
+#[derive(Default)]
+pub(crate) struct KnownCrates {
+    /// The test's own crate.
+    pub home: Option<String>,
+    /// Dependencies pulse instrumented or replaced.
+    pub instrumented: Vec<String>,
+    /// Synchronising dependencies a file of which does not parse.
+    pub not_instrumented: Vec<String>,
+}
+
+fn advice(frames: &str, crates: &KnownCrates) -> Option<String> {
     let culprit = blocking_crate(frames)?;
-    Some(if home_crate == Some(culprit.as_str()) {
+    Some(if crates.home.as_deref() == Some(culprit.as_str()) {
         // The test's own crate is instrumented: it loops or blocks there without a
         // synchronising operation.
         format!(
@@ -166,7 +174,13 @@ fn advice(frames: &str, home_crate: Option<&str>, not_instrumented: &[String]) -
              preempted, and a blocking call there is outside pulse: mark it #[pulse::atomic] if \
              it is a self-contained side effect."
         )
-    } else if not_instrumented.contains(&culprit) {
+    } else if crates.instrumented.contains(&culprit) {
+        format!(
+            "\n  It blocks inside `{culprit}`, which pulse instrumented: in a call pulse does not \
+             schedule (a system call, a foreign function, a wait of its own on plain memory). Mark \
+             the call into it #[pulse::atomic] if it is a self-contained side effect."
+        )
+    } else if crates.not_instrumented.contains(&culprit) {
         format!(
             "\n  It blocks inside `{culprit}`, which pulse could not instrument: a file of it does \
              not parse for pulse's instrumenter (the Dependencies line names it). Mark the call \
@@ -315,13 +329,28 @@ mod tests {
     #[test]
     fn the_test_s_own_crate_is_not_to_be_instrumented_again() {
         let frames = "  0: spin::once::Once<T>::call_once\n  1: spin::once::tests::try_no_wait\n";
-        let own = super::advice(frames, Some("spin"), &[]).unwrap();
+        let home = |name: &str| super::KnownCrates {
+            home: Some(name.to_string()),
+            ..Default::default()
+        };
+        let own = super::advice(frames, &home("spin")).unwrap();
         assert!(
             own.contains("the test's own crate `spin`") && !own.contains("--instrument-dep"),
             "{own}"
         );
-        let dep = super::advice(frames, Some("my_app"), &[]).unwrap();
+        let dep = super::advice(frames, &home("my_app")).unwrap();
         assert!(dep.contains("--instrument-dep spin"), "{dep}");
+        // Instrumented already (rustix in a system call, a replaced parking_lot_core).
+        let crates = super::KnownCrates {
+            instrumented: vec!["spin".to_string()],
+            ..home("my_app")
+        };
+        let instrumented = super::advice(frames, &crates).unwrap();
+        assert!(
+            instrumented.contains("`spin`, which pulse instrumented")
+                && !instrumented.contains("--instrument-dep"),
+            "{instrumented}"
+        );
     }
 
     #[test]
@@ -330,8 +359,12 @@ mod tests {
         let frames = "  0: parking_lot_core::parking_lot::park
   1: chashmap::tests::spam
 ";
-        let not_parsed = ["parking_lot_core".to_string()];
-        let advice = super::advice(frames, Some("chashmap"), &not_parsed).unwrap();
+        let crates = super::KnownCrates {
+            home: Some("chashmap".to_string()),
+            not_instrumented: vec!["parking_lot_core".to_string()],
+            ..Default::default()
+        };
+        let advice = super::advice(frames, &crates).unwrap();
         assert!(
             advice.contains("`parking_lot_core`, which pulse could not instrument")
                 && !advice.contains("--instrument-dep"),
