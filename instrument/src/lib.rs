@@ -529,6 +529,35 @@ mod tests {
     }
 
     #[test]
+    fn a_facade_s_module_is_its_instrumented_crate_s() {
+        // futures-channel's and crossbeam's users: `use futures::channel::oneshot`,
+        // `crossbeam::scope(..)`, while the crates behind them are instrumented.
+        let src = "use futures::channel::oneshot;\nfn f() { crossbeam::scope(|_| ()); }\nuse crossbeam::channel::bounded;\nuse futures::lock::Mutex;\n";
+        let opts = Options {
+            instrumented_crates: vec!["futures_channel".into(), "crossbeam_utils".into()],
+            ..Options::default()
+        };
+        let found = findings(src, &opts);
+        let lines: Vec<usize> = found.iter().map(|f| f.0).collect();
+        assert_eq!(lines, [3, 4], "{found:#?}");
+        assert_eq!(findings(src, &Options::default()).len(), 4);
+    }
+
+    #[test]
+    fn a_local_module_named_like_a_synchronising_crate_is_not_it() {
+        // crossfire's `mod crossbeam; pub use crossbeam::err::*;`.
+        let src = "mod crossbeam;\npub use crossbeam::err::*;\nfn f() { crossbeam::err::x(); }\nmod inner { use crossbeam::channel; }\nfn g() { ::crossbeam::channel::bounded::<u8>(1); }\n";
+        let found = findings(src, &Options::default());
+        let lines: Vec<usize> = found.iter().map(|f| f.0).collect();
+        // Inside `inner` and through `::`, `crossbeam` is the crate again.
+        assert_eq!(lines, [4, 5], "{found:#?}");
+        // An alias of a synchronising crate under such a name is followed, not hidden.
+        let aliased =
+            "use crossbeam_channel as crossbeam;\nfn f() { crossbeam::bounded::<u8>(1); }\n";
+        assert_eq!(findings(aliased, &Options::default()).len(), 2);
+    }
+
+    #[test]
     fn only_a_child_process_is_blocking_io() {
         // crossbeam-channel's src/counter.rs: `use std::process;` for `process::abort()`.
         let quiet = "use std::process;\nfn f() { process::abort(); std::process::exit(1); ::std::process::id(); }\nuse std::process::{abort, exit as leave};\n";

@@ -25,6 +25,9 @@ pub(crate) struct Roots {
     names: HashMap<String, Crate>,
     /// (name, byte range of the module where a local item of that name hides the crate)
     shadowed: Vec<(String, Range<usize>)>,
+    /// Byte ranges of the file's inline modules: a module nested in a shadowing item's
+    /// does not see that item.
+    modules: Vec<Range<usize>>,
     /// `use crossbeam_channel as mpsc;`: alias -> the synchronising crate it names.
     foreign: HashMap<String, String>,
 }
@@ -42,6 +45,7 @@ impl Default for Roots {
         Roots {
             names,
             shadowed: Vec::new(),
+            modules: Vec::new(),
             foreign: HashMap::new(),
         }
     }
@@ -68,6 +72,11 @@ impl Roots {
         self.shadowed.push((name.to_owned(), scope));
     }
 
+    /// An inline module's body, for `shadowed_at`.
+    pub(crate) fn module(&mut self, body: Range<usize>) {
+        self.modules.push(body);
+    }
+
     /// The crate `name` reaches, if it is a root name at all (shadowing aside).
     pub(crate) fn lookup(&self, name: &str) -> Option<Crate> {
         self.names.get(name).copied()
@@ -75,9 +84,13 @@ impl Roots {
 
     /// Whether a relative path starting with `name` at byte `at` names a local item instead.
     pub(crate) fn shadowed_at(&self, name: &str, at: usize) -> bool {
-        self.shadowed
-            .iter()
-            .any(|(n, scope)| n == name && scope.contains(&at))
+        self.shadowed.iter().any(|(n, scope)| {
+            n == name
+                && scope.contains(&at)
+                && !self.modules.iter().any(|m| {
+                    m.contains(&at) && m.start > scope.start && m.end <= scope.end && *m != *scope
+                })
+        })
     }
 }
 
@@ -156,6 +169,24 @@ pub(crate) fn foreign_sync(root: &str, next: Option<&str>) -> Option<&'static st
     }
 }
 
+/// The crate a facade crate's module re-exports (`futures::channel` is `futures_channel`,
+/// `crossbeam::scope` is `crossbeam_utils`'): instrumented, the path is scheduled.
+pub(crate) fn facade_module(root: &str, next: Option<&str>) -> Option<&'static str> {
+    Some(match (root, next?) {
+        ("futures", "channel") => "futures_channel",
+        ("futures", "lock" | "task" | "future" | "stream" | "sink" | "io") => "futures_util",
+        ("futures", "executor") => "futures_executor",
+        ("crossbeam", "channel" | "select") => "crossbeam_channel",
+        ("crossbeam", "deque") => "crossbeam_deque",
+        ("crossbeam", "epoch") => "crossbeam_epoch",
+        ("crossbeam", "queue") => "crossbeam_queue",
+        ("crossbeam", "atomic" | "sync" | "thread" | "scope" | "utils" | "Backoff") => {
+            "crossbeam_utils"
+        }
+        _ => return None,
+    })
+}
+
 /// Whether some path into `root` is another crate's synchronisation (so `use root as x;`
 /// makes `x::..` paths worth following), and what to do about it.
 pub(crate) fn foreign_sync_crate(root: &str) -> Option<&'static str> {
@@ -231,6 +262,10 @@ mod tests {
         assert_eq!(roots.lookup("std"), Some(Crate::Std));
         assert!(roots.shadowed_at("std", 15));
         assert!(!roots.shadowed_at("std", 25));
+        // A module nested in the shadowing item's does not see it.
+        roots.module(12..18);
+        assert!(!roots.shadowed_at("std", 15));
+        assert!(roots.shadowed_at("std", 19));
         assert_eq!(roots.lookup("s"), Some(Crate::Std));
         assert_eq!(roots.lookup("my"), None);
         roots.add_foreign_alias("mpsc", "crossbeam_channel");
@@ -250,6 +285,15 @@ mod tests {
         assert!(foreign_sync_crate("futures").is_some());
         assert!(foreign_sync_crate("tokio").is_some());
         assert!(foreign_sync_crate("serde").is_none());
+        assert_eq!(
+            facade_module("crossbeam", Some("scope")),
+            Some("crossbeam_utils")
+        );
+        assert_eq!(
+            facade_module("futures", Some("channel")),
+            Some("futures_channel")
+        );
+        assert_eq!(facade_module("parking_lot", Some("Mutex")), None);
         assert!(std_unscheduled(Crate::Std, "fs", Item::Module).is_some());
         assert!(std_unscheduled(Crate::Std, "collections", Item::Any).is_none());
     }

@@ -147,15 +147,24 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// Whether `<name>::<next>` leads into another crate's synchronisation that this build does
-    /// not instrument: the crate it names (through `use krate as name;`) and what to do.
+    /// Whether `<name>::<next>` at `at` leads into another crate's synchronisation that this
+    /// build does not instrument: the crate it names (through `use krate as name;`) and what
+    /// to do. A `relative` path whose `name` a local item hides (crossfire's own `mod
+    /// crossbeam`) leads nowhere foreign, nor does a facade's module whose crate is
+    /// instrumented (`futures::channel` is `futures_channel`'s).
     pub(crate) fn foreign_sync<'n>(
         &'n self,
         name: &'n str,
         next: Option<&str>,
+        at: usize,
+        relative: bool,
     ) -> Option<(&'n str, &'static str)> {
+        if relative && self.roots.shadowed_at(name, at) {
+            return None;
+        }
         let krate = self.roots.foreign_crate(name);
-        if self.opts.instrumented_crates.iter().any(|c| c == krate) {
+        let instrumented = |c: &str| self.opts.instrumented_crates.iter().any(|i| i == c);
+        if instrumented(krate) || paths::facade_module(krate, next).is_some_and(instrumented) {
             return None;
         }
         paths::foreign_sync(krate, next).map(|msg| (krate, msg))

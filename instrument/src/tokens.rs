@@ -280,9 +280,8 @@ fn ident(plan: &mut Plan, tokens: &[TokenTree], i: usize, id: &Ident, ctx: Ctx) 
         let item = item.as_deref().map_or(paths::Item::Any, paths::Item::Named);
         std_unscheduled(plan, id, krate, [&root, &module_name], &shown, item);
     } else if let Some((foreign, msg)) =
-        plan.foreign_sync(&name, module.map(|m| m.to_string()).as_deref())
+        plan.foreign_sync(&name, module_text.as_deref(), at, leading.is_none())
     {
-        let at = plan.index.start(id.span());
         if !plan.in_atomic_region(at) {
             let module = module.map(|m| m.to_string()).unwrap_or_default();
             let msg = if foreign == name {

@@ -40,8 +40,10 @@ fn at_root(plan: &mut Plan, tree: &UseTree, leading: Option<Range<usize>>, impli
                 .lookup(&name)
                 .filter(|_| !(relative && plan.shadowed_path(&name, next.as_deref(), ident_at)));
             let Some(krate) = krate else {
-                if let Some((foreign, msg)) = plan.foreign_sync(&name, next.as_deref()) {
-                    let at = plan.index.start(p.ident.span());
+                if let Some((foreign, msg)) =
+                    plan.foreign_sync(&name, next.as_deref(), ident_at, relative)
+                {
+                    let at = ident_at;
                     let path = format!("{name}::{}", next.unwrap_or_default());
                     let msg = if foreign == name {
                         format!("`use {path}`: {msg}")

@@ -89,7 +89,12 @@ impl Decls<'_, '_> {
     /// it leaves alone is said where it is (`Plan::shadowed_path`).
     fn shadowing(&mut self, ident: &syn::Ident) {
         let name = ident.to_string();
-        if std_crate(&name).is_some() && !self.inactive(ident) {
+        // (A synchronising crate's name, unless it is the alias of another such crate:
+        // `use crossbeam_channel as crossbeam;` is followed, not hidden.)
+        let hides = std_crate(&name).is_some()
+            || (paths::foreign_sync_crate(&name).is_some()
+                && self.plan.roots.foreign_crate(&name) == name);
+        if hides && !self.inactive(ident) {
             let scope = self.modules.last().cloned().unwrap_or_default();
             self.plan.roots.shadow(&name, scope);
         }
@@ -195,6 +200,7 @@ impl<'ast> Visit<'ast> for Decls<'_, '_> {
         self.shadowing(&m.ident);
         if let Some((brace, _)) = &m.content {
             let range = self.plan.index.range(brace.span.open(), brace.span.close());
+            self.plan.roots.module(range.clone());
             self.modules.push(range);
             visit::visit_item_mod(self, m);
             self.modules.pop();
