@@ -47,6 +47,9 @@ fn main() {
         std::process::exit(code);
     }
     let cli = cli::parse();
+    if !matches!(cli.command, cli::Command::Test(_)) {
+        end_quietly_on_a_closed_pipe();
+    }
     let json = matches!(&cli.command, cli::Command::Test(t) if t.message_format == cli::MessageFormat::Json);
     let result = match cli.command {
         cli::Command::Test(args) => test_cmd::run(*args),
@@ -65,4 +68,15 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// `cargo pulse trace FILE | head`: a reader that has gone ends the output, as it does for
+/// other Unix tools, instead of a panic (Rust ignores SIGPIPE, so `print!` panics on EPIPE).
+/// Not for `test`, which has test processes and a build to end first.
+fn end_quietly_on_a_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default action, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }

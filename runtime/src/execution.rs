@@ -113,6 +113,15 @@ pub(crate) struct VThread {
     /// The operation at its last scheduling point, while tracing: its trace row is written
     /// when the thread is picked to run it (`ExecState::grant_row`), not when it asked.
     pub asked: Option<(&'static str, Option<ObjRef>, &'static Location<'static>)>,
+    /// A scheduling point whose row was written before its decision (a spawn's), with that
+    /// decision's step: if another thread runs first, the decision that resumes this one
+    /// has a row of its own (`thread::spawn returns`).
+    pub written_early: Option<(
+        u64,
+        &'static str,
+        Option<ObjRef>,
+        &'static Location<'static>,
+    )>,
     pub steps: u64,
     /// Virtual time since which its next step has been enabled (pulse_time's interval is
     /// measured from it).
@@ -142,6 +151,7 @@ impl VThread {
             atomic_depth: 0,
             last_location: None,
             asked: None,
+            written_early: None,
             steps: 0,
             enabled_at: 0,
             max_wait: None,
@@ -531,6 +541,8 @@ impl ExecState {
             if op == SPAWN_OP {
                 // Its thread already exists and may run at this decision: the row goes first.
                 self.push_op_row(self.steps, thread, (op, object, location));
+                self.threads[thread as usize].written_early =
+                    Some((self.steps, op, object, location));
             } else {
                 self.threads[thread as usize].asked = Some((op, object, location));
             }
@@ -545,8 +557,38 @@ impl ExecState {
         let Some(next) = self.next else {
             return;
         };
-        if let Some(asked) = self.threads[next as usize].asked.take() {
-            self.push_op_row(self.steps.saturating_sub(1), next, asked);
+        // Every decision has a row, so no step number is missing from the table: the
+        // operation it lets run, or the thread's start, or its return from a call whose row
+        // came before the threads that ran in between.
+        let step = self.steps.saturating_sub(1);
+        let t = &mut self.threads[next as usize];
+        let early = t.written_early.take();
+        if let Some(asked) = t.asked.take() {
+            self.push_op_row(step, next, asked);
+        } else if t.steps == 0 {
+            self.push_event(Event {
+                step,
+                thread: next,
+                kind: EventKind::Start,
+                op: "",
+                object: None,
+                location: None,
+                clock_ns: self.clock_ns,
+                value: None,
+                atomic: None,
+            });
+        } else if let Some((_, op, object, location)) = early.filter(|e| e.0 < step) {
+            self.push_event(Event {
+                step,
+                thread: next,
+                kind: EventKind::Returns,
+                op,
+                object,
+                location: Some(location),
+                clock_ns: self.clock_ns,
+                value: None,
+                atomic: None,
+            });
         }
     }
 
@@ -593,8 +635,10 @@ impl ExecState {
         if self.trace.is_none() {
             return;
         }
+        // Numbered with the decision that let the thread run: what it does until its next
+        // scheduling point (a block, its exit, a note) belongs to that step.
         self.push_event(Event {
-            step: self.steps,
+            step: self.steps.saturating_sub(1),
             thread: self.current,
             kind,
             op,
@@ -912,6 +956,12 @@ impl ExecState {
         self.live == 0 || (self.live == 1 && !self.threads[0].is_finished())
     }
 
+    /// Timed waits ran out within the probe's last window: the threads sleep and poll.
+    pub(crate) fn polling(&self) -> bool {
+        self.last_timer_step > 0
+            && self.steps.saturating_sub(self.last_timer_step) < self.progress.window()
+    }
+
     /// Picks who runs next and stores it in `next` (`None` ends the execution).
     #[inline]
     pub fn decide(&mut self, yielding: bool) {
@@ -954,7 +1004,8 @@ impl ExecState {
         }
         if self.steps > self.step_bound {
             self.scheduler.past_bound();
-            let alone = self.body_alone();
+            // (A body alone that only sleeps and polls is judged as polling, at once.)
+            let alone = self.body_alone() && !self.polling();
             match self
                 .progress
                 .at_bound(self.step_bound, self.config.max_steps, alone)

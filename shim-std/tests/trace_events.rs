@@ -135,7 +135,12 @@ fn a_pulse_atomic_call_is_one_event() {
         .filter(|e| e.thread == 1)
         .map(|e| e.kind)
         .collect();
-    assert_eq!(worker, vec![EventKind::Atomic, EventKind::Exit], "{t:#?}");
+    // (Its first row is the decision that started it: `thread starts`.)
+    assert_eq!(
+        worker,
+        vec![EventKind::Other, EventKind::Atomic, EventKind::Exit],
+        "{t:#?}"
+    );
     // The race PULSE would draw: main's load and the worker's block are unordered, but the
     // block's stores are inside it, so nothing else of the worker shows.
     assert!(!t.events.iter().any(|e| e.kind == EventKind::Store));
@@ -198,6 +203,18 @@ fn rows_come_in_the_order_their_operations_ran() {
         let t = report.failure.unwrap().full_trace.unwrap();
         let steps: Vec<u64> = t.events.iter().map(|e| e.step).collect();
         assert!(steps.windows(2).all(|w| w[0] <= w[1]), "{t:#?}");
+        // Numbered by decision, none left out (the one that starts a thread has its row),
+        // and a thread's exit is in the step of its last operation, not the next one's.
+        assert!(steps.windows(2).all(|w| w[1] <= w[0] + 1), "{t:#?}");
+        for (i, e) in t
+            .events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.kind == EventKind::Exit)
+        {
+            let before = t.events[..i].iter().rev().find(|b| b.thread == e.thread);
+            assert_eq!(before.map(|b| b.step), Some(e.step), "seed {seed}: {t:#?}");
+        }
         // A spawn's thread exists before the spawn's scheduling point: its row comes first
         // (crossbeam-channel 0.5.14 trial: a thread's rows, then its spawn six steps later).
         let spawn = t.events.iter().position(|e| e.op == "thread::spawn");

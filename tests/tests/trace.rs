@@ -586,6 +586,7 @@ fn a_hundred_thousand_events_stay_usable() {
     let secs = t.elapsed().as_secs_f64();
     eprintln!("html for {n} events in {secs:.1}s");
     assert!(secs < 60.0, "took {secs:.1}s");
+    a_reader_gone_ends_the_output_quietly(&file);
     if let Ok(bin) = chromium() {
         let profile = fresh_profile();
         let t = Instant::now();
@@ -602,6 +603,38 @@ fn a_hundred_thousand_events_stay_usable() {
         );
         assert!(String::from_utf8_lossy(&dom.stdout).contains("data-rendered=\"2\""));
     }
+}
+
+/// `cargo pulse trace FILE | head`: the reader leaves after a few lines, and the rest of
+/// the output is not written, as with other Unix tools; it panicked (`failed printing to
+/// stdout: Broken pipe`).
+fn a_reader_gone_ends_the_output_quietly(file: &Path) {
+    let mut child = Command::new(support::installed_bin_dir().join("cargo-pulse"))
+        .args(["pulse", "trace"])
+        .arg(file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Megabytes of text to come: the reader is gone before most of it.
+    drop(child.stdout.take());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "still writing after 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    use std::os::unix::process::ExitStatusExt;
+    assert!(
+        // (13: SIGPIPE, the default action of a write to a pipe nobody reads.)
+        status.success() || status.signal() == Some(13),
+        "{status:?}: {stderr}"
+    );
 }
 
 #[test]

@@ -273,9 +273,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             let (details, top) = busiest_threads(st);
             // Timed waits kept running out up to the end, within the probe's last window, and
             // nothing changed: the threads sleep and poll (time passes, nothing happens).
-            let polling = !capped
-                && st.last_timer_step > 0
-                && st.steps.saturating_sub(st.last_timer_step) < st.progress.window();
+            let polling = !capped && st.polling();
             let bound = st.progress.bound();
             let raise =
                 "raise the bound with --max-steps / Builder::max_steps if the test is just long";

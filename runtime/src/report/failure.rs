@@ -255,13 +255,10 @@ impl fmt::Display for Failure {
         if !self.trace.is_empty() {
             let tail = self.trace_tail.max(1);
             let skip = self.trace.len().saturating_sub(tail);
-            // Steps are numbered from 0; a long trace keeps only its end.
-            let steps = self
-                .trace
-                .last()
-                .map_or(0, |e| e.step + 1)
-                .max(self.trace.len() as u64);
-            if skip > 0 || steps > self.trace.len() as u64 {
+            // Steps are numbered from 0 (a step may have several rows: an operation and its
+            // block, a thread's last operation and its exit); a long trace keeps only its end.
+            let steps = self.trace.last().map_or(0, |e| e.step + 1);
+            if skip > 0 || self.trace[0].step > 0 {
                 writeln!(
                     f,
                     "  trace (last {} of {steps} steps):",

@@ -16,6 +16,12 @@ pub(crate) enum EventKind {
     Block,
     /// The thread finished.
     Exit,
+    /// A spawned thread ran for the first time (the decision that picked it, before it
+    /// reached a scheduling point of its own).
+    Start,
+    /// The thread resumed from `op` (a spawn), whose row came before the threads that ran
+    /// in between.
+    Returns,
     /// The thread's timed wait in `op` ran out (a timed transition).
     Timeout,
     /// What an operation did, for the trace file only (an acquire, a release, a wake, a
@@ -110,6 +116,8 @@ impl Event {
             EventKind::Op => self.op.to_string(),
             EventKind::Block => format!("{} (blocks)", self.op),
             EventKind::Exit => "thread exits".to_string(),
+            EventKind::Start => "thread starts".to_string(),
+            EventKind::Returns => format!("{} returns", self.op),
             EventKind::Timeout => format!("{} (times out)", self.op),
             EventKind::Note(_) => self.op.to_string(),
             EventKind::ClockRead => format!("{} (reads {})", self.op, clock_time(self.clock_ns)),

@@ -38,10 +38,9 @@ pub(crate) fn event(events: &[Event], i: usize, first: usize) -> trace::Event {
         step: e.step,
         thread: e.thread,
         kind,
-        op: if e.kind == EventKind::Exit {
-            "thread exits".to_string()
-        } else {
-            e.op.to_string()
+        op: match e.kind {
+            EventKind::Exit | EventKind::Start | EventKind::Returns => e.describe(),
+            _ => e.op.to_string(),
         },
         object: object.map(|o| o.to_string()),
         value,
@@ -58,6 +57,8 @@ fn kind_and_object(e: &Event) -> (TraceKind, Option<ObjRef>) {
         EventKind::Op => (op_kind(e), e.object),
         EventKind::Block => (TraceKind::Block, e.object),
         EventKind::Exit => (TraceKind::Exit, Some(ObjRef::thread(e.thread))),
+        EventKind::Start => (TraceKind::Other, Some(ObjRef::thread(e.thread))),
+        EventKind::Returns => (TraceKind::Other, e.object),
         EventKind::Timeout => (TraceKind::Timeout, e.object),
         EventKind::Note(k) => (k, e.object),
         EventKind::ReadOld(_) => (TraceKind::Load, e.object),
