@@ -1,5 +1,5 @@
 //! Embeds the support crates (pulse-protocol, pulse-runtime, pulse-shim-std, pulse-macros,
-//! pulse-lincheck, pulse, and pulse's parking_lot_core 0.9 and 0.10) into the binary, so that
+//! pulse-lincheck, pulse, and pulse's parking_lot_core 0.2 to 0.10) into the binary, so that
 //! `cargo install --path cargo-pulse` yields a tool that keeps working after the
 //! repository moves or is deleted: `support.rs` unpacks them on first use.
 //!
@@ -18,6 +18,13 @@ const CRATES: &[&str] = &[
     "lincheck",
     "pulse",
     "shim-parking-lot-core",
+    "shim-parking-lot-core-0.2",
+    "shim-parking-lot-core-0.3",
+    "shim-parking-lot-core-0.4",
+    "shim-parking-lot-core-0.5",
+    "shim-parking-lot-core-0.6",
+    "shim-parking-lot-core-0.7",
+    "shim-parking-lot-core-0.8",
     "shim-parking-lot-core-0.10",
 ];
 

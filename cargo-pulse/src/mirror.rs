@@ -4,7 +4,7 @@
 //! sources are instrumented, manifests are patched to link pulse, and the registry crates that
 //! synchronise ([`deps`]: all of them by default, `--instrument-deps`) are copied to
 //! `target/pulse/deps/<name>-<version>/`, instrumented and patched in, each version under a
-//! `[patch]` key of its own. `parking_lot_core` 0.9 and 0.10 are replaced by pulse's shims.
+//! `[patch]` key of its own. `parking_lot_core` 0.2 to 0.10 are replaced by pulse's shims.
 //!
 //! The user's tree is only read. Everything written lives under the user's target dir.
 
@@ -82,9 +82,9 @@ pub struct DepsReport {
     pub mode: String,
     /// `name version` of each instrumented registry crate.
     pub instrumented: Vec<String>,
-    /// `parking_lot_core` (0.9, 0.10) was replaced by pulse's shim.
+    /// `parking_lot_core` (0.2 to 0.10) was replaced by pulse's shim.
     pub parking_lot_core_shim: bool,
-    /// The versions replaced: `0.9`, `0.10`.
+    /// The versions replaced: `0.2`, ..., `0.10`.
     pub parking_lot_core_shim_versions: Vec<String>,
     /// Synchronising crates left alone because pulse itself depends on them.
     pub held_back: Vec<String>,

@@ -1,6 +1,6 @@
 //! The support crates (`pulse`, `pulse-protocol`, `pulse-runtime`, `pulse-shim-std`,
 //! `pulse-macros`) that every instrumented crate links against, and pulse's `parking_lot_core`
-//! 0.9 and 0.10, patched in for the registry's. They are embedded in the binary by `build.rs` and unpacked
+//! 0.2 to 0.10, patched in for the registry's. They are embedded in the binary by `build.rs` and unpacked
 //! on first use, so an installed `cargo-pulse` never depends on where the repository was.
 //!
 //! The unpacked directory is named by version and content hash, and shared by every workspace on
@@ -29,14 +29,14 @@ impl Support {
         self.root.join("pulse")
     }
 
-    /// pulse's `parking_lot_core` 0.9 (its parking goes to the scheduler).
-    pub fn parking_lot_core_dir(&self) -> PathBuf {
-        self.root.join("shim-parking-lot-core")
-    }
-
-    /// pulse's `parking_lot_core` 0.10 (the 0.9 one's API, re-exported).
-    pub fn parking_lot_core_0_10_dir(&self) -> PathBuf {
-        self.root.join("shim-parking-lot-core-0.10")
+    /// pulse's `parking_lot_core` 0.`minor` (0.9: the implementation, its parking goes to the
+    /// scheduler; 0.2 to 0.8 and 0.10: that version's API over the 0.9 one).
+    pub fn parking_lot_core_dir(&self, minor: u64) -> PathBuf {
+        if minor == 9 {
+            self.root.join("shim-parking-lot-core")
+        } else {
+            self.root.join(format!("shim-parking-lot-core-0.{minor}"))
+        }
     }
 
     /// A string that appears in every path inside an unpacked support tree.

@@ -1,8 +1,9 @@
 //! Dependencies that synchronise are scheduled with no flag (`--instrument-deps auto`, the
 //! default): a spin lock in two semver-incompatible versions of one registry crate,
 //! crossbeam-utils' scoped threads, `AtomicCell` and `Backoff`, and parking_lot's locks
-//! (parking in pulse's `parking_lot_core`, 0.9 and 0.10). Each fixture's only synchronisation is its
-//! dependencies'; each race is found, each fixed twin passes.
+//! (parking in pulse's `parking_lot_core`, 0.2 to 0.10: parking_lot 0.4 to 0.13). Each
+//! fixture's only synchronisation is its dependencies'; each race is found, each fixed twin
+//! passes.
 
 #[allow(dead_code)] // (helpers e2e.rs uses and this file does not)
 mod support;
@@ -185,6 +186,45 @@ fn parking_lot_0_13_and_0_12_in_one_graph_are_both_scheduled() {
     assert!(
         !run.stderr.contains("was not used in the crate graph"),
         "every patch is used"
+    );
+}
+
+#[test]
+fn old_parking_lots_0_11_0_6_and_0_4_in_one_graph_are_all_scheduled() {
+    // parking_lot_core 0.8 (0.9's API), 0.3 and 0.2 (their own `UnparkResult`, `RequeueOp`):
+    // before pulse replaced them, their waiters parked on the OS, outside the scheduler.
+    let dir = fixture("parking-lot-old", "parking-lot-old");
+    let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+    assert_eq!(run.code, 101, "{}", run.stderr);
+    for (test, event) in [
+        ("tests::opposite_transfers_complete", "failed"),
+        ("tests::deposits_all_count", "failed"),
+        ("tests::deposits_all_count_fixed", "ok"),
+        ("tests::a_waiter_is_woken_in_time", "ok"),
+        ("tests::a_signal_is_never_lost", "failed"),
+        ("tests::a_signal_is_never_lost_fixed", "ok"),
+        ("tests::an_unanswered_wait_times_out", "ok"),
+        ("tests::versions_in_one_test", "ok"),
+    ] {
+        assert_eq!(run.event_of(test).as_deref(), Some(event), "{test}");
+    }
+    assert!(
+        run.stderr
+            .contains("parking_lot_core replaced by pulse's (0.2, 0.3, 0.8)")
+            && ["parking_lot 0.11.", "parking_lot 0.6.", "parking_lot 0.4."]
+                .iter()
+                .all(|p| run.stderr.contains(p)),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("was not used in the crate graph"),
+        "every patch is used"
+    );
+    let manifest = std::fs::read_to_string(dir.join("target/pulse/mirror/Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("parking_lot_core-pulse-v0_8"),
+        "each core under a key of its own:\n{manifest}"
     );
 }
 

@@ -9,9 +9,9 @@
 //! cycle), and scans each one's library sources for the paths pulse rewrites. Every version of a
 //! crate is its own [`DepSource`]; [`patch_entries`] gives each one its own `[patch]` key.
 //!
-//! `parking_lot_core` 0.9 and 0.10 are never instrumented: pulse's support tree holds a drop-in
-//! replacement of each whose parking goes to the scheduler, patched in instead
-//! ([`core_shim_patches`]).
+//! `parking_lot_core` 0.2 to 0.10 (parking_lot 0.4 to 0.13) are never instrumented: pulse's
+//! support tree holds a drop-in replacement of each whose parking goes to the scheduler (0.9's
+//! implementation, the others its API under theirs), patched in instead ([`core_shim_patches`]).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -86,12 +86,12 @@ impl DepsMode {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Selection {
     pub deps: Vec<DepSource>,
-    /// The graph holds `parking_lot_core` 0.9: pulse's shim is patched in for it.
-    pub shim_parking_lot_core: bool,
-    /// The graph holds `parking_lot_core` 0.10 (parking_lot 0.13): pulse's 0.10 shim is patched
-    /// in for it.
+    /// The `parking_lot_core` minor versions (0.x, ascending) the graph holds and pulse has a
+    /// replacement for: each is patched in. (A cache written before this field, with its two
+    /// booleans for 0.9 and 0.10, is never read back: its fingerprint names another build of
+    /// cargo-pulse, so the graph is resolved again.)
     #[serde(default)]
-    pub shim_parking_lot_core_0_10: bool,
+    pub shimmed_core_minors: Vec<u64>,
     /// Crates that would have been instrumented but are dependencies of pulse itself.
     pub held_back: Vec<String>,
     /// Registry crates of the test graph whose sources name nothing pulse rewrites (`auto`).
@@ -116,20 +116,8 @@ pub fn select(
 fn select_from(meta: &Metadata, mode: &DepsMode, scans: &mut ScanCache) -> Result<Selection> {
     let by_id: BTreeMap<&PackageId, &Package> = meta.packages.iter().map(|p| (&p.id, p)).collect();
     let support = support_closure(meta, &by_id);
-    // (A package of pulse's support tree is a shim itself, from an earlier patched build; the
-    // 0.9 one that the 0.10 one is built on does not count.)
-    let core = |p: &&Package, minor: u64| {
-        p.name == "parking_lot_core" && p.version.major == 0 && p.version.minor == minor
-    };
-    let support_0_10 = meta.packages.iter().any(|p| core(&p, 10) && is_support(p));
-    let holds_core = |minor: u64| {
-        meta.packages
-            .iter()
-            .any(|p| core(&p, minor) && !(minor == 9 && support_0_10 && is_support(p)))
-    };
     let mut out = Selection {
-        shim_parking_lot_core: holds_core(9),
-        shim_parking_lot_core_0_10: holds_core(10),
+        shimmed_core_minors: shimmed_core_minors(meta),
         ..Selection::default()
     };
     let mut chosen: BTreeSet<&PackageId> = BTreeSet::new();
@@ -317,62 +305,78 @@ fn is_proc_macro(p: &Package) -> bool {
         .any(|t| t.kind.contains(&TargetKind::ProcMacro))
 }
 
-/// The registry's `parking_lot_core` 0.9 or 0.10, which pulse replaces with its shims.
+/// The registry's `parking_lot_core` 0.2 to 0.10, which pulse replaces with its shims.
 pub fn is_shimmed_parking_lot_core(p: &Package) -> bool {
-    p.name == "parking_lot_core"
-        && p.version.major == 0
-        && SHIMMED_CORE_MINORS.contains(&p.version.minor)
-        && !is_support(p)
+    shimmed_core_minor(p).is_some() && !is_support(p)
 }
 
-/// The `parking_lot_core` minor versions (0.x) pulse has a replacement for.
-const SHIMMED_CORE_MINORS: &[u64] = &[9, 10];
+/// The `parking_lot_core` minor versions (0.x) pulse has a replacement for: 0.9 is the
+/// implementation; 0.2 (parking_lot 0.4, 0.5), 0.3 (0.6), 0.4 (0.7), 0.5 (0.8), 0.6 (0.9),
+/// 0.7 (0.10), 0.8 (0.11) and 0.10 (0.13) are each that version's API over it.
+const SHIMMED_CORE_MINORS: &[u64] = &[2, 3, 4, 5, 6, 7, 8, 9, 10];
+
+/// The minor version of a `parking_lot_core` pulse has a replacement for.
+fn shimmed_core_minor(p: &Package) -> Option<u64> {
+    (p.name == "parking_lot_core"
+        && p.version.major == 0
+        && SHIMMED_CORE_MINORS.contains(&p.version.minor))
+    .then_some(p.version.minor)
+}
+
+/// The replaceable `parking_lot_core` minors in the graph, ascending. A package of pulse's
+/// support tree is a shim itself, from an earlier patched build: it stands for the registry's
+/// version it replaced, unless only other shims depend on it (the 0.9 one every other is
+/// built on, the 0.2 one 0.3's re-exports).
+fn shimmed_core_minors(meta: &Metadata) -> Vec<u64> {
+    let shim_ids: BTreeSet<&PackageId> = meta
+        .packages
+        .iter()
+        .filter(|p| is_support(p) && shimmed_core_minor(p).is_some())
+        .map(|p| &p.id)
+        .collect();
+    let used_beyond_shims = |id: &PackageId| {
+        meta.resolve.as_ref().is_some_and(|r| {
+            r.nodes
+                .iter()
+                .filter(|n| !shim_ids.contains(&n.id))
+                .any(|n| n.deps.iter().any(|d| &d.pkg == id))
+        })
+    };
+    let minors: BTreeSet<u64> = meta
+        .packages
+        .iter()
+        .filter(|p| !shim_ids.contains(&p.id) || used_beyond_shims(&p.id))
+        .filter_map(shimmed_core_minor)
+        .collect();
+    minors.into_iter().collect()
+}
 
 /// The `[patch.crates-io]` entries of pulse's `parking_lot_core` replacements the selection
-/// needs: the first under the crate's own name, a second under a key of its own (as for two
-/// versions of an instrumented crate).
+/// needs: the first under the crate's own name, each other under a key of its own (as for two
+/// versions of an instrumented crate): `parking_lot_core-pulse-v0_10`.
 pub fn core_shim_patches(sel: &Selection, support: &Support) -> Vec<PatchEntry> {
-    let mut out = Vec::new();
-    for (wanted, dir, version) in [
-        (
-            sel.shim_parking_lot_core,
-            support.parking_lot_core_dir(),
-            "0_9",
-        ),
-        (
-            sel.shim_parking_lot_core_0_10,
-            support.parking_lot_core_0_10_dir(),
-            "0_10",
-        ),
-    ] {
-        if !wanted {
-            continue;
-        }
-        let first = out.is_empty();
-        out.push(PatchEntry {
-            key: if first {
+    sel.shimmed_core_minors
+        .iter()
+        .enumerate()
+        .map(|(i, &minor)| PatchEntry {
+            key: if i == 0 {
                 "parking_lot_core".into()
             } else {
-                format!("parking_lot_core-pulse-v{version}")
+                format!("parking_lot_core-pulse-v0_{minor}")
             },
-            package: (!first).then(|| "parking_lot_core".into()),
-            dir,
-        });
-    }
-    out
+            package: (i > 0).then(|| "parking_lot_core".into()),
+            dir: support.parking_lot_core_dir(minor),
+        })
+        .collect()
 }
 
 impl Selection {
     /// pulse's replacements patched in, for people: `0.9, 0.10`.
     pub fn core_shim_versions(&self) -> Vec<String> {
-        [
-            (self.shim_parking_lot_core, "0.9"),
-            (self.shim_parking_lot_core_0_10, "0.10"),
-        ]
-        .iter()
-        .filter(|(on, _)| *on)
-        .map(|(_, v)| v.to_string())
-        .collect()
+        self.shimmed_core_minors
+            .iter()
+            .map(|minor| format!("0.{minor}"))
+            .collect()
     }
 }
 
@@ -539,8 +543,8 @@ pub struct PatchEntry {
 ///   resolves the dependencies of the crates that use it again and may pick another version
 ///   already in the graph: scc's tempfile (`getrandom >=0.3, <0.5`, locked at 0.4.3) took
 ///   pulse's getrandom 0.3.4, and the instrumented 0.4.3 was left out ("patch was not used").
-/// - With pulse's `parking_lot_core` shims (`unlock_core`), the registry's 0.9 and 0.10 are
-///   dropped: a lock that pins one keeps cargo from taking the shim (0.9.99, 0.10.99).
+/// - With pulse's `parking_lot_core` shims (`unlock_core`), the registry's 0.2 to 0.10 are
+///   dropped: a lock that pins one keeps cargo from taking the shim (0.2.99, ..., 0.10.99).
 pub fn lock_for_mirror(lock: &str, deps: &[DepSource], unlock_core: bool) -> String {
     let patched =
         |name: &str, version: &str| deps.iter().any(|d| d.name == name && d.version == version);
@@ -680,6 +684,140 @@ mod tests {
         assert!(out.contains("0.9.99") && out.contains("lock_api"), "{out}");
         assert_eq!(lock_for_mirror(lock, &[], false), lock);
         assert_eq!(lock_for_mirror("version = 4\n", &[], true), "version = 4\n");
+    }
+
+    /// A resolved graph: `(name, version, registry?, dependencies by index)`, the first
+    /// package the workspace member.
+    fn graph(pkgs: &[(&str, &str, bool, &[usize])]) -> Metadata {
+        let id = |i: usize| format!("pkg{i}");
+        let packages: Vec<serde_json::Value> = pkgs
+            .iter()
+            .enumerate()
+            .map(|(i, (name, version, registry, _))| {
+                let dir = if *registry {
+                    format!("/reg/{name}-{version}")
+                } else {
+                    format!("/home/.cargo/pulse/{}/{name}", Support::root_marker())
+                };
+                serde_json::json!({
+                    "name": name, "version": version, "id": id(i),
+                    "source": registry.then_some("registry+https://github.com/rust-lang/crates.io-index"),
+                    "dependencies": [], "features": {},
+                    "manifest_path": format!("{dir}/Cargo.toml"),
+                    "targets": [{"name": name, "kind": ["lib"], "crate_types": ["lib"],
+                                 "src_path": format!("{dir}/src/lib.rs"), "edition": "2021"}],
+                })
+            })
+            .collect();
+        let nodes: Vec<serde_json::Value> = pkgs
+            .iter()
+            .enumerate()
+            .map(|(i, (.., deps))| {
+                let deps: Vec<serde_json::Value> = deps
+                    .iter()
+                    .map(|&d| {
+                        serde_json::json!({"name": pkgs[d].0, "pkg": id(d),
+                        "dep_kinds": [{"kind": null, "target": null}]})
+                    })
+                    .collect();
+                serde_json::json!({"id": id(i), "deps": deps,
+                    "dependencies": deps.iter().map(|d| d["pkg"].clone()).collect::<Vec<_>>(),
+                    "features": []})
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "packages": packages, "workspace_members": [id(0)], "workspace_default_members": [id(0)],
+            "resolve": {"nodes": nodes, "root": id(0)},
+            "target_directory": "/t", "version": 1, "workspace_root": "/w",
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn every_old_parking_lot_core_in_the_graph_is_replaced_and_patched() {
+        // parking_lot 0.4 (core 0.2), 0.11 (0.8) and 0.12 (0.9); core 0.1 (parking_lot 0.3)
+        // has no replacement and is instrumented if it synchronises, like any crate.
+        let meta = graph(&[
+            ("user", "0.1.0", false, &[1, 3, 5, 7]),
+            ("parking_lot", "0.4.8", true, &[2]),
+            ("parking_lot_core", "0.2.14", true, &[]),
+            ("parking_lot", "0.11.2", true, &[4]),
+            ("parking_lot_core", "0.8.6", true, &[]),
+            ("parking_lot", "0.12.5", true, &[6]),
+            ("parking_lot_core", "0.9.12", true, &[]),
+            ("parking_lot_core", "0.1.5", true, &[]),
+        ]);
+        assert_eq!(shimmed_core_minors(&meta), vec![2, 8, 9]);
+        assert!(is_shimmed_parking_lot_core(&meta.packages[2]));
+        assert!(!is_shimmed_parking_lot_core(&meta.packages[7]));
+        let sel = Selection {
+            shimmed_core_minors: shimmed_core_minors(&meta),
+            ..Selection::default()
+        };
+        assert_eq!(sel.core_shim_versions(), ["0.2", "0.8", "0.9"]);
+        let support = Support {
+            root: PathBuf::from("/s"),
+        };
+        let patches = core_shim_patches(&sel, &support);
+        let keys: Vec<(&str, Option<&str>, &Path)> = patches
+            .iter()
+            .map(|e| (e.key.as_str(), e.package.as_deref(), e.dir.as_path()))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                (
+                    "parking_lot_core",
+                    None,
+                    Path::new("/s/shim-parking-lot-core-0.2")
+                ),
+                (
+                    "parking_lot_core-pulse-v0_8",
+                    Some("parking_lot_core"),
+                    Path::new("/s/shim-parking-lot-core-0.8")
+                ),
+                (
+                    "parking_lot_core-pulse-v0_9",
+                    Some("parking_lot_core"),
+                    Path::new("/s/shim-parking-lot-core")
+                ),
+            ]
+        );
+        assert!(core_shim_patches(&Selection::default(), &support).is_empty());
+    }
+
+    #[test]
+    fn a_shim_only_other_shims_depend_on_stands_for_no_registry_version() {
+        // An earlier patched build: parking_lot 0.6 on pulse's 0.3, which re-exports pulse's
+        // 0.2, which is built on pulse's 0.9. Only 0.3 replaced a registry version.
+        let meta = graph(&[
+            ("user", "0.1.0", false, &[1]),
+            ("parking_lot", "0.6.4", true, &[2]),
+            ("parking_lot_core", "0.3.99", false, &[3]),
+            ("parking_lot_core", "0.2.99", false, &[4]),
+            ("parking_lot_core", "0.9.99", false, &[]),
+        ]);
+        assert_eq!(shimmed_core_minors(&meta), vec![3]);
+        assert!(
+            !is_shimmed_parking_lot_core(&meta.packages[2]),
+            "a shim is not the registry's"
+        );
+    }
+
+    #[test]
+    fn the_registry_s_old_parking_lot_cores_are_unlocked_too() {
+        let reg = "source = \"registry+https://github.com/rust-lang/crates.io-index\"";
+        let lock = format!(
+            "version = 4\n\n[[package]]\nname = \"parking_lot_core\"\nversion = \"0.2.14\"\n{reg}\n\n\
+             [[package]]\nname = \"parking_lot_core\"\nversion = \"0.8.6\"\n{reg}\n\n\
+             [[package]]\nname = \"parking_lot_core\"\nversion = \"0.1.5\"\n{reg}\n"
+        );
+        let out = lock_for_mirror(&lock, &[], true);
+        assert!(!out.contains("0.2.14") && !out.contains("0.8.6"), "{out}");
+        assert!(
+            out.contains("0.1.5"),
+            "no replacement, locked as it was: {out}"
+        );
     }
 
     #[test]
