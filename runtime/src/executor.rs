@@ -229,7 +229,7 @@ impl Executor {
         }
         self.drive();
         drop(watched);
-        let (explanation, detected_at) = {
+        let (explanation, detected_at, alone) = {
             let mut st = self.state();
             if st.stop.is_none() {
                 st.judge_detached();
@@ -243,6 +243,7 @@ impl Executor {
             (
                 st.stop.as_ref().map(|stop| explain_stop(&st, stop)),
                 detected_at,
+                st.body_alone(),
             )
         };
         let passed_trace = match explanation {
@@ -258,9 +259,11 @@ impl Executor {
         registry::end(id);
         let mut st = self.state();
         let stop = st.stop.take();
+        // Past its bound, a cut execution is a step-limit finding, unless the test's body ran
+        // alone: then it is only long (no livelock is possible), as short of its bound.
         let cut = matches!(stop, Some(Stop::TimeLimit)).then(|| match st.progress.probing() {
-            true => Cut::PastBound,
-            false => Cut::BeforeBound,
+            true if !alone => Cut::PastBound,
+            _ => Cut::BeforeBound,
         });
         Outcome {
             failed: stop.is_some() && cut.is_none(),

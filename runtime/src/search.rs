@@ -1110,8 +1110,11 @@ impl Search {
         let reproduced = traced_expl.as_ref().is_some_and(alike);
         let failure = match traced_expl {
             Some(e) if reproduced => failure(e, true),
-            // Not replayed, so not contradicted either.
-            None if fast.cut.is_some() => failure(fast_expl, true),
+            // Not replayed, so not contradicted either (a cut execution, or one that left
+            // the test without a verdict).
+            None if fast.cut.is_some() || fast_expl.kind == FailureKind::ToolError => {
+                failure(fast_expl, true)
+            }
             _ => failure(fast_expl, false),
         };
         failure.with_trace_named(&test)

@@ -244,6 +244,27 @@ fn a_thread_alone_runs_past_the_cap_and_a_runaway_one_still_ends() {
             .contains("its one live thread ran on alone for 2000000 steps more"),
         "{f}"
     );
+    // Cut by the test's time limit first (as the 60 s default cuts a debug build's 1e9 steps):
+    // no verdict, as for an execution cut short of its bound; chashmap's single-threaded
+    // `lots_of_insertions` (10 million lookups) was a step-limit failure.
+    let f = bounded
+        .max_steps(20_000)
+        .run_for(std::time::Duration::from_millis(300), || {
+            let count = AtomicUsize::new(0);
+            while count.fetch_add(1, SeqCst) != usize::MAX {}
+        })
+        .failure
+        .expect("no verdict");
+    assert_eq!(f.kind, FailureKind::ToolError, "{f}");
+    assert!(
+        f.message
+            .contains("its one live thread ran alone past 20000 scheduling points"),
+        "{f}"
+    );
+    assert!(
+        !f.to_string().contains("did not reproduce"),
+        "not replayed: {f}"
+    );
 }
 
 /// Two threads spin until a flag nobody sets is set: a livelock, stopped by the step bound.

@@ -339,9 +339,9 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             // probe's cap; before it, it is just long: no verdict.
             let (kind, message) = match st.progress.probing() {
                 true if st.body_alone() => (
-                    FailureKind::StepLimit,
+                    FailureKind::ToolError,
                     format!(
-                        "execution passed {bound} scheduling points and its one live thread ran on alone without ending until the test's time limit{limit} cut it {} steps later ({} of virtual time in): a loop that never ends, which would hang plain `cargo test` too, or a single-threaded test too long for the limit; raise --test-time if the test is just long",
+                        "a schedule did not end within the test's time limit{limit}: its one live thread ran alone past {bound} scheduling points, and pulse cut it {} steps later ({} of virtual time in), so the test has no verdict: a single-threaded test too long for the limit, or a loop that never ends (which would hang plain `cargo test` too); `--test-time` raises the limit (`none`: no limit)",
                         st.steps.saturating_sub(bound),
                         virtual_time(st.clock_ns),
                     ),
