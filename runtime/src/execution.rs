@@ -88,6 +88,9 @@ pub(crate) struct PanicRecord {
     pub raised_in: Option<Tid>,
 }
 
+/// A scheduling point's trace row: its operation, object and the user's location.
+pub(crate) type OpRow = (&'static str, Option<ObjRef>, &'static Location<'static>);
+
 pub(crate) struct VThread {
     pub name: Option<Arc<str>>,
     pub status: Status,
@@ -112,16 +115,11 @@ pub(crate) struct VThread {
     pub last_location: Option<&'static Location<'static>>,
     /// The operation at its last scheduling point, while tracing: its trace row is written
     /// when the thread is picked to run it (`ExecState::grant_row`), not when it asked.
-    pub asked: Option<(&'static str, Option<ObjRef>, &'static Location<'static>)>,
+    pub asked: Option<OpRow>,
     /// A scheduling point whose row was written before its decision (a spawn's), with that
     /// decision's step: if another thread runs first, the decision that resumes this one
     /// has a row of its own (`thread::spawn returns`).
-    pub written_early: Option<(
-        u64,
-        &'static str,
-        Option<ObjRef>,
-        &'static Location<'static>,
-    )>,
+    pub written_early: Option<(u64, OpRow)>,
     pub steps: u64,
     /// Virtual time since which its next step has been enabled (pulse_time's interval is
     /// measured from it).
@@ -542,7 +540,7 @@ impl ExecState {
                 // Its thread already exists and may run at this decision: the row goes first.
                 self.push_op_row(self.steps, thread, (op, object, location));
                 self.threads[thread as usize].written_early =
-                    Some((self.steps, op, object, location));
+                    Some((self.steps, (op, object, location)));
             } else {
                 self.threads[thread as usize].asked = Some((op, object, location));
             }
@@ -577,7 +575,7 @@ impl ExecState {
                 value: None,
                 atomic: None,
             });
-        } else if let Some((_, op, object, location)) = early.filter(|e| e.0 < step) {
+        } else if let Some((_, (op, object, location))) = early.filter(|e| e.0 < step) {
             self.push_event(Event {
                 step,
                 thread: next,
@@ -593,12 +591,7 @@ impl ExecState {
     }
 
     /// The row of `thread`'s scheduling point `(op, object, location)`, at `step`.
-    fn push_op_row(
-        &mut self,
-        step: u64,
-        thread: Tid,
-        (op, object, location): (&'static str, Option<ObjRef>, &'static Location<'static>),
-    ) {
+    fn push_op_row(&mut self, step: u64, thread: Tid, (op, object, location): OpRow) {
         self.push_event(Event {
             step,
             thread,
