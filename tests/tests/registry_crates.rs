@@ -805,6 +805,21 @@ fn spin_0_9_2_once_running_twice_is_found_and_its_fix_passes() {
     });
 }
 
+/// crossfire 3.1.19: `try_recv` polls the queue, finds it empty, then checks for closed
+/// senders; a sender that sends its one message and drops in between makes it return
+/// `Disconnected` with the message still queued (shared.rs:43-53; fixed in 3.1.20, issue #70).
+#[test]
+fn crossfire_3_1_19_lost_last_message_is_found_and_its_fix_passes() {
+    known_bug_is_found_and_its_fix_passes(KnownBug {
+        fixture: "crossfire-3.1.19-try-recv",
+        dependency: "crossfire",
+        versions: ["3.1.19", "3.1.20"],
+        seed: "1",
+        test: "try_recv_does_not_lose_last_message",
+        found: ("failed", "Disconnected with a message still queued"),
+    });
+}
+
 /// A published bug, a fixture whose lock file pins the version that has it, and its fix.
 struct KnownBug {
     fixture: &'static str,
