@@ -820,6 +820,21 @@ fn crossfire_3_1_19_lost_last_message_is_found_and_its_fix_passes() {
     });
 }
 
+/// kanal 0.1.0-pre1: dropping the last `Sender` only decrements the sender count, so a
+/// receiver already parked in `recv` is never woken: a deadlock (lib.rs:92-98; fixed in
+/// 0.1.0-pre2, issue #8).
+#[test]
+fn kanal_0_1_0_pre1_hung_receiver_is_found_and_its_fix_passes() {
+    known_bug_is_found_and_its_fix_passes(KnownBug {
+        fixture: "kanal-0.1.0-pre1-recv",
+        dependency: "kanal",
+        versions: ["0.1.0-pre1", "0.1.0-pre2"],
+        seed: "1",
+        test: "recv_returns_err_when_last_sender_dropped",
+        found: ("failed", "deadlock"),
+    });
+}
+
 /// A published bug, a fixture whose lock file pins the version that has it, and its fix.
 struct KnownBug {
     fixture: &'static str,
