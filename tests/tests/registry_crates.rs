@@ -835,6 +835,21 @@ fn kanal_0_1_0_pre1_hung_receiver_is_found_and_its_fix_passes() {
     });
 }
 
+/// piper 0.2.4: a reader that finds the pipe empty and then closed reports the end of the
+/// stream, losing the bytes a writer wrote before it closed the pipe in between (lib.rs:604-615;
+/// fixed in 0.2.5, #31).
+#[test]
+fn piper_0_2_4_lost_bytes_is_found_and_its_fix_passes() {
+    known_bug_is_found_and_its_fix_passes(KnownBug {
+        fixture: "piper-0.2.4-close",
+        dependency: "piper",
+        versions: ["0.2.4", "0.2.5"],
+        seed: "100000",
+        test: "close_after_write_loses_no_bytes",
+        found: ("failed", "lost the bytes written before the close"),
+    });
+}
+
 /// A published bug, a fixture whose lock file pins the version that has it, and its fix.
 struct KnownBug {
     fixture: &'static str,
