@@ -850,6 +850,21 @@ fn piper_0_2_4_lost_bytes_is_found_and_its_fix_passes() {
     });
 }
 
+/// async-channel 1.8.0: `WeakSender::upgrade` increments the sender count and puts 0 back if
+/// it saw 0; a second upgrade in between sees 1 and returns a `Sender` of a channel the last
+/// sender's drop is closing (lib.rs:838-856; fixed in 1.9.0, #60).
+#[test]
+fn async_channel_1_8_0_weak_upgrade_is_found_and_its_fix_passes() {
+    known_bug_is_found_and_its_fix_passes(KnownBug {
+        fixture: "async-channel-1.8.0-upgrade",
+        dependency: "async-channel",
+        versions: ["1.8.0", "1.9.0"],
+        seed: "100",
+        test: "upgrade_racing_last_drop",
+        found: ("failed", "upgrade returned a Sender of a closed channel"),
+    });
+}
+
 /// A published bug, a fixture whose lock file pins the version that has it, and its fix.
 struct KnownBug {
     fixture: &'static str,
