@@ -805,6 +805,66 @@ fn spin_0_9_2_once_running_twice_is_found_and_its_fix_passes() {
     });
 }
 
+/// crossfire 3.1.19: `try_recv` polls the queue, finds it empty, then checks for closed
+/// senders; a sender that sends its one message and drops in between makes it return
+/// `Disconnected` with the message still queued (shared.rs:43-53; fixed in 3.1.20, issue #70).
+#[test]
+fn crossfire_3_1_19_lost_last_message_is_found_and_its_fix_passes() {
+    known_bug_is_found_and_its_fix_passes(KnownBug {
+        fixture: "crossfire-3.1.19-try-recv",
+        dependency: "crossfire",
+        versions: ["3.1.19", "3.1.20"],
+        seed: "1",
+        test: "try_recv_does_not_lose_last_message",
+        found: ("failed", "Disconnected with a message still queued"),
+    });
+}
+
+/// kanal 0.1.0-pre1: dropping the last `Sender` only decrements the sender count, so a
+/// receiver already parked in `recv` is never woken: a deadlock (lib.rs:92-98; fixed in
+/// 0.1.0-pre2, issue #8).
+#[test]
+fn kanal_0_1_0_pre1_hung_receiver_is_found_and_its_fix_passes() {
+    known_bug_is_found_and_its_fix_passes(KnownBug {
+        fixture: "kanal-0.1.0-pre1-recv",
+        dependency: "kanal",
+        versions: ["0.1.0-pre1", "0.1.0-pre2"],
+        seed: "1",
+        test: "recv_returns_err_when_last_sender_dropped",
+        found: ("failed", "deadlock"),
+    });
+}
+
+/// piper 0.2.4: a reader that finds the pipe empty and then closed reports the end of the
+/// stream, losing the bytes a writer wrote before it closed the pipe in between (lib.rs:604-615;
+/// fixed in 0.2.5, #31).
+#[test]
+fn piper_0_2_4_lost_bytes_is_found_and_its_fix_passes() {
+    known_bug_is_found_and_its_fix_passes(KnownBug {
+        fixture: "piper-0.2.4-close",
+        dependency: "piper",
+        versions: ["0.2.4", "0.2.5"],
+        seed: "100000",
+        test: "close_after_write_loses_no_bytes",
+        found: ("failed", "lost the bytes written before the close"),
+    });
+}
+
+/// async-channel 1.8.0: `WeakSender::upgrade` increments the sender count and puts 0 back if
+/// it saw 0; a second upgrade in between sees 1 and returns a `Sender` of a channel the last
+/// sender's drop is closing (lib.rs:838-856; fixed in 1.9.0, #60).
+#[test]
+fn async_channel_1_8_0_weak_upgrade_is_found_and_its_fix_passes() {
+    known_bug_is_found_and_its_fix_passes(KnownBug {
+        fixture: "async-channel-1.8.0-upgrade",
+        dependency: "async-channel",
+        versions: ["1.8.0", "1.9.0"],
+        seed: "100",
+        test: "upgrade_racing_last_drop",
+        found: ("failed", "upgrade returned a Sender of a closed channel"),
+    });
+}
+
 /// A published bug, a fixture whose lock file pins the version that has it, and its fix.
 struct KnownBug {
     fixture: &'static str,
