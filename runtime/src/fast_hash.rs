@@ -3,13 +3,15 @@
 //! operation looks its location up) and a tenth of POS's decision with 1,000 threads at one
 //! barrier. Not keyed at random either: a map's iteration order is the same in every run.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 #[derive(Default)]
 pub(crate) struct FastHasher(u64);
 
 pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+
+pub(crate) type FastSet<K> = HashSet<K, BuildHasherDefault<FastHasher>>;
 
 impl Hasher for FastHasher {
     #[inline]

@@ -28,9 +28,7 @@
 //!
 //! Nothing is recorded until the bound is reached: the probe costs nothing before.
 
-use std::collections::HashSet;
-
-use crate::fast_hash::FastMap;
+use crate::fast_hash::{FastMap, FastSet};
 
 /// A window is this fraction of `max_steps` (the configured bound).
 const WINDOW_FRACTION: u64 = 10;
@@ -88,8 +86,8 @@ pub(crate) struct Progress {
     /// Windows finished so far.
     windows: u64,
     /// Values written in the window before and in this one, by address.
-    before: HashSet<(usize, u64)>,
-    now: HashSet<(usize, u64)>,
+    before: FastSet<(usize, u64)>,
+    now: FastSet<(usize, u64)>,
     /// This window wrote a value the one before did not, sent a message, or started or
     /// ended a thread.
     progressed: bool,
@@ -99,7 +97,7 @@ pub(crate) struct Progress {
     /// Each lock's last holder, by resource.
     holders: FastMap<u64, u32>,
     /// The atomics this window loaded, by address, until there are `SCAN_SPREAD`.
-    loaded: HashSet<usize>,
+    loaded: FastSet<usize>,
     /// Quiet windows (nothing progressed or changed) in a row.
     quiet: u64,
 }
