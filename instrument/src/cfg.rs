@@ -628,5 +628,15 @@ mod tests {
         assert_eq!(cx.key(), "");
         cx.add_source("extern crate std as t;\n", &opts);
         assert_eq!(cx.key(), "t=Std");
+        // agnostic-lite 0.7.0's lib.rs, its `std` feature on but undecided here: its
+        // `std::time::Instant` elsewhere was left std's, and async-io's pulse `Instant` met it.
+        cx.add_source(
+            "#[cfg(all(feature = \"alloc\", not(feature = \"std\")))]\nextern crate alloc as std;\n",
+            &crate::Options::default(),
+        );
+        assert_eq!(cx.key(), "t=Std");
+        let src = "use std::time::Instant;\n";
+        let out = crate::instrument_file(src, std::path::Path::new("src/time.rs"), &opts, &cx);
+        assert_ne!(out.unwrap().text, src, "rewritten");
     }
 }

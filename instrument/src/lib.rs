@@ -363,7 +363,14 @@ fn extern_crate_aliases(src: &str, opts: &Options) -> Vec<(String, paths::Crate)
                 "alloc" => paths::Crate::Alloc,
                 _ => continue,
             };
-            if let Some((_, alias)) = &e.rename {
+            // `extern crate alloc as std;` (agnostic-lite, under a cfg undecided here): a
+            // std-family name stays a std-family root, as in a file's own declarations. A
+            // path through a module only std has compiles only where it is std.
+            if let Some((_, alias)) = e
+                .rename
+                .as_ref()
+                .filter(|(_, a)| !matches!(a.to_string().as_str(), "std" | "core" | "alloc"))
+            {
                 out.push((alias.to_string(), krate));
             }
         }

@@ -963,9 +963,11 @@ impl Main<'_, '_> {
     /// `place[i] = value` or `place.field = value` in a `const` context: the old value is
     /// dropped, and pulse's atomics have a `Drop` (decision 34), so a `const fn` that
     /// overwrites a struct holding one no longer compiled (E0493; heapless 0.9.4's
-    /// `mpmc::QueueInner::new`). It becomes `::core::mem::forget(::core::mem::replace(&mut
-    /// place[i], value))`, which drops nothing: the same for every value that compiles in a
-    /// `const` context against std. Left alone where `value` names the place's root (the
+    /// `mpmc::QueueInner::new`). It becomes `{ let _ = ::core::mem::ManuallyDrop::new(
+    /// ::core::mem::replace(&mut place[i], value)); }`, which drops nothing: the same for
+    /// every value that compiles in a `const` context against std. (`mem::forget` of a
+    /// `Copy` value, a pointer or a count, trips rustc's `forgetting_copy_types` lint, an
+    /// error under sdd's `#![deny(warnings)]`.) Left alone where `value` names the place's root (the
     /// `&mut` would be taken first) or the place is a local (it may be a deferred
     /// initialisation).
     fn const_assign(&mut self, a: &syn::ExprAssign) {
@@ -988,13 +990,14 @@ impl Main<'_, '_> {
         };
         let whole = self.range(start, end);
         let eq = self.range(a.eq_token.span, a.eq_token.span);
-        let open = "::core::mem::forget(::core::mem::replace(&mut ";
+        let open = "{ let _ = ::core::mem::ManuallyDrop::new(::core::mem::replace(&mut ";
+        let close = ")); }";
         let from = abbrev(self.plan.index.slice(whole.clone()));
-        let to = format!("{open}.., ..))");
+        let to = format!("{open}.., ..{close}");
         let edits = vec![
             Edit::insert(whole.start, open, order::ATOMIC_OPEN),
             Edit::replace(eq, ","),
-            Edit::insert(whole.end, "))", order::ATOMIC_CLOSE),
+            Edit::insert(whole.end, close, order::ATOMIC_CLOSE),
         ];
         self.plan
             .change(whole.start, RewriteKind::ConstAssign, from, to, edits);
