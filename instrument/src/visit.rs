@@ -923,6 +923,16 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
         {
             self.file_time(m);
         }
+        if matches!(
+            m.method.to_string().as_str(),
+            "set_modified" | "set_accessed" | "set_created"
+        ) && m.args.len() == 1
+            && m.turbofish.is_none()
+            && self.const_depth == 0
+            && paths::is_shim_module(Crate::Std, "time", &self.plan.opts.std_modules)
+        {
+            self.file_time_argument(m);
+        }
         if m.method == "duration_since"
             && m.turbofish.is_none()
             && self.const_depth == 0
@@ -1023,6 +1033,35 @@ impl Main<'_, '_> {
         ];
         self.plan
             .change(call.start, RewriteKind::FileTime, from, to, edits);
+    }
+
+    /// `times.set_modified(t)` (or `set_accessed`, `set_created`): std's `fs::FileTimes` and
+    /// `File::set_modified` take std's `SystemTime`, and a `t` of the instrumented crate's
+    /// is pulse's (tokio 1.54's `fs/file_times.rs` did not compile). The argument becomes
+    /// `<shim>::time::__pulse_time_arg(t)`, an `Into` to whatever the method takes: std's
+    /// from pulse's, or the same type (the crate's own setter of pulse's `SystemTime`).
+    fn file_time_argument(&mut self, m: &syn::ExprMethodCall) {
+        let Some(arg) = m.args.first() else { return };
+        // Passed through already: instrumenting twice changes nothing.
+        if let Expr::Call(c) = arg {
+            if matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "__pulse_time_arg"))
+            {
+                return;
+            }
+        }
+        let Some((a, b)) = atomic::bounds(arg) else {
+            return;
+        };
+        let arg = self.range(a, b);
+        let open = format!("{}::time::__pulse_time_arg(", self.plan.shim);
+        let from = abbrev(self.plan.index.slice(arg.clone()));
+        let to = format!("{open}{from})");
+        let edits = vec![
+            Edit::insert(arg.start, open, order::ATOMIC_OPEN),
+            Edit::insert(arg.end, ")", order::ATOMIC_CLOSE),
+        ];
+        self.plan
+            .change(arg.start, RewriteKind::FileTime, from, to, edits);
     }
 
     /// `recv.duration_since(UNIX_EPOCH)`: std's `duration_since` takes only std's

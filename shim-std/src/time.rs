@@ -374,6 +374,16 @@ impl __PulseFileTime<std::time::SystemTime> {
     }
 }
 
+/// What the argument of a `set_modified`, `set_accessed` or `set_created` call is passed
+/// through by the instrumenter: std's `fs::FileTimes` and `File::set_modified` take std's
+/// `SystemTime`, a crate's own setter pulse's; `Into` gives either (tokio 1.54's
+/// `fs/file_times.rs` hands its own times to std's `FileTimes`).
+#[doc(hidden)]
+#[inline]
+pub fn __pulse_time_arg<T: Into<U>, U>(value: T) -> U {
+    value.into()
+}
+
 /// Returned by `SystemTime::duration_since` and `elapsed` when the second time is later
 /// than the first. (std's cannot be constructed outside std, hence this copy.)
 #[derive(Clone, Debug)]
