@@ -564,41 +564,36 @@ impl ExecState {
         if let Some(asked) = t.asked.take() {
             self.push_op_row(step, next, asked);
         } else if t.steps == 0 {
-            self.push_event(Event {
-                step,
-                thread: next,
-                kind: EventKind::Start,
-                op: "",
-                object: None,
-                location: None,
-                clock_ns: self.clock_ns,
-                value: None,
-                atomic: None,
-            });
+            self.push_row(step, next, EventKind::Start, ("", None, None));
         } else if let Some((_, (op, object, location))) = early.filter(|e| e.0 < step) {
-            self.push_event(Event {
-                step,
-                thread: next,
-                kind: EventKind::Returns,
-                op,
-                object,
-                location: Some(location),
-                clock_ns: self.clock_ns,
-                value: None,
-                atomic: None,
-            });
+            self.push_row(step, next, EventKind::Returns, (op, object, Some(location)));
         }
     }
 
     /// The row of `thread`'s scheduling point `(op, object, location)`, at `step`.
     fn push_op_row(&mut self, step: u64, thread: Tid, (op, object, location): OpRow) {
+        self.push_row(step, thread, EventKind::Op, (op, object, Some(location)));
+    }
+
+    /// A row of `kind` without a value, at `step`.
+    fn push_row(
+        &mut self,
+        step: u64,
+        thread: Tid,
+        kind: EventKind,
+        (op, object, location): (
+            &'static str,
+            Option<ObjRef>,
+            Option<&'static Location<'static>>,
+        ),
+    ) {
         self.push_event(Event {
             step,
             thread,
-            kind: EventKind::Op,
+            kind,
             op,
             object,
-            location: Some(location),
+            location,
             clock_ns: self.clock_ns,
             value: None,
             atomic: None,
