@@ -324,6 +324,40 @@ fn a_joined_threads_panic_leads_the_report_not_the_unwrap_it_caused() {
     );
 }
 
+/// A consumer panics before it sets the flag its producer spins on: the step limit's report
+/// says so first (session 24's trial: the spin was all it showed).
+#[test]
+fn a_panic_nobody_joined_leads_a_step_limit_report() {
+    use pulse_shim_std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    let report = Builder::new().schedules(1).max_steps(20_000).run(|| {
+        let done = Arc::new(AtomicBool::new(false));
+        let d2 = done.clone();
+        let spinner = thread::spawn(move || {
+            while !d2.load(SeqCst) {
+                thread::yield_now();
+            }
+        });
+        let consumer = thread::Builder::new()
+            .name("consumer".into())
+            .spawn(move || {
+                if std::hint::black_box(true) {
+                    panic!("the real cause");
+                }
+                done.store(true, SeqCst);
+            })
+            .unwrap();
+        spinner.join().unwrap();
+        consumer.join().unwrap();
+    });
+    let f = report.failure.expect("a step limit");
+    assert_eq!(f.kind, FailureKind::StepLimit, "{f}");
+    assert!(
+        f.details[0].starts_with("thread 'consumer' panicked at ")
+            && f.details[0].contains(": the real cause (no thread joined it"),
+        "{f}"
+    );
+}
+
 /// A panic caught on one thread and resumed on another (`resume_unwind`: easy-parallel,
 /// crossbeam's scope, rayon's join) never reaches the panic hook a second time; the report
 /// named thread 'main' and said only `panicked`.

@@ -394,6 +394,17 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             None,
         ),
     };
+    // A thread that panicked and that nobody joined yet is often why the others wait (a
+    // consumer's panic leaves its producer spinning): said first, as plain `cargo test`'s
+    // stderr would have it before the hang.
+    let details = match stop {
+        Stop::StepLimit { .. } | Stop::Deadlock | Stop::LeakedThread | Stop::TimeLimit => {
+            let mut said = unjoined_panics(st);
+            said.extend(details);
+            said
+        }
+        _ => details,
+    };
     let full = full_trace(st, &thread);
     Explanation {
         kind,
@@ -413,6 +424,25 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
         .into_iter()
         .collect(),
     }
+}
+
+/// Threads that ended by a panic no `join` has taken yet: "thread 'x' panicked at ...".
+fn unjoined_panics(st: &ExecState) -> Vec<String> {
+    (st.threads.iter().enumerate())
+        .filter(|(_, t)| t.panic_payload.is_some())
+        .map(|(i, t)| {
+            let record = t.panic.as_ref();
+            let at = record
+                .and_then(|r| r.location.as_deref())
+                .map(|l| format!(" at {l}"))
+                .unwrap_or_default();
+            let said = record.map_or("", |r| r.message.as_str());
+            format!(
+                "thread '{}' panicked{at}: {said} (no thread joined it: it may be what the others wait for)",
+                st.thread_name(i as Tid)
+            )
+        })
+        .collect()
 }
 
 /// The threads still running, busiest first ("thread 'x' took N steps, last at ..."), and
