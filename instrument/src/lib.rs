@@ -536,6 +536,22 @@ mod tests {
     }
 
     #[test]
+    fn a_module_s_own_extern_crate_std_roots_its_self_paths() {
+        // lazy_static 1.5.0's inline_lazy.rs (the crate is `no_std`): its `Once` blocked on a
+        // real futex while another thread's initialiser yielded.
+        let src = "extern crate std;\nuse self::std::cell::Cell;\nuse self::std::sync::Once;\npub use self::std::sync::ONCE_INIT;\nmod inner { use self::std::sync::Once; }\n";
+        let out = crate::instrument_source(src, &Options::default())
+            .unwrap()
+            .text;
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[1], "use self::std::cell::Cell;");
+        assert_eq!(lines[2], "use ::pulse::std::sync::Once;");
+        assert_eq!(lines[3], "pub use ::pulse::std::sync::ONCE_INIT;");
+        // A nested module has no `std` of its own: left as it is.
+        assert_eq!(lines[4], "mod inner { use self::std::sync::Once; }");
+    }
+
+    #[test]
     fn a_facade_s_module_is_its_instrumented_crate_s() {
         // futures-channel's and crossbeam's users: `use futures::channel::oneshot`,
         // `crossbeam::scope(..)`, while the crates behind them are instrumented.

@@ -28,6 +28,9 @@ pub(crate) struct Roots {
     /// Byte ranges of the file's inline modules: a module nested in a shadowing item's
     /// does not see that item.
     modules: Vec<Range<usize>>,
+    /// (crate, module range) of an `extern crate std;` (unrenamed) inside a module: its
+    /// `self::std::..` paths are std's (lazy_static's `inline_lazy.rs`).
+    declared: Vec<(String, Range<usize>)>,
     /// `use crossbeam_channel as mpsc;`: alias -> the synchronising crate it names.
     foreign: HashMap<String, String>,
 }
@@ -46,6 +49,7 @@ impl Default for Roots {
             names,
             shadowed: Vec::new(),
             modules: Vec::new(),
+            declared: Vec::new(),
             foreign: HashMap::new(),
         }
     }
@@ -84,13 +88,27 @@ impl Roots {
 
     /// Whether a relative path starting with `name` at byte `at` names a local item instead.
     pub(crate) fn shadowed_at(&self, name: &str, at: usize) -> bool {
-        self.shadowed.iter().any(|(n, scope)| {
-            n == name
-                && scope.contains(&at)
-                && !self.modules.iter().any(|m| {
-                    m.contains(&at) && m.start > scope.start && m.end <= scope.end && *m != *scope
-                })
-        })
+        (self.shadowed.iter()).any(|(n, scope)| n == name && self.sees(scope, at))
+    }
+
+    /// `extern crate <name>;` declared in `scope` (its module), unrenamed.
+    pub(crate) fn declare_extern(&mut self, name: &str, scope: Range<usize>) {
+        self.declared.push((name.to_owned(), scope));
+    }
+
+    /// Whether the module around byte `at` declares `extern crate <name>;` itself, so that
+    /// `self::<name>::..` names that crate.
+    pub(crate) fn declared_at(&self, name: &str, at: usize) -> bool {
+        (self.declared.iter()).any(|(n, scope)| n == name && self.sees(scope, at))
+    }
+
+    /// Whether code at `at` sees an item declared in module `scope`: inside it, and not in a
+    /// module nested in it.
+    fn sees(&self, scope: &Range<usize>, at: usize) -> bool {
+        scope.contains(&at)
+            && !self.modules.iter().any(|m| {
+                m.contains(&at) && m.start > scope.start && m.end <= scope.end && m != scope
+            })
     }
 }
 

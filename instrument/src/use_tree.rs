@@ -30,6 +30,19 @@ fn at_root(plan: &mut Plan, tree: &UseTree, leading: Option<Range<usize>>, impli
                 at_root(plan, item, None, implicit || leading.is_some());
             }
         }
+        // `use self::std::sync::Once;` where this module says `extern crate std;` (lazy_static
+        // 1.x's `inline_lazy.rs`, in a `no_std` crate): `self::` roots the path as `::` would.
+        UseTree::Path(p)
+            if p.ident == "self"
+                && leading.is_none()
+                && !implicit
+                && matches!(&*p.tree, UseTree::Path(q)
+                    if plan.roots.declared_at(&q.ident.to_string(), plan.index.start(q.ident.span()))) =>
+        {
+            let start = plan.index.start(p.ident.span());
+            let end = plan.index.end(p.colon2_token.spans[1]);
+            at_root(plan, &p.tree, Some(start..end), false);
+        }
         UseTree::Path(p) => {
             let name = p.ident.to_string();
             let next = first_ident(&p.tree);

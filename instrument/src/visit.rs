@@ -180,6 +180,11 @@ impl<'ast> Visit<'ast> for Decls<'_, '_> {
     }
 
     fn visit_item_extern_crate(&mut self, e: &'ast syn::ItemExternCrate) {
+        let name = e.ident.to_string();
+        if e.rename.is_none() && std_crate(&name).is_some() && !self.inactive(&e.ident) {
+            let scope = self.modules.last().cloned().unwrap_or_default();
+            self.plan.roots.declare_extern(&name, scope);
+        }
         if let Some((_, alias)) = &e.rename {
             let alias_name = alias.to_string();
             match std_crate(&e.ident.to_string()) {
