@@ -88,6 +88,15 @@ pub(crate) struct PanicRecord {
     pub raised_in: Option<Tid>,
 }
 
+impl PanicRecord {
+    /// ` at file:line:col`, or nothing where the hook saw no location.
+    pub fn at(&self) -> String {
+        (self.location.as_deref())
+            .map(|l| format!(" at {l}"))
+            .unwrap_or_default()
+    }
+}
+
 /// A scheduling point's trace row: its operation, object and the user's location.
 pub(crate) type OpRow = (&'static str, Option<ObjRef>, &'static Location<'static>);
 
@@ -882,14 +891,7 @@ impl ExecState {
                     let said = self.threads[t]
                         .panic
                         .as_ref()
-                        .map_or_else(String::new, |r| {
-                            let at = r
-                                .location
-                                .as_deref()
-                                .map(|l| format!(" at {l}"))
-                                .unwrap_or_default();
-                            format!("{at}: {}", r.message)
-                        });
+                        .map_or_else(String::new, |r| format!("{}: {}", r.at(), r.message));
                     self.warn(format!(
                         "thread '{name}' panicked{said}, and the test never joined it (std lets such a test pass; \
                          `--detached fail` / PULSE_DETACHED=fail makes it fail)"

@@ -59,11 +59,7 @@ fn record(info: &PanicHookInfo<'_>) -> bool {
         );
         last_words::forget();
     } else {
-        let at = record
-            .location
-            .as_deref()
-            .map(|l| format!(" at {l}"))
-            .unwrap_or_default();
+        let at = record.at();
         last_words::keep(&format!(
             "pulse: before the abort, thread '{thread}' panicked{at}:\n    {}\n",
             record.message
@@ -146,11 +142,7 @@ fn fatal_report(thread: &str, fatal: &PanicRecord) -> String {
     }
     let mut out = String::new();
     for (i, r) in chain.iter().rev().enumerate() {
-        let at = r
-            .location
-            .as_deref()
-            .map(|l| format!(" at {l}"))
-            .unwrap_or_default();
+        let at = r.at();
         let how = if i == 0 {
             format!("pulse: thread '{thread}' panicked")
         } else {

@@ -4,7 +4,7 @@
 use pulse_protocol::env;
 
 use crate::config::Config;
-use crate::execution::{ExecState, Status, Stop, Tid};
+use crate::execution::{ExecState, PanicRecord, Status, Stop, Tid};
 use crate::obj_ref::ObjRef;
 use crate::report::failure::FailureKind;
 use crate::report::trace::{location_string, Event, EventKind, TraceEvent, UserLines};
@@ -206,14 +206,10 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             // the joined thread's own panic, so that leads the report.
             let (thread, record) = match (&t.panic, root_cause(st, thread)) {
                 (Some(effect), Some(cause)) if effect.message.contains("Any { .. }") => {
-                    let at = effect
-                        .location
-                        .as_deref()
-                        .map(|l| format!(" at {l}"))
-                        .unwrap_or_default();
                     details.push(format!(
-                        "which made thread '{}' panic{at}: {}",
+                        "which made thread '{}' panic{}: {}",
                         st.thread_name(thread),
+                        effect.at(),
                         effect.message
                     ));
                     (cause, st.threads[cause as usize].panic.clone())
@@ -432,10 +428,7 @@ fn unjoined_panics(st: &ExecState) -> Vec<String> {
         .filter(|(_, t)| t.panic_payload.is_some())
         .map(|(i, t)| {
             let record = t.panic.as_ref();
-            let at = record
-                .and_then(|r| r.location.as_deref())
-                .map(|l| format!(" at {l}"))
-                .unwrap_or_default();
+            let at = record.map(PanicRecord::at).unwrap_or_default();
             let said = record.map_or("", |r| r.message.as_str());
             format!(
                 "thread '{}' panicked{at}: {said} (no thread joined it: it may be what the others wait for)",
