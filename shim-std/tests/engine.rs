@@ -394,6 +394,47 @@ fn a_test_waiting_for_every_thread_ends_under_pct_and_roles() {
     }
 }
 
+/// A poller loops through four choice points (take a spin lock, two loads, release it)
+/// while the thread that would end it yields whenever it finds the lock taken. A strategy
+/// that made every run give way after exactly 64 choice points cut the poller at the same
+/// point of its loop each time, holding the lock, and the other thread never got it: a
+/// false livelock under POS (crossbeam-channel 0.3.9's `zero::stress_iter`). Each run's
+/// length is drawn, so the cut moves.
+#[test]
+fn a_poller_whose_loop_divides_the_fair_run_does_not_starve_the_locker() {
+    use pulse_shim_std::sync::atomic::{AtomicBool, Ordering::*};
+    fn lock(l: &AtomicBool) {
+        while l.swap(true, Acquire) {
+            thread::yield_now();
+        }
+    }
+    for strategy in ["pos", "pct:3", "roles:4", "portfolio"] {
+        let report = Builder::new()
+            .schedules(50)
+            .seed(1)
+            .max_steps(100_000)
+            .strategy(strategy.parse().unwrap())
+            .run(|| {
+                let shared = Arc::new((AtomicBool::new(false), AtomicBool::new(false)));
+                let s = shared.clone();
+                let poller = thread::spawn(move || loop {
+                    lock(&s.0);
+                    let done = s.1.load(Relaxed);
+                    let _again = s.1.load(Relaxed);
+                    s.0.store(false, Release);
+                    if done {
+                        break;
+                    }
+                });
+                lock(&shared.0);
+                shared.1.store(true, Relaxed);
+                shared.0.store(false, Release);
+                poller.join().unwrap();
+            });
+        assert!(report.passed(), "{strategy}: {}", report.failure.unwrap());
+    }
+}
+
 /// Two threads each adding one to a shared atomic `each` times; the count at the end.
 fn count_in_two_threads(each: usize) -> usize {
     use pulse_shim_std::sync::atomic::{AtomicUsize, Ordering::SeqCst};

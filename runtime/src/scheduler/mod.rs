@@ -306,12 +306,18 @@ pub use pulse_protocol::Strategy;
 /// which no fair OS scheduler would do.
 pub(crate) const FAIR_RUN: u32 = 64;
 
+/// The longest run a seeded `RunLength` allows: its patience is drawn from
+/// `FAIR_RUN / 2 .. LONGEST_RUN`, `FAIR_RUN` on average.
+pub(crate) const LONGEST_RUN: u32 = FAIR_RUN + FAIR_RUN / 2;
+
 /// Counts the choice points the same thread was picked at in a row.
 pub(crate) struct RunLength {
     last: Option<u32>,
     run: u32,
     /// Choice points in a row after which the thread gives way (`FAIR_RUN`).
     patience: u32,
+    /// Draws each run's patience when seeded (`reset_seeded`); `None`: always `patience`.
+    jitter: Option<u64>,
 }
 
 impl Default for RunLength {
@@ -326,11 +332,36 @@ impl RunLength {
             last: None,
             run: 0,
             patience,
+            jitter: None,
         }
     }
 
+    /// Every run gives way after the same number of choice points (the minimizer's rule:
+    /// it replays a schedule whose give-ways it must not move).
     pub(crate) fn reset(&mut self) {
         *self = RunLength::with_patience(self.patience);
+    }
+
+    /// Each run's patience is drawn from `seed`'s own stream (the strategy's generator is
+    /// left alone, so its other draws stay as they were). A fixed patience is a period: a
+    /// loop of 4 choice points (lock, two loads, unlock) given way after exactly 64 always
+    /// gives way holding its lock, and the thread waiting for it never gets it (crossbeam-
+    /// channel 0.3.9's `zero::stress_iter` under POS: a false livelock).
+    pub(crate) fn reset_seeded(&mut self, seed: u64) {
+        *self = RunLength::with_patience(FAIR_RUN);
+        self.jitter = Some(seed ^ 0x5eed_f00d_0ffa_1700);
+        self.draw_patience();
+    }
+
+    fn draw_patience(&mut self) {
+        if let Some(state) = &mut self.jitter {
+            *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = *state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            self.patience = FAIR_RUN / 2 + (z % u64::from(LONGEST_RUN - FAIR_RUN / 2)) as u32;
+        }
     }
 
     /// Whether `current` has run its patience's worth of choice points in a row.
@@ -344,6 +375,9 @@ impl RunLength {
         if self.last == Some(t) {
             self.run += 1;
         } else {
+            if self.last.is_some() {
+                self.draw_patience();
+            }
             self.last = Some(t);
             self.run = 1;
         }
@@ -646,7 +680,7 @@ pub(crate) mod priority_checks {
                 longest = longest.max(run);
                 current = next;
             }
-            assert!(longest <= FAIR_RUN + 1, "seed {seed}: {longest}");
+            assert!(longest <= LONGEST_RUN, "seed {seed}: {longest}");
         }
     }
 

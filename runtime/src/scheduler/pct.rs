@@ -29,7 +29,7 @@ pub struct PctScheduler {
     /// The next demoted priority: strictly below every priority given so far, so a demoted
     /// (or yielding) thread never ties with another and starves it.
     next_low: i64,
-    /// A thread that runs `FAIR_RUN` choice points in a row is demoted as if it yielded.
+    /// A thread that runs about `FAIR_RUN` choice points in a row is demoted as if it yielded.
     run: RunLength,
     /// The execution's runnable threads by priority.
     ranked: RankedSet<i64>,
@@ -134,7 +134,7 @@ impl Scheduler for PctScheduler {
         self.priorities.clear();
         self.step = 0;
         self.next_low = 0;
-        self.run.reset();
+        self.run.reset_seeded(seed);
         self.ranked = RankedSet::default();
         self.past_bound.reset();
         let k = self.next_k() as usize;

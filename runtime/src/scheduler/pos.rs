@@ -34,7 +34,7 @@ pub struct PosScheduler {
     next_low: u64,
     /// The object of each thread's next operation (0: none known).
     pending: Vec<u64>,
-    /// A thread that runs `FAIR_RUN` choice points in a row goes last as if it yielded.
+    /// A thread that runs about `FAIR_RUN` choice points in a row goes last as if it yielded.
     run: RunLength,
     /// Choice points counted over `next_thread` calls.
     step: u64,
@@ -369,7 +369,7 @@ impl Scheduler for PosScheduler {
         self.priorities.clear();
         self.pending.clear();
         self.next_low = DRAWN;
-        self.run.reset();
+        self.run.reset_seeded(seed);
         self.step = 0;
         self.offered.clear();
         self.waiting_since.clear();

@@ -252,7 +252,7 @@ impl Scheduler for RolesScheduler {
         self.keys.clear();
         self.picks.clear();
         self.next_low = 0;
-        self.run.reset();
+        self.run.reset_seeded(seed);
         self.ranked = RankedSet::default();
         self.past_bound.reset();
         self.change_points = (1..self.depth)
