@@ -68,6 +68,10 @@ pub enum RewriteKind {
     /// given a `SeqCst` fence before it, which the memory model sees (the assembly runs
     /// as written).
     AsmFence,
+    /// `fn drop(&mut self) {` of a `Drop` impl given a first call telling the memory model
+    /// that the dropping thread has every other owner's accesses behind it (std's `Arc`,
+    /// whose last drop is that edge, stays std's).
+    DropAcquire,
 }
 
 /// Why a site that may synchronise was left alone.

@@ -657,8 +657,16 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
     fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
         let range = self.range(i.impl_token.span, i.brace_token.span.close());
         self.attr_macros(&i.attrs, range.clone());
-        if let Some((_, path, _)) = &i.trait_ {
+        if let Some((bang, path, _)) = &i.trait_ {
             self.with_kind(RewriteKind::BoundPath, |v| v.visit_path(path));
+            if bang.is_none() && is_drop(path) {
+                for item in &i.items {
+                    match item {
+                        syn::ImplItem::Fn(f) if f.sig.ident == "drop" => self.drop_acquire(f),
+                        _ => {}
+                    }
+                }
+            }
         }
         if atomic::marker(&i.attrs).is_some() {
             self.region(range);
@@ -1018,6 +1026,36 @@ impl Main<'_, '_> {
             .change(whole.start, RewriteKind::ConstAssign, from, to, edits);
     }
 
+    /// `fn drop(&mut self) {` of a `Drop` impl gets `<shim>::sync::atomic::
+    /// __pulse_drop_acquire(&*self);` first, on the brace's line: the memory model learns
+    /// that the dropping thread has every other owner's accesses behind it, which the last
+    /// of std's `Arc`s going does not tell it (ARCHITECTURE decision 49).
+    fn drop_acquire(&mut self, f: &syn::ImplItemFn) {
+        const NAME: &str = "__pulse_drop_acquire";
+        let done = f.block.stmts.first().is_some_and(|s| {
+            matches!(s, syn::Stmt::Expr(Expr::Call(c), _)
+                if matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == NAME)))
+        });
+        if done {
+            return;
+        }
+        let brace = self.range(
+            f.block.brace_token.span.open(),
+            f.block.brace_token.span.open(),
+        );
+        let head = self.range(f.sig.fn_token.span, f.block.brace_token.span.open());
+        let call = format!("{}::sync::atomic::{NAME}(&*self);", self.plan.shim);
+        let from = abbrev(self.plan.index.slice(head.clone()));
+        let to = format!("{from} {call}");
+        let edits = vec![Edit::insert(
+            brace.end,
+            format!(" {call}"),
+            order::ATOMIC_OPEN,
+        )];
+        self.plan
+            .change(head.start, RewriteKind::DropAcquire, from, to, edits);
+    }
+
     /// `recv.modified()` (or `accessed`, `created`): std's `fs::Metadata` answers with std's
     /// `SystemTime`, which meets pulse's where the code has both (`m.modified()
     /// .unwrap_or_else(|_| SystemTime::now())`, a field of pulse's type). It becomes
@@ -1235,7 +1273,15 @@ fn is_path_kind(kind: RewriteKind) -> bool {
             | RewriteKind::FileTime
             | RewriteKind::ConstAssign
             | RewriteKind::AsmFence
+            | RewriteKind::DropAcquire
     )
+}
+
+/// Whether an impl's trait is `Drop` (`Drop`, `ops::Drop`, `core::ops::Drop`, ...).
+fn is_drop(path: &syn::Path) -> bool {
+    path.segments
+        .last()
+        .is_some_and(|s| s.ident == "Drop" && s.arguments.is_none())
 }
 
 /// Whether `e` is a call into the shim's `arc_ops` already (instrumenting twice changes

@@ -180,6 +180,17 @@ impl Ctx {
         }
     }
 
+    /// The running thread holds the only reference to the value at `addr`, `size` bytes (it
+    /// runs its `Drop::drop`, or `Arc::get_mut` returned it): under the relaxed model, if the
+    /// value holds an atomic, everything stored so far happens-before (`Memory::exclusive`).
+    /// Under `sc` one borrow-free flag read.
+    #[inline]
+    pub fn atomic_exclusive(self, addr: usize, size: usize) {
+        if self.relaxed() {
+            self.with_memory(|m, me| m.exclusive(me, addr, size));
+        }
+    }
+
     /// `atomic::fence(order)`.
     #[inline]
     pub fn atomic_fence(self, order: Ordering) {

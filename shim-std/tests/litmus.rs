@@ -396,3 +396,100 @@ fn every_strategy_samples_old_reads() {
         assert_eq!(seen, all, "{strategy:?}");
     }
 }
+
+/// A value in std's `Arc` whose `Drop` (as the instrumenter writes it: the acquire first)
+/// records what it reads of its own atomic.
+struct Held {
+    x: AtomicUsize,
+    read: Arc<Mutex<usize>>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        pulse_shim_std::sync::atomic::__pulse_drop_acquire(&*self);
+        *self.read.lock().unwrap() = self.x.load(Relaxed);
+    }
+}
+
+/// Another owner stores `Relaxed` and drops its clone; whoever drops last reads the store:
+/// std's `Arc` orders every owner's accesses before the last drop (decision 49).
+#[test]
+fn the_last_arc_owner_s_drop_reads_every_owner_s_store() {
+    litmus(
+        || {
+            let read = Arc::new(Mutex::new(9));
+            let held = Arc::new(Held {
+                x: AtomicUsize::new(0),
+                read: read.clone(),
+            });
+            let other = held.clone();
+            let t = thread::spawn(move || {
+                other.x.store(1, Relaxed);
+                drop(other);
+            });
+            thread::yield_now();
+            drop(held);
+            t.join().unwrap();
+            let r = *read.lock().unwrap();
+            vec![r]
+        },
+        &[&[1]],
+        &[&[1]],
+    );
+}
+
+/// A `Drop` of a value that holds no atomic of its own (a guard's) acquires nothing: a
+/// `Relaxed` load in it may still read a stale value.
+#[test]
+fn a_drop_of_a_value_without_atomics_acquires_nothing() {
+    struct Guard<'a>(&'a AtomicUsize, &'a Mutex<usize>);
+    impl Drop for Guard<'_> {
+        fn drop(&mut self) {
+            pulse_shim_std::sync::atomic::__pulse_drop_acquire(&*self);
+            *self.1.lock().unwrap() = self.0.load(Relaxed);
+        }
+    }
+    litmus(
+        || {
+            let x = Arc::new(AtomicUsize::new(0));
+            let x2 = x.clone();
+            let t = thread::spawn(move || x2.store(1, Relaxed));
+            thread::yield_now();
+            let read = Mutex::new(9);
+            drop(Guard(&x, &read));
+            t.join().unwrap();
+            let r = *read.lock().unwrap();
+            vec![r]
+        },
+        &[&[0], &[1]],
+        &[&[0], &[1]],
+    );
+}
+
+/// `Arc::get_mut` (the instrumenter's `arc_ops` twin) once the other owner has dropped its
+/// clone: the `&mut` sees that owner's `Relaxed` store.
+#[test]
+fn arc_get_mut_after_the_other_owner_let_go_reads_its_store() {
+    use pulse_shim_std::sync::arc_ops;
+    litmus(
+        || {
+            let mut held = Arc::new(AtomicUsize::new(0));
+            let held = {
+                let other = held.clone();
+                let t = thread::spawn(move || {
+                    other.store(1, Relaxed);
+                    drop(other);
+                });
+                while arc_ops::strong_count(&held) != 1 {
+                    thread::yield_now();
+                }
+                let r = [arc_ops::get_mut(&mut held).expect("unique").load(Relaxed)];
+                t.join().unwrap();
+                r
+            };
+            held.to_vec()
+        },
+        &[&[1]],
+        &[&[1]],
+    );
+}

@@ -672,6 +672,39 @@ fn the_memory_examples_are_found_by_default_and_pass_under_sc() {
     }
 }
 
+/// A `Drop` that loads its own atomics `Relaxed`, run by the last of std's `Arc`s to go, is
+/// not a stale read (the false alarm behind atom 0.3.6's double free), while a real missing
+/// acquire in the same crate is still found and its twin passes.
+#[test]
+fn a_drop_by_the_last_arc_sees_every_owner_and_a_missing_acquire_is_found() {
+    let dir = fixture("arc-drop-relaxed", "arc-drop-relaxed");
+    let run = cargo_pulse(
+        &dir,
+        &[
+            "test",
+            "--memory",
+            "relaxed",
+            "--seed",
+            "1",
+            "--color",
+            "never",
+            "--message-format",
+            "json",
+        ],
+    );
+    assert_eq!(run.code, 101, "{}\n{}", run.stdout, run.stderr);
+    let events = run.test_events();
+    assert_eq!(events.len(), 3, "{events:?}");
+    for (name, event) in events {
+        let expected = if name.ends_with("_fixed") {
+            "ok"
+        } else {
+            "failed"
+        };
+        assert_eq!(event, expected, "{name}\n{}", run.stdout);
+    }
+}
+
 #[test]
 fn instrument_subcommand_writes_a_buildable_crate_and_a_report() {
     let dir = fixture("registry-dep", "instrument-cmd");

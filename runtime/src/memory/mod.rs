@@ -30,7 +30,7 @@
 //! operation on a pulse object is an acquire and a release on that object's clock (more
 //! than std promises for failed `try_lock`s, which only removes outcomes).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::panic::Location;
 use std::sync::atomic::Ordering;
 
@@ -82,6 +82,15 @@ impl VClock {
     fn copy_from(&mut self, other: &VClock) {
         self.0.clear();
         self.0.extend_from_slice(&other.0);
+    }
+
+    /// Entry `t` becomes at least `tick`.
+    fn tick_to(&mut self, t: u32, tick: u32) {
+        let i = t as usize;
+        if self.0.len() <= i {
+            self.0.resize(i + 1, 0);
+        }
+        self.0[i] = self.0[i].max(tick);
     }
 
     fn tick(&mut self, t: u32) -> u32 {
@@ -218,7 +227,12 @@ pub(crate) struct Memory {
     slots: Slots,
     threads: Vec<ThreadMem>,
     locations: FastMap<usize, Loc>,
+    /// The addresses in `locations`, in order: which atomics a value's bytes hold
+    /// (`exclusive`).
+    addresses: BTreeSet<usize>,
     objects: FastMap<ObjRef, VClock>,
+    /// Each clock entry's last tick: every store made so far, as a clock (`exclusive`).
+    latest: VClock,
     /// Everything released by `SeqCst` operations (the single total order, as a clock).
     sc: VClock,
     /// The execution's virtual time, set before each operation (`VISIBLE_AFTER_NS`).
@@ -244,8 +258,16 @@ fn releases(order: Ordering) -> bool {
 /// The location's history, restarted at `actual` when there is none (first use, or the
 /// first after `forget`) or memory no longer holds its newest store (a write the model
 /// did not see: an atomic moved, or written over with `ptr::write`, at this address).
-fn loc_in(locations: &mut FastMap<usize, Loc>, addr: usize, actual: u64) -> &mut Loc {
-    let loc = locations.entry(addr).or_default();
+fn loc_in<'m>(
+    locations: &'m mut FastMap<usize, Loc>,
+    addresses: &mut BTreeSet<usize>,
+    addr: usize,
+    actual: u64,
+) -> &'m mut Loc {
+    let loc = locations.entry(addr).or_insert_with(|| {
+        addresses.insert(addr);
+        Loc::default()
+    });
     if loc.stores.back().is_none_or(|s| s.value != actual) {
         loc.stores.clear();
         loc.stores.push_back(Store {
@@ -277,7 +299,9 @@ impl Memory {
         self.threads.clear();
         self.slots = Slots::default();
         self.locations.clear();
+        self.addresses.clear();
         self.objects.clear();
+        self.latest = VClock::default();
         self.sc = VClock::default();
         self.now = 0;
         self.stores = 0;
@@ -315,11 +339,36 @@ impl Memory {
     /// thread), so its history ends here and the next operation starts a new one from what
     /// memory then holds, visible to every thread.
     pub fn forget(&mut self, addr: usize) {
-        self.locations.remove(&addr);
+        if self.locations.remove(&addr).is_some() {
+            self.addresses.remove(&addr);
+        }
+    }
+
+    /// Thread `t` holds the only reference to the value at `addr`, `size` bytes long: it
+    /// runs the value's `Drop::drop`, or `Arc::get_mut` gave it `&mut`. Exclusive access
+    /// happens after every other thread's access to the value, but the edge is often one
+    /// pulse cannot see: the last of std's `Arc`s to go (a release decrement, an acquire
+    /// fence; `Arc` stays std's, decision 10) or a handle dropped in uninstrumented code.
+    /// Without it a `Drop` that loads its own atomics `Relaxed` could read a store another
+    /// owner overwrote before it let go: a false alarm (a count short by one; a double free
+    /// in atom 0.3.6). So when the value holds an atomic with a history, thread `t` acquires
+    /// every store made so far. That is more than the value's own bytes (a queue's `Drop`
+    /// walks nodes it owns through pointers, as ownership lets it), which only removes
+    /// outcomes; a value holding no atomic of its own (a lock guard) acquires nothing.
+    pub fn exclusive(&mut self, t: u32, addr: usize, size: usize) {
+        let holds_atomic = self
+            .addresses
+            .range(addr..addr.saturating_add(size))
+            .next()
+            .is_some();
+        if holds_atomic {
+            self.thread(t);
+            self.threads[t as usize].view.join(&self.latest);
+        }
     }
 
     fn loc(&mut self, addr: usize, actual: u64) -> &mut Loc {
-        loc_in(&mut self.locations, addr, actual)
+        loc_in(&mut self.locations, &mut self.addresses, addr, actual)
     }
 
     /// How many stores a load by `t` could read (the newest first), given `actual`, the value
@@ -399,7 +448,7 @@ impl Memory {
         at: &'static Location<'static>,
     ) {
         self.thread(t);
-        let loc = loc_in(&mut self.locations, addr, actual);
+        let loc = loc_in(&mut self.locations, &mut self.addresses, addr, actual);
         let s = loc.stores.back_mut().expect("never empty");
         s.seen |= bit(t);
         let tm = &mut self.threads[t as usize];
@@ -427,6 +476,7 @@ impl Memory {
         self.thread(t);
         let tm = &mut self.threads[t as usize];
         let tick = tm.view.tick(slot);
+        self.latest.tick_to(slot, tick);
         let loc = self.locations.get_mut(&addr).expect("loc first");
         // The store that falls out of the history lends its clock's allocation.
         let mut clock = match loc.stores.len() >= HISTORY {
@@ -547,6 +597,32 @@ mod tests {
         assert_eq!(m.load_options(1, x, 2, Ordering::Relaxed), 2);
         // Its own store is the oldest it may read after writing.
         assert_eq!(m.load_options(0, x, 2, Ordering::Relaxed), 1);
+    }
+
+    /// The `Drop` of a value holding an atomic reads every store made so far, its own
+    /// atomic's and others' (a node it owns); a value holding none (a guard) changes nothing.
+    #[test]
+    fn a_value_dropped_by_its_last_owner_sees_every_store() {
+        let mut m = mem();
+        let (value, node, guard) = (0x100, 0x200, 0x300);
+        m.load_options(0, value, 0, Ordering::Relaxed);
+        m.load_options(0, node, 0, Ordering::Relaxed);
+        m.spawned(0, 1);
+        m.store(1, value, 0, 1, Ordering::Relaxed, Location::caller());
+        m.store(1, node, 0, 5, Ordering::Relaxed, Location::caller());
+        m.exclusive(0, guard, 8);
+        assert_eq!(m.load_options(0, value, 1, Ordering::Relaxed), 2);
+        m.exclusive(0, value - 8, 16);
+        assert_eq!(m.load_options(0, value, 1, Ordering::Relaxed), 1);
+        assert_eq!(m.load_options(0, node, 5, Ordering::Relaxed), 1);
+        // A store made after the drop began may still be missed.
+        m.store(1, node, 5, 6, Ordering::Relaxed, Location::caller());
+        assert_eq!(m.load_options(0, node, 6, Ordering::Relaxed), 2);
+        // A forgotten atomic no longer counts as the value's.
+        m.forget(value);
+        m.store(1, node, 6, 7, Ordering::Relaxed, Location::caller());
+        m.exclusive(0, value, 8);
+        assert_eq!(m.load_options(0, node, 7, Ordering::Relaxed), 3);
     }
 
     /// A forgotten address starts over from the value memory holds, even the same one.

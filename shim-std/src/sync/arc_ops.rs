@@ -9,6 +9,7 @@
 
 use std::sync::{Arc, Weak};
 
+use super::atomic::held_exclusively;
 use crate::rt;
 
 const KIND: &str = "Arc";
@@ -58,22 +59,38 @@ pub fn weak_count<T: ?Sized>(this: &Arc<T>) -> usize {
     )
 }
 
-/// `Arc::get_mut`, a visible operation.
+/// `Arc::get_mut`, a visible operation. The `&mut` it gives comes after every other owner's
+/// accesses (`atomic::held_exclusively`): the clones' drops that made it unique are std's.
 #[track_caller]
 pub fn get_mut<T: ?Sized>(this: &mut Arc<T>) -> Option<&mut T> {
     let at = addr(this);
     visible("Arc::get_mut", "Arc::get_mut returned", at, move || {
-        Arc::get_mut(this)
+        let value = Arc::get_mut(this);
+        if let Some(value) = &value {
+            held_exclusively(&**value);
+        }
+        value
     })
 }
 
-/// `Arc::make_mut`, a visible operation.
+/// `Arc::make_mut`, a visible operation (exclusive afterwards, as `get_mut`).
 #[track_caller]
 pub fn make_mut<T: Clone>(this: &mut Arc<T>) -> &mut T {
     let at = addr(this);
     visible("Arc::make_mut", "Arc::make_mut returned", at, move || {
-        Arc::make_mut(this)
+        let value = Arc::make_mut(this);
+        held_exclusively(&*value);
+        value
     })
+}
+
+/// If `this` is the last `Arc` of its value, its holder has every other owner's accesses
+/// behind it (as `get_mut`), before the value moves out (`try_unwrap`, `into_inner`): what it
+/// points to keeps its history.
+fn owner_alone<T>(this: &Arc<T>) {
+    if Arc::strong_count(this) == 1 {
+        held_exclusively(&**this);
+    }
 }
 
 /// `Arc::try_unwrap`, a visible operation.
@@ -84,7 +101,10 @@ pub fn try_unwrap<T>(this: Arc<T>) -> Result<T, Arc<T>> {
         "Arc::try_unwrap",
         "Arc::try_unwrap returned",
         at,
-        move || Arc::try_unwrap(this),
+        move || {
+            owner_alone(&this);
+            Arc::try_unwrap(this)
+        },
     )
 }
 
@@ -96,7 +116,10 @@ pub fn into_inner<T>(this: Arc<T>) -> Option<T> {
         "Arc::into_inner",
         "Arc::into_inner returned",
         at,
-        move || Arc::into_inner(this),
+        move || {
+            owner_alone(&this);
+            Arc::into_inner(this)
+        },
     )
 }
 

@@ -80,6 +80,24 @@ fn forget(addr: usize) {
     }
 }
 
+/// Called first in every `Drop::drop` the instrumenter sees, with the value being dropped:
+/// its owner has every other owner's accesses behind it, though the edge (std's last `Arc`
+/// going, a handle in uninstrumented code) may be invisible to pulse. Tells the relaxed
+/// model (`Ctx::atomic_exclusive`); not a scheduling point.
+#[doc(hidden)]
+#[inline]
+pub fn __pulse_drop_acquire<T: ?Sized>(value: &T) {
+    held_exclusively(value);
+}
+
+/// The running thread holds the only reference to `value` (`Ctx::atomic_exclusive`).
+pub(crate) fn held_exclusively<T: ?Sized>(value: &T) {
+    if let Some(ctx) = rt::current() {
+        let addr = value as *const T as *const () as usize;
+        ctx.atomic_exclusive(addr, std::mem::size_of_val(value));
+    }
+}
+
 /// A load of `actual` at `addr`: the value it reads (`Ctx::atomic_load`).
 #[track_caller]
 fn loaded(ctx: rt::Ctx, kind: &'static str, addr: usize, actual: u64, order: Ordering) -> u64 {
