@@ -879,7 +879,15 @@ impl Search {
         // The worker has a watchdog of its own; the isolator's deadline bounds the wait.
         let time_left =
             (self.executor.state().cut_at).map(|at| at.saturating_duration_since(Instant::now()));
-        let reply = self.isolator.as_mut()?.run(job, bytes, time_left);
+        // A sign of life for the driver while the worker runs (`isolate::wait_until`).
+        let (done, planned) = self.executor.state().reported;
+        let progress = self.executor.state().config.progress.clone();
+        let alive = move || {
+            if let Some(progress) = &progress {
+                progress(done, planned);
+            }
+        };
+        let reply = self.isolator.as_mut()?.run(job, bytes, time_left, &alive);
         let lost = |kind, message| (Outcome::lost(kind, message), None);
         Some(match reply {
             isolate::Reply::Done(outcome, back) => {

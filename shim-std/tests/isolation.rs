@@ -76,6 +76,39 @@ fn a_later_run_without_choices_moves_the_search_to_fresh_processes() {
     );
 }
 
+/// While a worker runs a long execution, the search tells its driver it is alive (the
+/// worker cannot: it has no `PULSE_PROGRESS`): cargo-pulse took a step limit's traced replay
+/// in a fresh process, a minute long, for a stall and killed the test.
+#[test]
+fn a_long_isolated_execution_is_a_sign_of_life_for_the_driver() {
+    use std::sync::Mutex as StdMutex;
+    use std::time::{Duration, Instant};
+    let started = Instant::now();
+    let calls = std::sync::Arc::new(StdMutex::new(Vec::new()));
+    let seen = calls.clone();
+    let report = Builder::new()
+        .schedules(1)
+        .seed(1)
+        .isolation(Isolation::Always)
+        .progress(move |_, _| seen.lock().unwrap().push(started.elapsed()))
+        .run(|| std::thread::sleep(Duration::from_millis(3_500)));
+    assert!(report.passed(), "{}", report.failure.unwrap());
+    let calls = calls.lock().unwrap().clone();
+    let longest_silence = calls
+        .iter()
+        .scan(Duration::ZERO, |last, &t| {
+            let gap = t - *last;
+            *last = t;
+            Some(gap)
+        })
+        .max()
+        .unwrap_or_default();
+    assert!(
+        calls.len() >= 3 && longest_silence < Duration::from_millis(2_500),
+        "{calls:?}"
+    );
+}
+
 #[test]
 fn a_real_race_is_still_found_when_every_schedule_is_isolated() {
     let report = Builder::new()

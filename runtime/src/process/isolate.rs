@@ -267,6 +267,7 @@ impl Isolator {
         job: &J,
         bytes: Option<&[u8]>,
         time_left: Option<Duration>,
+        alive: &dyn Fn(),
     ) -> Reply<T> {
         let file = |ext: &str| {
             let mut name = self.reply_stem.clone().into_os_string();
@@ -325,7 +326,7 @@ impl Isolator {
         };
         // A worker cuts its execution when the test's time runs out: wait that long more.
         let deadline = self.deadline + time_left.unwrap_or_default();
-        let status = match wait_until(&mut child, Instant::now() + deadline) {
+        let status = match wait_until(&mut child, Instant::now() + deadline, alive) {
             Some(status) => status,
             None => {
                 kill(&mut child);
@@ -410,11 +411,19 @@ impl Isolator {
     }
 }
 
-/// Waits for `child` to exit until `deadline`; `None` if it is still running then.
-fn wait_until(child: &mut Child, deadline: Instant) -> Option<ExitStatus> {
+/// Waits for `child` to exit until `deadline`; `None` if it is still running then. `alive` is
+/// called every second meanwhile: the worker's progress is not the driver's to see (it has
+/// no `PULSE_PROGRESS`), and a long one (a step limit's traced replay, a minute of steps)
+/// was taken for a stall and the test killed.
+fn wait_until(child: &mut Child, deadline: Instant, alive: &dyn Fn()) -> Option<ExitStatus> {
     // Short naps first: most workers answer within a few milliseconds.
     let mut nap = Duration::from_micros(50);
+    let mut told = Instant::now();
     loop {
+        if told.elapsed() >= Duration::from_secs(1) {
+            alive();
+            told = Instant::now();
+        }
         match child.try_wait() {
             Ok(Some(status)) => return Some(status),
             Ok(None) => {}
