@@ -467,6 +467,37 @@ mod tests {
         assert_eq!(instrument_source(&out.text, &opts).unwrap().text, out.text);
     }
 
+    /// An edition-2015 `use` path starts at the crate root: a module's own `mod core`
+    /// hides the crate from its expression paths, not from its `use`s (futures 0.1's
+    /// `task_impl`). In 2018 it hides both; in a 2015 crate root a top item hides both.
+    #[test]
+    fn an_edition_2015_use_path_starts_at_the_crate_root() {
+        let src = "pub mod inner {\n    mod core {}\n    pub fn f() {\n        use core::sync::atomic::AtomicUsize;\n        let _ = core::mem::size_of::<AtomicUsize>();\n    }\n}\n";
+        let o2015 = Options {
+            edition_2015: true,
+            ..Options::default()
+        };
+        let out = instrument_source(src, &o2015).unwrap();
+        assert!(
+            out.text
+                .contains("use ::pulse::std::sync::atomic::AtomicUsize;"),
+            "{}",
+            out.text
+        );
+        assert!(out.text.contains("let _ = core::mem"), "{}", out.text);
+        let out = instrument_source(src, &Options::default()).unwrap();
+        assert_eq!(out.text, src);
+        let root = Options {
+            crate_root: true,
+            ..o2015
+        };
+        let top = src.replace(
+            "pub mod inner {\n    mod core {}",
+            "mod core {}\npub mod inner {",
+        );
+        assert_eq!(instrument_source(&top, &root).unwrap().text, top);
+    }
+
     fn findings(src: &str, opts: &Options) -> Vec<(usize, FindingKind, String)> {
         let out = instrument_source(src, opts).unwrap();
         let mut found: Vec<_> = out

@@ -91,6 +91,12 @@ impl Roots {
         (self.shadowed.iter()).any(|(n, scope)| n == name && self.sees(scope, at))
     }
 
+    /// Whether an item of the file's top module hides `name` (an edition-2015 `use` path
+    /// starts at the crate root, so only the root's own items hide a crate there).
+    pub(crate) fn shadowed_at_top(&self, name: &str) -> bool {
+        (self.shadowed.iter()).any(|(n, scope)| n == name && !self.modules.contains(scope))
+    }
+
     /// `extern crate <name>;` declared in `scope` (its module), unrenamed.
     pub(crate) fn declare_extern(&mut self, name: &str, scope: Range<usize>) {
         self.declared.push((name.to_owned(), scope));

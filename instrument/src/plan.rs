@@ -229,6 +229,26 @@ impl<'a> Plan<'a> {
         if !self.roots.shadowed_at(name, at) {
             return false;
         }
+        self.say_shadowed(name, module, at);
+        true
+    }
+
+    /// `shadowed_path` for a `use` path. In edition 2015 one starts at the crate root, so
+    /// only the root file's top items hide a crate there, not a module's own `mod core`
+    /// (futures 0.1's `task_impl`, whose `use core::sync::atomic` was left std's).
+    pub(crate) fn shadowed_use(&mut self, name: &str, module: Option<&str>, at: usize) -> bool {
+        if !self.opts.edition_2015 {
+            return self.shadowed_path(name, module, at);
+        }
+        let hidden = self.opts.crate_root && self.roots.shadowed_at_top(name);
+        if hidden {
+            self.say_shadowed(name, module, at);
+        }
+        hidden
+    }
+
+    /// A finding for a path to a std module left alone because a local item hides its crate.
+    fn say_shadowed(&mut self, name: &str, module: Option<&str>, at: usize) {
         let mirrored = self
             .roots
             .lookup(name)
@@ -246,7 +266,6 @@ impl<'a> Plan<'a> {
                 ),
             );
         }
-        true
     }
 
     pub(crate) fn in_atomic_region(&self, at: usize) -> bool {

@@ -51,10 +51,13 @@ fn at_root(plan: &mut Plan, tree: &UseTree, leading: Option<Range<usize>>, impli
             let krate = plan
                 .roots
                 .lookup(&name)
-                .filter(|_| !(relative && plan.shadowed_path(&name, next.as_deref(), ident_at)));
+                .filter(|_| !(relative && plan.shadowed_use(&name, next.as_deref(), ident_at)));
             let Some(krate) = krate else {
+                // (In edition 2015 a `use` path starts at the crate root: a module's own item
+                // does not hide a crate there.)
+                let hideable = relative && !plan.opts.edition_2015;
                 if let Some((foreign, msg)) =
-                    plan.foreign_sync(&name, next.as_deref(), ident_at, relative)
+                    plan.foreign_sync(&name, next.as_deref(), ident_at, hideable)
                 {
                     let at = ident_at;
                     let path = format!("{name}::{}", next.unwrap_or_default());
