@@ -1039,16 +1039,13 @@ impl Main<'_, '_> {
         if done {
             return;
         }
-        let brace = self.range(
-            f.block.brace_token.span.open(),
-            f.block.brace_token.span.open(),
-        );
+        let after_brace = self.plan.index.end(f.block.brace_token.span.open());
         let head = self.range(f.sig.fn_token.span, f.block.brace_token.span.open());
         let call = format!("{}::sync::atomic::{NAME}(&*self);", self.plan.shim);
         let from = abbrev(self.plan.index.slice(head.clone()));
         let to = format!("{from} {call}");
         let edits = vec![Edit::insert(
-            brace.end,
+            after_brace,
             format!(" {call}"),
             order::ATOMIC_OPEN,
         )];

@@ -14,7 +14,8 @@ pub mod time;
 pub mod trace;
 
 pub use options::{
-    Cleanup, Detached, Isolation, Memory, ParseOptionError, SeedReplay, Strategy, WeakCas,
+    mix as seed_mix, Cleanup, Detached, Isolation, Memory, ParseOptionError, SeedReplay, Strategy,
+    WeakCas,
 };
 pub use record::{FailureKind, FailureRecord, TraceEvent, FELL_BACK_TO_SEED, FORMAT_VERSION};
 pub use schedule::{ParseScheduleError, Schedule};

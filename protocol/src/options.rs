@@ -392,8 +392,9 @@ impl Memory {
     }
 }
 
-/// splitmix64's finalizer: consecutive seeds draw without a pattern.
-fn mix(seed: u64) -> u64 {
+/// splitmix64's finalizer: consecutive seeds draw without a pattern. Also the runtime's
+/// per-seed draws that must leave a strategy's own generator alone (`RunLength`).
+pub fn mix(seed: u64) -> u64 {
     let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

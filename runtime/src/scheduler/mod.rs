@@ -355,11 +355,9 @@ impl RunLength {
 
     fn draw_patience(&mut self) {
         if let Some(state) = &mut self.jitter {
+            // splitmix64: the finalizer of the next state in a Weyl sequence.
+            let z = pulse_protocol::seed_mix(*state);
             *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = *state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^= z >> 31;
             self.patience = FAIR_RUN / 2 + (z % u64::from(LONGEST_RUN - FAIR_RUN / 2)) as u32;
         }
     }
