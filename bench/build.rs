@@ -513,6 +513,8 @@ fn port(src: &str, lib: &Path, tool: &ToolSpec) -> String {
     let opts = pulse_instrument::Options {
         shim_root: tool.root.to_string(),
         std_modules: tool.mods.iter().map(|m| m.to_string()).collect(),
+        // pulse's memory-model hook in every `Drop`: the peers' shims have none.
+        drop_acquire: tool.name == "pulse",
         ..pulse_instrument::Options::default()
     };
     match pulse_instrument::instrument_source(src, &opts) {

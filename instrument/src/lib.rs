@@ -109,6 +109,11 @@ pub struct Options {
     /// the dependencies instrumented with it): their paths are not reported as
     /// [`FindingKind::ForeignSync`]. Names as written in paths (`crossbeam_utils`).
     pub instrumented_crates: Vec<String>,
+    /// Put `<shim>::sync::atomic::__pulse_drop_acquire(&*self);` first in every `Drop::drop`
+    /// (pulse's relaxed memory model learns that the dropping thread has every other owner's
+    /// accesses behind it). On by default; a port to another tool's shim (bench's loom and
+    /// shuttle columns), which has no such hook, turns it off.
+    pub drop_acquire: bool,
 }
 
 /// The name under which a crate root re-exports the facade crate for its exported macros'
@@ -131,6 +136,7 @@ impl Default for Options {
             cfg: None,
             edition_2015: false,
             instrumented_crates: Vec::new(),
+            drop_acquire: true,
         }
     }
 }
@@ -496,6 +502,26 @@ mod tests {
             "mod core {}\npub mod inner {",
         );
         assert_eq!(instrument_source(&top, &root).unwrap().text, top);
+    }
+
+    /// A port to another tool's shim (which has no memory-model hook) leaves `Drop` alone.
+    #[test]
+    fn drop_acquire_is_pulse_s_own_hook() {
+        let src = "struct S;\nimpl Drop for S {\n    fn drop(&mut self) {}\n}\n";
+        let out = instrument_source(src, &Options::default()).unwrap();
+        assert!(
+            out.text.contains(
+                "fn drop(&mut self) { ::pulse::std::sync::atomic::__pulse_drop_acquire(&*self);}"
+            ),
+            "{}",
+            out.text
+        );
+        let port = Options {
+            shim_root: "::shuttle".into(),
+            drop_acquire: false,
+            ..Options::default()
+        };
+        assert_eq!(instrument_source(src, &port).unwrap().text, src);
     }
 
     fn findings(src: &str, opts: &Options) -> Vec<(usize, FindingKind, String)> {

@@ -659,7 +659,7 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
         self.attr_macros(&i.attrs, range.clone());
         if let Some((bang, path, _)) = &i.trait_ {
             self.with_kind(RewriteKind::BoundPath, |v| v.visit_path(path));
-            if bang.is_none() && is_drop(path) {
+            if bang.is_none() && is_drop(path) && self.plan.opts.drop_acquire {
                 for item in &i.items {
                     match item {
                         syn::ImplItem::Fn(f) if f.sig.ident == "drop" => self.drop_acquire(f),
