@@ -152,7 +152,10 @@ fn describe(e: &pulse_protocol::trace::Event) -> String {
         EventKind::Recv => "received".to_string(),
         EventKind::Join => "joined".to_string(),
         EventKind::Exit => "exits".to_string(),
-        _ => e.op.clone(),
+        _ => match e.order {
+            Some(order) => format!("{} ({})", e.op, order.name()),
+            None => e.op.clone(),
+        },
     };
     match &e.value {
         Some(v) => format!("{what} = {v}"),

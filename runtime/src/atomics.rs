@@ -45,7 +45,7 @@ impl Ctx {
             actual
         };
         if tracing {
-            self.note_atomic(AtomicValue::read(value));
+            self.note_atomic(AtomicValue::read(value, order));
         }
         value
     }
@@ -87,7 +87,7 @@ impl Ctx {
             probing,
         } = self.atomic_duties();
         if tracing {
-            self.note_atomic(AtomicValue::wrote(new));
+            self.note_atomic(AtomicValue::wrote(new, order));
         }
         if probing {
             self.state().progress.wrote(addr, actual, new);
@@ -131,6 +131,7 @@ impl Ctx {
                 wrote: new,
                 failed: new.is_none(),
                 spurious,
+                ..AtomicValue::ordered(order)
             });
         }
         if relaxed {
@@ -191,16 +192,27 @@ impl Ctx {
         }
     }
 
-    /// `atomic::fence(order)`.
+    /// `atomic::fence(order)`: a step of the relaxed model, and a row of a traced replay's
+    /// trace (a fence is no scheduling point, but what a relaxed read synchronises with).
+    #[track_caller]
     #[inline]
     pub fn atomic_fence(self, order: Ordering) {
-        if !self.relaxed() {
+        let AtomicDuties {
+            relaxed, tracing, ..
+        } = self.atomic_duties();
+        if !(relaxed || tracing) {
             return;
         }
         let mut st = self.state();
-        if !st.teardown {
-            let me = st.current;
+        if st.teardown {
+            return;
+        }
+        let me = st.current;
+        if relaxed {
             st.memory.fence(me, order);
+        }
+        if tracing {
+            st.trace_fence(AtomicValue::ordered(order), Location::caller());
         }
     }
 

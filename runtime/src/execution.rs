@@ -647,6 +647,28 @@ impl ExecState {
         });
     }
 
+    /// A fence's row: for the trace file only (what a relaxed read synchronises with).
+    pub(crate) fn trace_fence(
+        &mut self,
+        fence: crate::report::trace::AtomicValue,
+        location: &'static Location<'static>,
+    ) {
+        if self.trace.is_none() {
+            return;
+        }
+        self.push_event(Event {
+            step: self.steps.saturating_sub(1),
+            thread: self.current,
+            kind: EventKind::Note(crate::report::trace::TraceKind::Fence),
+            op: "atomic::fence",
+            object: None,
+            location: Some(location),
+            clock_ns: self.clock_ns,
+            value: None,
+            atomic: Some(fence),
+        });
+    }
+
     /// Adds `event` to the trace (and the journal, in a worker); none inside a
     /// `#[pulse::atomic]` call.
     fn push_event(&mut self, event: Event) {

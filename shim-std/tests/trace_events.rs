@@ -313,3 +313,68 @@ fn a_failed_compare_exchange_says_so_in_the_table() {
         "{f}"
     );
 }
+
+/// Happens-before in the trace follows Rust's orderings: a lost update on a counter whose
+/// hand-over is a `Relaxed` flag is named on the counter (the flag orders nothing), while
+/// fences around the flag (`Release` before its store, `Acquire` after its load) make it
+/// the synchronisation, so the counter's write and rewrite are ordered and the flag is what
+/// raced. (Every relaxed read
+/// used to synchronise with the store it read: multiqueue 0.3.2 trial, where the `race:`
+/// line named a lock pair instead of the cached tail read `Relaxed`.)
+#[test]
+fn a_relaxed_flag_does_not_order_the_race_it_hands_over() {
+    use pulse_protocol::trace::Order;
+    use pulse_shim_std::sync::atomic::{fence, AtomicBool};
+    let lost_update = |fenced: bool| {
+        failing_trace(move || {
+            let count = Arc::new(AtomicU32::new(0));
+            let ready = Arc::new(AtomicBool::new(false));
+            let (c2, r2) = (count.clone(), ready.clone());
+            let t = thread::spawn(move || {
+                let v = c2.load(Ordering::Relaxed);
+                c2.store(v + 1, Ordering::Relaxed);
+                if fenced {
+                    fence(Ordering::Release);
+                }
+                r2.store(true, Ordering::Relaxed);
+            });
+            let v = count.load(Ordering::Relaxed);
+            while !ready.load(Ordering::Relaxed) {
+                thread::yield_now();
+            }
+            if fenced {
+                fence(Ordering::Acquire);
+            }
+            count.store(v + 1, Ordering::Relaxed);
+            t.join().unwrap();
+            assert_eq!(count.load(Ordering::Relaxed), 2, "an update was lost");
+        })
+    };
+    let t = lost_update(false);
+    let orders: Vec<Option<Order>> = (t.events.iter())
+        .filter(|e| e.object.as_deref() == Some("AtomicBool#0"))
+        .map(|e| e.order)
+        .collect();
+    assert!(
+        !orders.is_empty() && orders.iter().all(|&o| o == Some(Order::Relaxed)),
+        "{orders:?}"
+    );
+    let race = t.race_summary().expect("a race is named");
+    assert!(race.contains("`AtomicU32#0`"), "{race}");
+
+    let t = lost_update(true);
+    let fences: Vec<_> = t
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::Fence)
+        .collect();
+    let orders: Vec<_> = fences.iter().map(|e| (e.thread, e.order)).collect();
+    assert_eq!(
+        orders,
+        [(1, Some(Order::Release)), (0, Some(Order::Acquire))]
+    );
+    let fence_row = fences[1];
+    assert!(fence_row.sync.is_some(), "the fence synchronises: {t:#?}");
+    let race = t.race_summary().expect("a race is named");
+    assert!(!race.contains("`AtomicU32#0`"), "{race}");
+}

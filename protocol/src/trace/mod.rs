@@ -9,8 +9,11 @@
 //! synchronises with (`sync`): unlock → lock, send → the receive that took that message
 //! (channels are FIFO), spawn → the child's first event (`ThreadInfo::spawned_by`), exit →
 //! the join that returned, notify/unpark → the wake, a store → the load that read it
-//! (`reads_from`; under today's sequentially consistent atomics the latest store, a relaxed
-//! memory model fills it itself and `link` keeps what it finds). PULSE's visualizer (§6 of
+//! (`reads_from`; under sequentially consistent atomics the latest store, the relaxed
+//! memory model fills it itself and `link` keeps what it finds) when the load acquires and
+//! the store releases, as Rust's orderings say (`Order`: a `Relaxed` load synchronises with
+//! nothing until an `Acquire` fence; a `Relaxed` read-modify-write carries on the release
+//! sequence it read from). PULSE's visualizer (§6 of
 //! the paper) then draws a dotted edge between two conflicting side effects only where
 //! happens-before does not order them: [`Trace::races`].
 
@@ -24,9 +27,10 @@ pub use races::Race;
 pub use location::{dependency_of, display_location, display_locations_in, is_user_location};
 
 /// The trace format's version, the one writers write. Version 2 added the kinds `invoke`
-/// and `response` (a `pulse::statem` operation's interval); every version-1 file is a valid
-/// version-2 file.
-pub const TRACE_VERSION: u32 = 2;
+/// and `response` (a `pulse::statem` operation's interval); version 3 an atomic event's
+/// `order` and the kind `fence`. Every older file is a valid newer one: an atomic event
+/// without an `order` synchronises as a `SeqCst` one.
+pub const TRACE_VERSION: u32 = 3;
 
 /// The oldest version a reader of this crate reads; it refuses anything outside
 /// `OLDEST_TRACE_VERSION..=TRACE_VERSION`.
@@ -78,6 +82,43 @@ pub enum EventKind {
     Invoke,
     /// A `pulse::statem` operation returned (`value`: the response, `Debug`).
     Response,
+    /// An `atomic::fence` (`order`: its ordering; no object).
+    Fence,
+}
+
+/// An atomic operation's or fence's memory ordering, as Rust names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    Relaxed,
+    Release,
+    Acquire,
+    AcqRel,
+    SeqCst,
+}
+
+impl Order {
+    /// Whether a load (or fence) with this ordering acquires; `None` (a file from before
+    /// orderings were recorded) does, as a `SeqCst` one.
+    pub fn acquires(order: Option<Order>) -> bool {
+        !matches!(order, Some(Order::Relaxed | Order::Release))
+    }
+
+    /// Whether a store (or fence) with this ordering releases; `None` does.
+    pub fn releases(order: Option<Order>) -> bool {
+        !matches!(order, Some(Order::Relaxed | Order::Acquire))
+    }
+
+    /// Rust's name for it (`Relaxed`, `SeqCst`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Relaxed => "Relaxed",
+            Order::Release => "Release",
+            Order::Acquire => "Acquire",
+            Order::AcqRel => "AcqRel",
+            Order::SeqCst => "SeqCst",
+        }
+    }
 }
 
 impl EventKind {
@@ -144,9 +185,86 @@ pub struct Event {
     /// to it (its initial value, or a store that fell out of a truncated trace).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stale: Option<u32>,
+    /// An atomic operation's or fence's ordering (a failed compare-exchange's is its failure
+    /// ordering); `None` for other events, and in files from before version 3.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order: Option<Order>,
     /// Happens-before: `vc[t]` is how many of thread `t`'s events happen before or are
     /// this one.
     pub vc: Vec<u32>,
+}
+
+impl Event {
+    /// Whether this event wrote its atomic: a store, or a read-modify-write that did not
+    /// fail (a failed compare-exchange only read).
+    pub fn writes(&self) -> bool {
+        match self.kind {
+            EventKind::Store => true,
+            EventKind::Rmw => !self
+                .value
+                .as_deref()
+                .is_some_and(|v| v.starts_with("failed")),
+            _ => false,
+        }
+    }
+}
+
+/// Synchronisation through atomics, by Rust's orderings: which release a store carries (its
+/// own, its thread's last release fence before it, or for a read-modify-write the release
+/// sequence it continues), and which release each thread's relaxed reads saw, for its next
+/// acquire fence.
+struct AtomicSync {
+    /// For each store: the event an acquire reading it synchronises with.
+    carries: Vec<Option<usize>>,
+    /// Each thread's last release fence.
+    release_fence: BTreeMap<u32, usize>,
+    /// Each thread's last release read by a relaxed read since its last acquire fence.
+    seen: BTreeMap<u32, usize>,
+}
+
+impl AtomicSync {
+    fn new(events: usize) -> AtomicSync {
+        AtomicSync {
+            carries: vec![None; events],
+            release_fence: BTreeMap::new(),
+            seen: BTreeMap::new(),
+        }
+    }
+
+    /// A read of the store `reads` by event `i`: the release it synchronises with, if it
+    /// acquires; else remembered for the thread's next acquire fence.
+    fn read(&mut self, i: usize, e: &Event, reads: Option<u64>) -> Option<usize> {
+        let carried = reads.and_then(|r| self.carries.get(r as usize).copied().flatten());
+        let carried = carried.filter(|&c| c != i)?;
+        if Order::acquires(e.order) {
+            return Some(carried);
+        }
+        self.seen.insert(e.thread, carried);
+        None
+    }
+
+    /// Event `i` wrote its atomic, having read `reads` if it is a read-modify-write.
+    fn wrote(&mut self, i: usize, e: &Event, reads: Option<u64>) {
+        self.carries[i] = if Order::releases(e.order) {
+            Some(i)
+        } else {
+            let sequence = (e.kind == EventKind::Rmw)
+                .then(|| reads.and_then(|r| self.carries.get(r as usize).copied().flatten()))
+                .flatten();
+            sequence.or_else(|| self.release_fence.get(&e.thread).copied())
+        };
+    }
+
+    /// A fence, event `i`: the release its thread's relaxed reads saw, if it acquires.
+    fn fence(&mut self, i: usize, e: &Event) -> Option<usize> {
+        if Order::releases(e.order) {
+            self.release_fence.insert(e.thread, i);
+        }
+        if Order::acquires(e.order) {
+            return self.seen.remove(&e.thread);
+        }
+        None
+    }
 }
 
 /// One execution's trace.
@@ -203,10 +321,17 @@ impl Trace {
         let mut received: BTreeMap<&str, usize> = BTreeMap::new();
         let mut exits: BTreeMap<String, usize> = BTreeMap::new();
         let mut links: Vec<(usize, Option<u64>, Option<u64>)> = Vec::new();
+        let mut atomics = AtomicSync::new(self.events.len());
         // Who holds each lock, for a block's value ("held by thread-1").
         let mut holders: BTreeMap<&str, u32> = BTreeMap::new();
         let mut held_by: Vec<(usize, u32)> = Vec::new();
         for (i, e) in self.events.iter().enumerate() {
+            if e.kind == EventKind::Fence {
+                if let Some(sync) = atomics.fence(i, e) {
+                    links.push((i, Some(sync as u64), None));
+                }
+                continue;
+            }
             let Some(obj) = e.object.as_deref() else {
                 continue;
             };
@@ -230,16 +355,15 @@ impl Trace {
                 EventKind::Acquire | EventKind::Wake => {
                     sync = last_release.get(obj).map(|&s| s as u64);
                 }
-                // A stale load's store is named by the model or lies before the trace.
-                EventKind::Load if e.stale.is_some() => {
-                    reads = e.reads_from;
-                    sync = reads;
-                }
                 EventKind::Load | EventKind::Rmw => {
-                    reads = e
-                        .reads_from
-                        .or_else(|| last_store.get(obj).map(|&s| s as u64));
-                    sync = reads;
+                    // A stale load's store is named by the model or lies before the trace.
+                    reads = match e.stale {
+                        Some(_) => e.reads_from,
+                        None => e
+                            .reads_from
+                            .or_else(|| last_store.get(obj).map(|&s| s as u64)),
+                    };
+                    sync = atomics.read(i, e, reads).map(|s| s as u64);
                 }
                 EventKind::Recv if e.value.as_deref().is_none_or(|v| v.starts_with("Ok")) => {
                     let k = received.entry(obj).or_insert(0);
@@ -255,12 +379,12 @@ impl Trace {
             if e.kind.releases() {
                 last_release.insert(obj, i);
             }
-            match e.kind {
-                EventKind::Store | EventKind::Rmw => {
-                    last_store.insert(obj, i);
-                }
-                EventKind::Send => sends.entry(obj).or_default().push(i),
-                _ => {}
+            if e.writes() {
+                atomics.wrote(i, e, reads);
+                last_store.insert(obj, i);
+            }
+            if e.kind == EventKind::Send {
+                sends.entry(obj).or_default().push(i);
             }
             if e.kind == EventKind::Exit {
                 exits.insert(obj.to_string(), i);
@@ -873,11 +997,118 @@ mod tests {
         assert!(t.races().is_empty(), "intervals are no accesses");
     }
 
+    fn ordered(thread: u32, kind: EventKind, object: &str, line: u32, order: Order) -> Event {
+        Event {
+            order: Some(order),
+            ..ev(thread, kind, object, line)
+        }
+    }
+
+    #[test]
+    fn a_relaxed_flag_orders_nothing_until_an_acquire_fence() {
+        use Order::*;
+        // thread-1 writes the data, then raises the flag; main reads the flag, then the
+        // data. Whether the data's write happens before its read is the orderings' say.
+        let run = |flag_store: Order, flag_load: Order, fences: bool| {
+            let mut events = vec![
+                ev(0, Spawn, "Thread#1", 1),
+                ordered(1, Store, "AtomicUsize#0", 10, Relaxed),
+                ordered(1, Fence, "", 11, Release),
+                ordered(1, Store, "AtomicBool#1", 12, flag_store),
+                ordered(0, Load, "AtomicBool#1", 20, flag_load),
+                ordered(0, Fence, "", 21, Acquire),
+                ordered(0, Load, "AtomicUsize#0", 22, Relaxed),
+            ];
+            if !fences {
+                events.retain(|e| e.kind != Fence);
+            }
+            let t = trace(events, 0);
+            let (store, load) = (1, t.events.len() - 1);
+            t.happens_before(store, load)
+        };
+        assert!(run(Release, Acquire, false), "release/acquire");
+        assert!(run(SeqCst, SeqCst, false), "seq_cst");
+        assert!(
+            !run(Relaxed, Acquire, false),
+            "a relaxed store releases nothing"
+        );
+        assert!(
+            !run(Release, Relaxed, false),
+            "a relaxed load acquires nothing"
+        );
+        assert!(run(Relaxed, Relaxed, true), "fence to fence");
+        assert!(run(Release, Relaxed, true), "store to fence");
+        assert!(run(Relaxed, Acquire, true), "fence to load");
+    }
+
+    #[test]
+    fn a_relaxed_update_carries_on_the_release_sequence_it_read() {
+        use Order::*;
+        let three = |t: &mut Trace| {
+            t.threads.push(ThreadInfo {
+                id: 2,
+                name: "thread-2".into(),
+                spawned_by: Some(0),
+                ..Default::default()
+            });
+        };
+        let mut t = Trace {
+            events: vec![
+                ev(0, Spawn, "Thread#1", 1),
+                ordered(1, Store, "AtomicUsize#0", 10, Relaxed),
+                ordered(1, Store, "AtomicUsize#1", 11, Release),
+                ordered(2, Rmw, "AtomicUsize#1", 30, Relaxed),
+                ordered(0, Load, "AtomicUsize#1", 20, Acquire),
+                ordered(0, Load, "AtomicUsize#0", 21, Relaxed),
+            ],
+            ..trace(vec![], 0)
+        };
+        three(&mut t);
+        t.link();
+        assert_eq!(t.events[4].reads_from, Some(3));
+        assert_eq!(
+            t.events[4].sync,
+            Some(2),
+            "the head of the release sequence"
+        );
+        assert!(t.happens_before(1, 5));
+        assert!(
+            !t.happens_before(3, 4),
+            "the relaxed update itself releases nothing"
+        );
+    }
+
+    #[test]
+    fn a_failed_compare_exchange_only_reads() {
+        let mut failed = ev(1, Rmw, "AtomicUsize#0", 12);
+        failed.value = Some("failed, read 1".into());
+        let t = trace(
+            vec![
+                ev(0, Spawn, "Thread#1", 1),
+                ev(0, Store, "AtomicUsize#0", 10),
+                failed,
+                ev(0, Load, "AtomicUsize#0", 14),
+            ],
+            0,
+        );
+        assert_eq!(t.events[2].reads_from, Some(1));
+        assert_eq!(t.events[3].reads_from, Some(1), "not the failed exchange");
+        // Two reads do not race: only the store and the failed exchange's read do.
+        assert_eq!(t.races(), vec![Edge { from: 1, to: 2 }]);
+        assert_eq!(
+            t.race_summary().unwrap(),
+            "main wrote `AtomicUsize#0` at src/lib.rs:10:5 and thread-1 read (a failed \
+             compare-exchange) it at :12, unordered by any synchronisation"
+        );
+    }
+
     #[test]
     fn a_trace_survives_both_json_implementations() {
-        let t = trace(vec![ev(0, Spawn, "Thread#1", 1), ev(1, Load, "A#0", 2)], 0);
+        let mut t = trace(vec![ev(0, Spawn, "Thread#1", 1), ev(1, Load, "A#0", 2)], 0);
+        t.events[1].order = Some(Order::AcqRel);
         let text = crate::json::to_string(&t);
         assert!(text.contains(r#""kind":"load""#), "{text}");
+        assert!(text.contains(r#""order":"acq_rel""#), "{text}");
         assert_eq!(serde_json::from_str::<Trace>(&text).unwrap(), t);
         assert_eq!(crate::json::from_str::<Trace>(&text).unwrap(), t);
     }

@@ -165,9 +165,10 @@ impl Trace {
                 !read_afresh.contains(&obj)
             })?;
         let newer = l.stale.unwrap_or(0);
-        let last = self.events[..i].iter().rev().find(|e| {
-            e.object == l.object && matches!(e.kind, EventKind::Store | EventKind::Rmw)
-        })?;
+        let last = self.events[..i]
+            .iter()
+            .rev()
+            .find(|e| e.object == l.object && e.writes())?;
         let at = |e: &Event| short_location(e.location.as_deref(), l.location.as_deref());
         let read = match l.reads_from.and_then(|r| self.events.get(r as usize)) {
             Some(r) => format!("{}'s store at {}", self.thread_name(r.thread), at(r)),
@@ -397,7 +398,9 @@ fn access_of(e: &Event) -> Option<Access> {
         EventKind::Acquire if e.op.contains("read") => Some(Access::Read),
         EventKind::Acquire => Some(Access::Write),
         EventKind::Load => Some(Access::Read),
-        EventKind::Store | EventKind::Rmw => Some(Access::Write),
+        EventKind::Store | EventKind::Rmw if e.writes() => Some(Access::Write),
+        // A compare-exchange that failed only read.
+        EventKind::Rmw => Some(Access::Read),
         EventKind::Send => Some(Access::Send),
         EventKind::Recv if e.value.as_deref().is_none_or(|v| v.starts_with("Ok")) => {
             Some(Access::Recv)
@@ -411,6 +414,7 @@ fn verb(e: &Event) -> &'static str {
         EventKind::Acquire => "locked",
         EventKind::Load => "read",
         EventKind::Store => "wrote",
+        EventKind::Rmw if !e.writes() => "read (a failed compare-exchange)",
         EventKind::Rmw => "updated",
         EventKind::Send => "sent on",
         EventKind::Recv => "received from",
@@ -423,6 +427,7 @@ fn noun(e: &Event) -> &'static str {
         EventKind::Acquire => "lock",
         EventKind::Load => "read",
         EventKind::Store => "write",
+        EventKind::Rmw if !e.writes() => "failed compare-exchange",
         EventKind::Rmw => "update",
         EventKind::Send => "send",
         EventKind::Recv => "receive",

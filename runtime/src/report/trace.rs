@@ -7,6 +7,19 @@ use std::panic::Location;
 
 use crate::obj_ref::ObjRef;
 pub use pulse_protocol::trace::EventKind as TraceKind;
+use pulse_protocol::trace::Order;
+use std::sync::atomic::Ordering;
+
+/// The trace format's name for a Rust ordering.
+pub(crate) fn order_of(order: Ordering) -> Order {
+    match order {
+        Ordering::Relaxed => Order::Relaxed,
+        Ordering::Release => Order::Release,
+        Ordering::Acquire => Order::Acquire,
+        Ordering::AcqRel => Order::AcqRel,
+        _ => Order::SeqCst,
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum EventKind {
@@ -59,24 +72,33 @@ pub(crate) struct AtomicValue {
     pub failed: bool,
     /// A `compare_exchange_weak` that failed though it read the value it expected.
     pub spurious: bool,
+    /// Its ordering (a failed compare-exchange's failure ordering; a fence's own).
+    pub order: Order,
 }
 
 impl AtomicValue {
-    pub fn read(value: u64) -> AtomicValue {
+    pub fn read(value: u64, order: Ordering) -> AtomicValue {
         AtomicValue {
             read: Some(value),
-            wrote: None,
-            failed: false,
-            spurious: false,
+            ..AtomicValue::ordered(order)
         }
     }
 
-    pub fn wrote(value: u64) -> AtomicValue {
+    pub fn wrote(value: u64, order: Ordering) -> AtomicValue {
+        AtomicValue {
+            wrote: Some(value),
+            ..AtomicValue::ordered(order)
+        }
+    }
+
+    /// Neither read nor wrote (a fence).
+    pub fn ordered(order: Ordering) -> AtomicValue {
         AtomicValue {
             read: None,
-            wrote: Some(value),
+            wrote: None,
             failed: false,
             spurious: false,
+            order: order_of(order),
         }
     }
 

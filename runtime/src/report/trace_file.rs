@@ -17,9 +17,11 @@ pub(crate) fn event(events: &[Event], i: usize, first: usize) -> trace::Event {
     // store to the object in the trace (modification order is execution order).
     let (value, reads_from, stale) = match e.kind {
         EventKind::ReadOld(r) => {
+            // A failed compare-exchange wrote nothing: it is no store of the history.
             let mut stores = events[first..i].iter().enumerate().rev().filter(|(_, x)| {
                 let (kind, other) = kind_and_object(x);
-                matches!(kind, TraceKind::Store | TraceKind::Rmw) && other == object
+                let failed = x.atomic.is_some_and(|a| a.failed);
+                matches!(kind, TraceKind::Store | TraceKind::Rmw) && other == object && !failed
             });
             let read =
                 r.at.and_then(|_| stores.nth(r.newer as usize))
@@ -29,6 +31,7 @@ pub(crate) fn event(events: &[Event], i: usize, first: usize) -> trace::Event {
         _ => (
             e.atomic
                 .map(|a| a.describe())
+                .filter(|v| !v.is_empty())
                 .or_else(|| e.value.map(str::to_string)),
             None,
             None,
@@ -48,6 +51,7 @@ pub(crate) fn event(events: &[Event], i: usize, first: usize) -> trace::Event {
         clock_ns: e.clock_ns,
         reads_from,
         stale,
+        order: e.atomic.map(|a| a.order),
         ..Default::default()
     }
 }

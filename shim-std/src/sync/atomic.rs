@@ -32,6 +32,7 @@ pub use std::sync::atomic::compiler_fence;
 
 /// An atomic fence: std's, and under the relaxed memory model an acquire and/or release
 /// (and for `SeqCst` a step in the single total order) of the running thread.
+#[track_caller]
 #[inline]
 pub fn fence(order: Ordering) {
     sa::fence(order);
@@ -44,7 +45,8 @@ pub fn fence(order: Ordering) {
 // crate, at its debug opt-level 0 (~2x slower executions); this way it is compiled once,
 // optimised, in pulse-shim-std (ARCHITECTURE.md, decision 40).
 
-/// A fence's side in the relaxed memory model.
+/// A fence's side in the relaxed memory model and the trace.
+#[track_caller]
 fn fenced(order: Ordering) {
     if let Some(ctx) = rt::current() {
         ctx.atomic_fence(order);
