@@ -378,3 +378,53 @@ fn a_relaxed_flag_does_not_order_the_race_it_hands_over() {
     let race = t.race_summary().expect("a race is named");
     assert!(!race.contains("`AtomicU32#0`"), "{race}");
 }
+
+/// A stale load's `reads_from` names the store whose value it read, counted back past the
+/// newer stores it missed; a compare-exchange that failed in between wrote nothing and is
+/// not counted (it was, and the load named a newer store than the one it read).
+#[test]
+fn a_stale_load_names_the_store_it_read_past_a_failed_exchange() {
+    use pulse_runtime::Memory;
+    let mut found = 0;
+    for seed in 0..300 {
+        let report = Builder::new()
+            .memory(Memory::Relaxed)
+            .schedules(1)
+            .seed(seed)
+            .minimize(std::time::Duration::ZERO)
+            .run(|| {
+                let x = Arc::new(AtomicU32::new(0));
+                let x2 = x.clone();
+                let t = thread::spawn(move || {
+                    x2.store(1, Ordering::Relaxed);
+                    x2.store(2, Ordering::Relaxed);
+                    let _ = x2.compare_exchange(7, 8, Ordering::Relaxed, Ordering::Relaxed);
+                });
+                thread::yield_now();
+                let _ = x.load(Ordering::Relaxed);
+                t.join().unwrap();
+                panic!("the end");
+            });
+        let t = report.failure.unwrap().full_trace.unwrap();
+        let Some(load) = t.events.iter().find(|e| e.thread == 0 && e.stale.is_some()) else {
+            continue;
+        };
+        let failed_before = t.events.iter().any(|e| {
+            e.step < load.step && e.value.as_deref().is_some_and(|v| v.starts_with("failed"))
+        });
+        let read = load.value.as_deref().unwrap_or("");
+        let store = load.reads_from.map(|r| &t.events[r as usize]);
+        match store {
+            Some(s) => {
+                let wrote = s.value.as_deref().unwrap_or("").replace("wrote ", "");
+                assert!(
+                    read.contains(&format!("old value {wrote} ")),
+                    "{read}: {s:#?}"
+                );
+            }
+            None => assert!(read.contains("old value 0 "), "{read}"),
+        }
+        found += failed_before as usize;
+    }
+    assert!(found > 0, "no stale load came after the failed exchange");
+}
