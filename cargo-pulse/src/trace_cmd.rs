@@ -163,6 +163,24 @@ fn describe(e: &pulse_protocol::trace::Event) -> String {
     }
 }
 
+/// A schedule line longer than a few screen lines (a stress test's 150,000 steps make
+/// 150,000 characters) as its start and end, with how many switches it has in all.
+fn shortened(line: &str) -> String {
+    const HEAD: usize = 240;
+    const TAIL: usize = 120;
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= HEAD + TAIL + 40 {
+        return line.to_string();
+    }
+    let switches = chars.iter().filter(|&&c| c == 'S' || c == 'P').count();
+    let head: String = chars[..HEAD].iter().collect();
+    let tail: String = chars[chars.len() - TAIL..].iter().collect();
+    format!(
+        "{head}…{tail} ({} steps, {switches} switches)",
+        chars.iter().filter(|&&c| c == '-').count() + switches
+    )
+}
+
 /// The text view.
 pub fn text(trace: &Trace) -> String {
     let mut out = String::new();
@@ -186,7 +204,7 @@ pub fn text(trace: &Trace) -> String {
     if trace.dropped > 0 {
         let _ = writeln!(out, "({} earlier events left out)", trace.dropped);
     }
-    let _ = writeln!(out, "schedule: {}", trace.schedule_line());
+    let _ = writeln!(out, "schedule: {}", shortened(&trace.schedule_line()));
     if let Some(race) = trace.race_summary() {
         let _ = writeln!(out, "race: {race}");
     }
@@ -608,6 +626,32 @@ mod tests {
         };
         t.link();
         t
+    }
+
+    #[test]
+    fn a_long_schedule_line_is_its_start_and_end_with_its_size() {
+        assert_eq!(shortened("S0--P1-S0"), "S0--P1-S0");
+        let long = format!("S0{}P1{}S0-", "-".repeat(500), "-".repeat(300));
+        let short = shortened(&long);
+        assert!(short.starts_with("S0---") && short.contains("…"), "{short}");
+        assert!(short.ends_with("-S0- (804 steps, 3 switches)"), "{short}");
+        assert!(short.chars().count() < 400, "{short}");
+    }
+
+    #[test]
+    fn orderings_and_fences_show_in_the_text_view() {
+        let mut t = sample();
+        t.events[1].order = Some(pulse_protocol::trace::Order::Release);
+        t.events.push(Event {
+            thread: 0,
+            kind: EventKind::Fence,
+            op: "atomic::fence".into(),
+            order: Some(pulse_protocol::trace::Order::Acquire),
+            ..Default::default()
+        });
+        let text = text(&t);
+        assert!(text.contains("op (Release)"), "{text}");
+        assert!(text.contains("atomic::fence (Acquire)"), "{text}");
     }
 
     #[test]

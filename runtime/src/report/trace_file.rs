@@ -26,7 +26,12 @@ pub(crate) fn event(events: &[Event], i: usize, first: usize) -> trace::Event {
             let read =
                 r.at.and_then(|_| stores.nth(r.newer as usize))
                     .map(|(i, _)| i as u64);
-            (Some(e.describe()), read, Some(r.newer))
+            // The row's `op` already names the load: "reads old value 1 (...)".
+            let what = e.describe();
+            let what = what
+                .strip_prefix(e.op)
+                .map_or(what.as_str(), str::trim_start);
+            (Some(what.to_string()), read, Some(r.newer))
         }
         _ => (
             e.atomic
