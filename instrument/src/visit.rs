@@ -1092,8 +1092,18 @@ impl Main<'_, '_> {
         let Some((a, b)) = atomic::bounds(arg) else {
             return;
         };
+        let typed_by_context = typed_by_context(arg);
         let arg = self.range(a, b);
-        let open = format!("{}::time::__pulse_time_arg(", self.plan.shim);
+        // An argument whose type came from the parameter (`stamp.into()`, filetime 0.2's
+        // `FileTimes::set_accessed`) has none of its own inside the pass-through: it is
+        // made pulse's `SystemTime`, whatever the method takes.
+        let open = match typed_by_context {
+            true => format!(
+                "{0}::time::__pulse_time_arg::<{0}::time::SystemTime, _>(",
+                self.plan.shim
+            ),
+            false => format!("{}::time::__pulse_time_arg(", self.plan.shim),
+        };
         let from = abbrev(self.plan.index.slice(arg.clone()));
         let to = format!("{open}{from})");
         let edits = vec![
@@ -1346,5 +1356,34 @@ pub(crate) fn expr_attrs(e: &Expr) -> &[Attribute] {
         Expr::While(x) => &x.attrs,
         Expr::Yield(x) => &x.attrs,
         _ => &[],
+    }
+}
+
+/// Whether an expression's type is inferred from where it goes: a conversion into it
+/// (`x.into()`, `x.try_into()?`, `Into::into(x)`, `From::from(x)`, `T::from(x)` aside) or
+/// `Default::default()`.
+fn typed_by_context(e: &Expr) -> bool {
+    match e {
+        Expr::Paren(p) => typed_by_context(&p.expr),
+        Expr::Try(t) => {
+            matches!(&*t.expr, Expr::MethodCall(m) if m.method == "try_into" && m.turbofish.is_none())
+        }
+        Expr::MethodCall(m) => m.method == "into" && m.args.is_empty() && m.turbofish.is_none(),
+        Expr::Call(c) => match &*c.func {
+            Expr::Path(p) if p.qself.is_none() => {
+                let names: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                matches!(
+                    names.iter().map(String::as_str).collect::<Vec<_>>()[..],
+                    [.., "Into", "into"] | [.., "From", "from"] | [.., "Default", "default"]
+                ) && p.path.segments.iter().all(|s| s.arguments.is_none())
+            }
+            _ => false,
+        },
+        _ => false,
     }
 }
