@@ -28,44 +28,44 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
             ..Default::default()
         },
     )?;
-    let (src, build_scripts, (facade_roots, crate_roots), inherits_from) =
-        match user.packages.iter().find(|p| p.name == args.krate) {
-            Some(p) if p.proc_macro => bail!(
-                "`{}` is a proc-macro crate: it runs in the compiler and is not instrumented",
-                p.name
-            ),
-            Some(p) => {
-                let ws = if p.member && p.dir != user.root {
-                    Some(user.root.clone())
-                } else {
-                    p.inherits_from.clone()
-                };
-                (
-                    p.dir.clone(),
-                    p.build_scripts.clone(),
-                    (p.facade_roots.clone(), p.crate_roots.clone()),
-                    ws,
-                )
-            }
-            None => {
-                // A registry dependency: resolve the graph in the mirror, never in the user's tree.
-                let deps = mirror::resolve_deps(
-                    &mirror.root.join("Cargo.toml"),
-                    std::slice::from_ref(&args.krate),
-                    args.offline,
-                )?;
-                let d = deps
-                    .into_iter()
-                    .next()
-                    .expect("resolve_deps returns the crate or fails");
-                (
-                    d.src,
-                    d.build_scripts,
-                    (d.facade_roots, d.crate_roots),
-                    None,
-                )
-            }
-        };
+    let package = user.packages.iter().find(|p| p.name == args.krate);
+    let (src, build_scripts, (facade_roots, crate_roots), inherits_from) = match package {
+        Some(p) if p.proc_macro => bail!(
+            "`{}` is a proc-macro crate: it runs in the compiler and is not instrumented",
+            p.name
+        ),
+        Some(p) => {
+            let ws = if p.member && p.dir != user.root {
+                Some(user.root.clone())
+            } else {
+                p.inherits_from.clone()
+            };
+            (
+                p.dir.clone(),
+                p.build_scripts.clone(),
+                (p.facade_roots.clone(), p.crate_roots.clone()),
+                ws,
+            )
+        }
+        None => {
+            // A registry dependency: resolve the graph in the mirror, never in the user's tree.
+            let deps = mirror::resolve_deps(
+                &mirror.root.join("Cargo.toml"),
+                std::slice::from_ref(&args.krate),
+                args.offline,
+            )?;
+            let d = deps
+                .into_iter()
+                .next()
+                .expect("resolve_deps returns the crate or fails");
+            (
+                d.src,
+                d.build_scripts,
+                (d.facade_roots, d.crate_roots),
+                None,
+            )
+        }
+    };
     // (`..` resolved: `absolute` keeps it, and `crate/../out` is not inside `crate`.)
     let out = crate::workspace::normalize(
         &std::path::absolute(&args.out)
@@ -88,6 +88,9 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
         std::iter::once(args.krate.as_str()).chain(mirror.deps.iter().map(|d| d.name.as_str())),
     );
     let mut report = pulse_instrument::TreeReport::default();
+    // Rust files no target of the user's crate compiles (fixtures), copied as written as
+    // `cargo pulse test` copies them.
+    let mut not_compiled: Vec<PathBuf> = Vec::new();
     let mut state = MirrorState::default();
     let jobs = [TreeJob {
         src: src.clone(),
@@ -99,7 +102,10 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
         std::slice::from_ref(&user.target_dir),
         &|_| true,
         &mut |path: &Path, bytes: Vec<u8>| {
-            if instrumented_here(path, &src, &build_scripts) {
+            let compiled = package.is_none_or(|p| p.compiles(path));
+            if instrumented_here(path, &src, &build_scripts) && !compiled {
+                not_compiled.push(path.strip_prefix(&src).unwrap_or(path).to_path_buf());
+            } else if instrumented_here(path, &src, &build_scripts) {
                 let place = instrumenting::Place::of(&facade_roots, &crate_roots, path);
                 let (bytes, file_report) =
                     instrumenting::instrument_bytes(path, bytes, &opts, place);
@@ -142,6 +148,7 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
         },
     )?;
     report.files.sort_by(|a, b| a.path.cmp(&b.path));
+    not_compiled.sort();
     let marker = out.join(MARKER);
     std::fs::write(&marker, "written by `cargo pulse instrument`\n")
         .with_context(|| format!("writing {}", marker.display()))?;
@@ -151,11 +158,20 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
         let mut v = serde_json::to_value(&report)?;
         if let Some(m) = v.as_object_mut() {
             m.insert("dependencies".into(), serde_json::to_value(deps)?);
+            m.insert("not_compiled".into(), serde_json::to_value(&not_compiled)?);
         }
         serde_json::to_writer_pretty(&mut stdout, &v)?;
         writeln!(stdout)?;
     } else {
         write!(stdout, "{report}")?;
+        for path in &not_compiled {
+            writeln!(
+                stdout,
+                "{}: copied as written: no target compiles it (a fixture a test reads or \
+                 compiles itself)",
+                path.display()
+            )?;
+        }
         writeln!(
             stdout,
             "dependencies, as `cargo pulse test` instruments them (--instrument-deps {}):",
@@ -250,6 +266,7 @@ mod tests {
                 facade_roots: vec![],
                 crate_roots: vec![],
                 inherits_from: None,
+                compiled: None,
             }],
             metadata_instrument_deps: vec![],
             atomic_paths: vec![],

@@ -21,6 +21,7 @@ mod instrumenting;
 mod list;
 mod manifest;
 mod mirror;
+mod module_tree;
 mod nextest;
 mod outcome;
 mod output;

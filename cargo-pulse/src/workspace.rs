@@ -32,6 +32,9 @@ pub struct UserPackage {
     pub crate_roots: Vec<PathBuf>,
     /// Workspace root of an outside path dependency that inherits fields from it.
     pub inherits_from: Option<PathBuf>,
+    /// The files its targets compile (`module_tree::compiled_files`); `None` when that could
+    /// not be told (a file that does not lex).
+    pub compiled: Option<BTreeSet<PathBuf>>,
 }
 
 #[derive(Debug, Clone)]
@@ -158,9 +161,27 @@ impl UserWorkspace {
             return false;
         }
         match self.package_of(path) {
-            Some(pkg) => !pkg.proc_macro && !pkg.build_scripts.iter().any(|b| b == path),
+            Some(pkg) => {
+                !pkg.proc_macro
+                    && !pkg.build_scripts.iter().any(|b| b == path)
+                    && pkg.compiles(path)
+            }
             None => false,
         }
+    }
+}
+
+impl UserPackage {
+    /// Whether a target of this package compiles the file at `path`: any file under `src/`
+    /// (a module a macro names in a way the scan cannot follow stays instrumented), and
+    /// elsewhere the files its targets reach. A fixture under `tests/` that a test reads as
+    /// text or compiles with rustc itself is copied as written.
+    pub fn compiles(&self, path: &Path) -> bool {
+        path.starts_with(self.dir.join("src"))
+            || self
+                .compiled
+                .as_ref()
+                .is_none_or(|c| c.contains(&normalize(path)))
     }
 }
 
@@ -192,6 +213,7 @@ fn user_package(
         facade_roots: facade_roots(pkg, |_| true),
         crate_roots: crate_roots(pkg, |_| true),
         inherits_from,
+        compiled: crate::module_tree::compiled_files(&crate_roots(pkg, |_| true)),
     }
 }
 

@@ -43,6 +43,7 @@
 mod atomic;
 mod cfg;
 mod edition;
+mod modules;
 mod paths;
 mod plan;
 mod report;
@@ -55,6 +56,7 @@ mod use_tree;
 mod visit;
 
 pub use cfg::Cfgs;
+pub use modules::{file_refs, FileRef};
 pub use report::{
     CfgDecision, FileReport, Finding, FindingKind, ParseError, Rewrite, RewriteKind, TreeReport,
 };

@@ -1015,3 +1015,80 @@ fn a_failure_file_replays_from_its_seed_after_an_edit() {
         "and that it reproduced the recorded failure"
     );
 }
+
+/// Rust files that no target compiles (trybuild's and compiletest's `tests/ui/*.rs`, which a
+/// test compiles with rustc itself or reads as text) are copied as written; a module a test
+/// target declares (`tests/common/mod.rs`) is instrumented, so its race is found. (A trial's
+/// fixture was rewritten to `::pulse::std`, and the test that compiled it with plain rustc
+/// failed.)
+#[test]
+fn files_no_target_compiles_are_copied_as_written() {
+    let dir = fixture("ui-fixtures", "ui-fixtures");
+    let before = snapshot(&dir);
+    let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+    assert_eq!(run.code, 101, "the race in tests/common is found");
+    assert_eq!(
+        run.event_of("two_bumps_count_two").as_deref(),
+        Some("failed"),
+        "{}",
+        run.stderr
+    );
+    for test in [
+        "the_fixture_is_as_written",
+        "the_fixture_compiles_with_plain_rustc",
+    ] {
+        assert_eq!(
+            run.event_of(test).as_deref(),
+            Some("ok"),
+            "{test}: {}",
+            run.stderr
+        );
+    }
+    let mirror = dir.join("target/pulse/mirror");
+    let copied =
+        |rel: &str| walk_find(&mirror, rel).unwrap_or_else(|| panic!("{rel} not mirrored"));
+    assert_eq!(
+        std::fs::read_to_string(copied("tests/ui/spawn.rs")).unwrap(),
+        std::fs::read_to_string(dir.join("tests/ui/spawn.rs")).unwrap()
+    );
+    assert!(std::fs::read_to_string(copied("tests/common/mod.rs"))
+        .unwrap()
+        .contains("::pulse::std::thread"));
+    // `cargo pulse instrument` shows the same decision.
+    let out = dir.with_file_name("ui-fixtures-instrumented");
+    let out_arg = out.to_string_lossy().to_string();
+    let shown = cargo_pulse(
+        &dir,
+        &["instrument", "--crate", "ui-fixtures", "--out", &out_arg],
+    );
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert!(
+        shown
+            .stdout
+            .contains("tests/ui/spawn.rs: copied as written: no target compiles it"),
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        !shown.stdout.contains("tests/ui/spawn.rs:3"),
+        "{}",
+        shown.stdout
+    );
+    assert_eq!(snapshot(&dir), before, "the user's tree is untouched");
+}
+
+/// The file under `root` whose path ends with `rel`.
+fn walk_find(root: &std::path::Path, rel: &str) -> Option<std::path::PathBuf> {
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).ok()?.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.ends_with(rel) {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
