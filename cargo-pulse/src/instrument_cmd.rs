@@ -102,10 +102,10 @@ pub fn run(args: InstrumentArgs) -> Result<i32> {
         std::slice::from_ref(&user.target_dir),
         &|_| true,
         &mut |path: &Path, bytes: Vec<u8>| {
-            let compiled = package.is_none_or(|p| p.compiles(path));
-            if instrumented_here(path, &src, &build_scripts) && !compiled {
+            let rust = instrumented_here(path, &src, &build_scripts);
+            if rust && !package.is_none_or(|p| p.compiles(path)) {
                 not_compiled.push(path.strip_prefix(&src).unwrap_or(path).to_path_buf());
-            } else if instrumented_here(path, &src, &build_scripts) {
+            } else if rust {
                 let place = instrumenting::Place::of(&facade_roots, &crate_roots, path);
                 let (bytes, file_report) =
                     instrumenting::instrument_bytes(path, bytes, &opts, place);
