@@ -163,6 +163,44 @@ fn set_aside(outcome: &Outcome, seed: Option<u64>, index: u64) -> String {
     )
 }
 
+/// The least time a fresh process gets to run again, from a clean state, an execution
+/// that failed in this one (its start has the isolator's own grace): a short execution run
+/// on a loaded machine.
+const CONFIRM_AT_LEAST: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How much longer than the execution took here its confirmation may take.
+const CONFIRM_SLOWDOWN: u32 = 4;
+
+/// The time a fresh process gets to run again an execution that took `took` here.
+fn confirm_allowance(took: std::time::Duration) -> std::time::Duration {
+    (took * CONFIRM_SLOWDOWN).max(CONFIRM_AT_LEAST)
+}
+
+/// Whether a fresh process's answer says nothing of the failure it was to confirm: it was
+/// cut by its time, or the worker was killed or could not answer (a tool error).
+fn inconclusive(fresh: &Outcome) -> bool {
+    fresh.cut.is_some()
+        || fresh
+            .explanation
+            .as_ref()
+            .is_some_and(|e| e.kind == FailureKind::ToolError)
+}
+
+/// Said when a fresh process could not confirm a failure this process found.
+fn unconfirmed(fresh: &Outcome, index: u64) -> String {
+    let why = fresh
+        .explanation
+        .as_ref()
+        .map(|e| e.message.lines().next().unwrap_or_default().to_string())
+        .unwrap_or_else(|| "it was cut by its time".to_string());
+    format!(
+        "the failure at schedule {} could not be checked in a fresh process ({why}); it is \
+         reported as this process found it, where state earlier schedules left behind may \
+         play a part",
+        index + 1
+    )
+}
+
 /// Said when a later execution offers no choice where the first offered some.
 const PATH_CHANGED: &str =
     "a schedule after the first made no scheduling choice where the first made some: the \
@@ -339,6 +377,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             true => None,
         };
         let mut fallback_seed = None;
+        let execution_started = Instant::now();
         let mut outcome = if by_seed || replaying {
             let cut_at = deadline.filter(|_| !replaying);
             search.until(cut_at, |s| s.execute(f, Job::Seed { seed, strategy }))
@@ -369,6 +408,9 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             }
             search.until(deadline, |s| s.execute_systematic(f))
         };
+        // The fresh process that confirms a failure gets this long to run it again.
+        let took = execution_started.elapsed();
+        let confirm_by = Some(Instant::now() + confirm_allowance(took));
         match (outcome.cut, report.executions) {
             // Cut past its step bound: a step-limit finding (explained as one), reported
             // without a traced replay, which would take as long again.
@@ -409,7 +451,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 schedule,
                 tracing: Tracing::Off,
             };
-            if let Some(fresh) = search.execute_isolated(&job) {
+            if let Some(fresh) = search.confirm_fresh(&job, confirm_by, report.executions) {
                 let reproduced = fresh.failed
                     && fresh
                         .explanation
@@ -439,7 +481,8 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             // The same seed from a clean process (its schedule would not fit: from clean
             // state the program takes another path). If that passes, the failure came from
             // state earlier executions left behind.
-            if let Some(fresh) = search.execute_isolated(&Job::Seed { seed, strategy }) {
+            let job = Job::Seed { seed, strategy };
+            if let Some(fresh) = search.confirm_fresh(&job, confirm_by, report.executions) {
                 search.isolated = true;
                 if !fresh.failed {
                     let warning = format!(
@@ -555,6 +598,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 strategy: seed.and(strategy),
                 index: i,
                 executions: report.executions,
+                took,
             };
             report.failure = Some(search.explain(config, f, outcome, found));
             break;
@@ -862,6 +906,19 @@ impl Search {
         self.run_under(f, seeded, fallback.seed, schedule, Tracing::Off)
     }
 
+    /// Runs `job` in a fresh process, by `by`, to confirm a failure this process found at
+    /// schedule `index`; `None` when that cannot be done, or when its answer says nothing
+    /// (cut, or killed: said in a warning, and the failure stands as found here).
+    fn confirm_fresh(&mut self, job: &Job, by: Option<Instant>, index: u64) -> Option<Outcome> {
+        let fresh = self.until(by, |s| s.execute_isolated(job))?;
+        if inconclusive(&fresh) {
+            let warning = unconfirmed(&fresh, index);
+            self.executor.state().warn(warning);
+            return None;
+        }
+        Some(fresh)
+    }
+
     /// Runs `job` in a fresh process; `None` if this run cannot be isolated (then it never
     /// tries again, and says so).
     fn execute_isolated(&mut self, job: &Job) -> Option<Outcome> {
@@ -949,6 +1006,7 @@ impl Search {
             strategy,
             index,
             executions,
+            took,
         } = *found;
         let original = Schedule::new(fast.schedule.clone())
             .with_time(fast.time)
@@ -1093,9 +1151,13 @@ impl Search {
                 .as_ref()
                 .is_some_and(|e| e.kind == fast_expl.kind && e.message == fast_expl.message)
         };
+        // A replay in a fresh process is cut when it runs far longer than the failing
+        // execution did (in this process a replay has no such limit).
+        let fresh_by = || Some(Instant::now() + confirm_allowance(took));
         let mut traced = again.clone().and_then(|job| match fast.crashed {
             // In this process the crash would take the search down with it.
-            true => self.execute_isolated(&job),
+            true => self.until(fresh_by(), |s| s.execute_isolated(&job)),
+            false if self.isolated => Some(self.until(fresh_by(), |s| s.execute(f, job))),
             false => Some(self.execute(f, job)),
         });
         // Replayed in this process, the schedule starts from what the failing execution left
@@ -1105,7 +1167,7 @@ impl Search {
         // failed).
         if let (Some(job), false, false) = (&again, self.isolated, fast.crashed) {
             if !traced.as_ref().is_some_and(verbatim) {
-                let fresh = self.execute_isolated(job);
+                let fresh = self.until(fresh_by(), |s| s.execute_isolated(job));
                 let better =
                     |t: &Outcome| verbatim(t) || (same(t) && !traced.as_ref().is_some_and(same));
                 if let Some(fresh) = fresh.filter(better) {
@@ -1114,13 +1176,30 @@ impl Search {
                 }
             }
         }
+        // A replay cut by its time, or a worker killed at its deadline, says nothing of the
+        // failure: reported without a trace, not as one that did not reproduce.
+        let unfinished = traced.as_ref().is_some_and(inconclusive) && !fast.crashed;
+        if unfinished {
+            let why = traced
+                .take()
+                .and_then(|t| t.explanation)
+                .map(|e| e.message.lines().next().unwrap_or_default().to_string())
+                .unwrap_or_default();
+            self.executor.state().warn(format!(
+                "the failing schedule's traced replay did not finish ({why}): the report has \
+                 no trace of it; its replay lines still run it"
+            ));
+        }
         let traced_expl = traced.and_then(|t| t.explanation);
         let reproduced = traced_expl.as_ref().is_some_and(alike);
         let failure = match traced_expl {
             Some(e) if reproduced => failure(e, true),
             // Not replayed, so not contradicted either (a cut execution, or one that left
-            // the test without a verdict).
-            None if fast.cut.is_some() || fast_expl.kind == FailureKind::ToolError => {
+            // the test without a verdict, or a replay that could not finish).
+            None if fast.cut.is_some()
+                || fast_expl.kind == FailureKind::ToolError
+                || unfinished =>
+            {
                 failure(fast_expl, true)
             }
             _ => failure(fast_expl, false),
@@ -1164,6 +1243,9 @@ struct Found {
     /// Its index in the run, and how many executions ran.
     index: u64,
     executions: u64,
+    /// How long the failing execution took (its replays in a fresh process get
+    /// `confirm_allowance` of it).
+    took: std::time::Duration,
 }
 
 /// How a replay of `schedule` shows it no longer fits the program, if it does: it named a

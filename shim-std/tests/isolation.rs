@@ -109,6 +109,89 @@ fn a_long_isolated_execution_is_a_sign_of_life_for_the_driver() {
     );
 }
 
+/// A failure found in this process whose check in a fresh process cannot finish (there
+/// the execution runs on past the time the check gets) stands as found here, with a
+/// warning. It was a TOOL ERROR: the check had no time of its own, 25 s of the isolator's
+/// grace, and a 30-million-step failing execution of rcu_cell 1.2.4 (trial) ran past it.
+#[test]
+fn a_failure_a_fresh_process_cannot_check_in_time_is_reported_as_found() {
+    use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+    use std::time::{Duration, Instant};
+    static RUNS: StdAtomicUsize = StdAtomicUsize::new(0);
+    let started = Instant::now();
+    let report = Builder::new().schedules(20).seed(1).run(|| {
+        if std::env::var_os(pulse_protocol::env::ISOLATED_WORKER).is_some() {
+            // The check: longer than it may take (cut at its time, ~10 s).
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(120) {
+                thread::yield_now();
+            }
+            return;
+        }
+        thread::spawn(|| {}).join().unwrap();
+        // The same message in every run: its traced replay here needs no fresh process.
+        assert!(
+            RUNS.fetch_add(1, SeqCst) == 0,
+            "fails from the second run on"
+        );
+    });
+    let f = report.failure.expect("the failure stands");
+    assert_eq!(f.kind, FailureKind::Panic, "{f}");
+    assert_eq!(f.execution, 1, "{f}");
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("could not be checked in a fresh process")),
+        "{:?}",
+        report.warnings
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(40),
+        "cut, not waited out"
+    );
+}
+
+/// A failure confirmed in a fresh process whose traced replay there cannot finish in its
+/// time (far longer than the failing execution took) stands, without a trace, and is not
+/// said to have failed to reproduce (a 100-million-step failure of crossbeam-channel 0.4.4,
+/// trial).
+#[test]
+fn a_traced_replay_that_cannot_finish_leaves_the_failure_standing() {
+    use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+    use std::time::{Duration, Instant};
+    static RUNS: StdAtomicUsize = StdAtomicUsize::new(0);
+    let started = Instant::now();
+    let report = Builder::new().schedules(20).seed(1).run(|| {
+        let order = std::env::var(pulse_protocol::env::ISOLATED_WORKER).unwrap_or_default();
+        if order.contains(r#""tracing":true"#) {
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(120) {
+                thread::yield_now();
+            }
+            return;
+        }
+        thread::spawn(|| {}).join().unwrap();
+        // From the second run in this process on, and in any fresh one.
+        assert!(RUNS.fetch_add(1, SeqCst) == 0 && order.is_empty(), "fails");
+    });
+    let f = report.failure.expect("the failure stands");
+    assert_eq!((f.kind, f.execution), (FailureKind::Panic, 1), "{f}");
+    assert!(f.reproduced, "not contradicted: {f}");
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("traced replay did not finish")),
+        "{:?}",
+        report.warnings
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(40),
+        "cut, not waited out"
+    );
+}
+
 #[test]
 fn a_real_race_is_still_found_when_every_schedule_is_isolated() {
     let report = Builder::new()
