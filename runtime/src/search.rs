@@ -1037,6 +1037,12 @@ impl Search {
                 } else {
                     (fast.time, fast.relaxed)
                 };
+                // A time mode the run was given is stated as given: an execution where no
+                // thread waited with a deadline replays under any, and says the default.
+                let time = match config.time {
+                    pulse_protocol::TimeMode::Fixed(given) => given,
+                    pulse_protocol::TimeMode::Portfolio => time,
+                };
                 seed_command(config, seed, &strategy, time, relaxed, &test, crash)
             }),
             replay_command: replay_command(config, &original, seed, &test, crash),

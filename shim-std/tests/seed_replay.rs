@@ -222,3 +222,31 @@ fn a_systematic_search_s_failure_names_its_search_not_a_seed() {
         );
     }
 }
+
+/// The seed line states a time mode the run was given as given, though the failing
+/// execution had no timer and would replay under any (it said `infinitely-fast` to a run of
+/// `--time infinitely-slow`, which read as the flag ignored).
+#[test]
+fn the_seed_line_states_the_time_mode_the_run_was_given() {
+    let slow = pulse_protocol::TimeParams::INFINITELY_SLOW;
+    let report = Builder::new()
+        .seed(1)
+        .schedules(200)
+        .time(TimeMode::Fixed(slow))
+        .memory(Memory::Sc)
+        .run(|| {
+            let n = Arc::new(AtomicUsize::new(0));
+            let n2 = n.clone();
+            let t = thread::spawn(move || {
+                let v = n2.load(Ordering::SeqCst);
+                n2.store(v + 1, Ordering::SeqCst);
+            });
+            let v = n.load(Ordering::SeqCst);
+            n.store(v + 1, Ordering::SeqCst);
+            t.join().unwrap();
+            assert_eq!(n.load(Ordering::SeqCst), 2, "lost update");
+        });
+    let found = report.failure.expect("the lost update");
+    let line = found.seed_command.expect("a seed replay line");
+    assert!(line.contains(&slow.to_string()), "{line}");
+}
