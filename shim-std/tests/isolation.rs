@@ -116,17 +116,13 @@ fn a_long_isolated_execution_is_a_sign_of_life_for_the_driver() {
 #[test]
 fn a_failure_a_fresh_process_cannot_check_in_time_is_reported_as_found() {
     use std::sync::atomic::AtomicUsize as StdAtomicUsize;
-    use std::time::{Duration, Instant};
+    use std::time::Instant;
     static RUNS: StdAtomicUsize = StdAtomicUsize::new(0);
     let started = Instant::now();
     let report = Builder::new().schedules(20).seed(1).run(|| {
         if std::env::var_os(pulse_protocol::env::ISOLATED_WORKER).is_some() {
             // The check: longer than it may take (cut at its time, ~10 s).
-            let start = Instant::now();
-            while start.elapsed() < Duration::from_secs(120) {
-                thread::yield_now();
-            }
-            return;
+            return outrun_any_check();
         }
         thread::spawn(|| {}).join().unwrap();
         // The same message in every run: its traced replay here needs no fresh process.
@@ -135,21 +131,10 @@ fn a_failure_a_fresh_process_cannot_check_in_time_is_reported_as_found() {
             "fails from the second run on"
         );
     });
-    let f = report.failure.expect("the failure stands");
+    let f = report.failure.as_ref().expect("the failure stands");
     assert_eq!(f.kind, FailureKind::Panic, "{f}");
     assert_eq!(f.execution, 1, "{f}");
-    assert!(
-        report
-            .warnings
-            .iter()
-            .any(|w| w.contains("could not be checked in a fresh process")),
-        "{:?}",
-        report.warnings
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(40),
-        "cut, not waited out"
-    );
+    warned_and_cut(&report, "could not be checked in a fresh process", started);
 }
 
 /// A failure confirmed in a fresh process whose traced replay there cannot finish in its
@@ -159,37 +144,42 @@ fn a_failure_a_fresh_process_cannot_check_in_time_is_reported_as_found() {
 #[test]
 fn a_traced_replay_that_cannot_finish_leaves_the_failure_standing() {
     use std::sync::atomic::AtomicUsize as StdAtomicUsize;
-    use std::time::{Duration, Instant};
+    use std::time::Instant;
     static RUNS: StdAtomicUsize = StdAtomicUsize::new(0);
     let started = Instant::now();
     let report = Builder::new().schedules(20).seed(1).run(|| {
         let order = std::env::var(pulse_protocol::env::ISOLATED_WORKER).unwrap_or_default();
         if order.contains(r#""tracing":true"#) {
-            let start = Instant::now();
-            while start.elapsed() < Duration::from_secs(120) {
-                thread::yield_now();
-            }
-            return;
+            return outrun_any_check();
         }
         thread::spawn(|| {}).join().unwrap();
         // From the second run in this process on, and in any fresh one.
         assert!(RUNS.fetch_add(1, SeqCst) == 0 && order.is_empty(), "fails");
     });
-    let f = report.failure.expect("the failure stands");
+    let f = report.failure.as_ref().expect("the failure stands");
     assert_eq!((f.kind, f.execution), (FailureKind::Panic, 1), "{f}");
     assert!(f.reproduced, "not contradicted: {f}");
+    warned_and_cut(&report, "traced replay did not finish", started);
+}
+
+/// Yields for two minutes: far past the time a fresh process's run gets.
+fn outrun_any_check() {
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(120) {
+        thread::yield_now();
+    }
+}
+
+/// The run said `warning` and did not wait the worker out.
+#[track_caller]
+fn warned_and_cut(report: &Report, warning: &str, started: std::time::Instant) {
     assert!(
-        report
-            .warnings
-            .iter()
-            .any(|w| w.contains("traced replay did not finish")),
+        report.warnings.iter().any(|w| w.contains(warning)),
         "{:?}",
         report.warnings
     );
-    assert!(
-        started.elapsed() < Duration::from_secs(40),
-        "cut, not waited out"
-    );
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(40), "waited {took:?}");
 }
 
 #[test]
