@@ -186,13 +186,18 @@ fn inconclusive(fresh: &Outcome) -> bool {
             .is_some_and(|e| e.kind == FailureKind::ToolError)
 }
 
-/// Said when a fresh process could not confirm a failure this process found.
-fn unconfirmed(fresh: &Outcome, index: u64) -> String {
-    let why = fresh
+/// Why a fresh process's run said nothing: its explanation's first line.
+fn why_inconclusive(fresh: &Outcome) -> String {
+    fresh
         .explanation
         .as_ref()
         .map(|e| e.message.lines().next().unwrap_or_default().to_string())
-        .unwrap_or_else(|| "it was cut by its time".to_string());
+        .unwrap_or_else(|| "it was cut by its time".to_string())
+}
+
+/// Said when a fresh process could not confirm a failure this process found.
+fn unconfirmed(fresh: &Outcome, index: u64) -> String {
+    let why = why_inconclusive(fresh);
     format!(
         "the failure at schedule {} could not be checked in a fresh process ({why}); it is \
          reported as this process found it, where state earlier schedules left behind may \
@@ -1185,12 +1190,8 @@ impl Search {
         // A replay cut by its time, or a worker killed at its deadline, says nothing of the
         // failure: reported without a trace, not as one that did not reproduce.
         let unfinished = traced.as_ref().is_some_and(inconclusive) && !fast.crashed;
-        if unfinished {
-            let why = traced
-                .take()
-                .and_then(|t| t.explanation)
-                .map(|e| e.message.lines().next().unwrap_or_default().to_string())
-                .unwrap_or_default();
+        if let Some(cut) = traced.take_if(|_| unfinished) {
+            let why = why_inconclusive(&cut);
             self.executor.state().warn(format!(
                 "the failing schedule's traced replay did not finish ({why}): the report has \
                  no trace of it; its replay lines still run it"
