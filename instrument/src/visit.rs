@@ -1360,7 +1360,7 @@ pub(crate) fn expr_attrs(e: &Expr) -> &[Attribute] {
 }
 
 /// Whether an expression's type is inferred from where it goes: a conversion into it
-/// (`x.into()`, `x.try_into()?`, `Into::into(x)`, `From::from(x)`, `T::from(x)` aside) or
+/// (`x.into()`, `x.try_into()?`, `Into::into(x)`, `From::from(x)`) or
 /// `Default::default()`.
 fn typed_by_context(e: &Expr) -> bool {
     match e {
@@ -1370,17 +1370,20 @@ fn typed_by_context(e: &Expr) -> bool {
         }
         Expr::MethodCall(m) => m.method == "into" && m.args.is_empty() && m.turbofish.is_none(),
         Expr::Call(c) => match &*c.func {
+            // `Into::into`, `From::from`, `Default::default` (any prefix, no generics): not
+            // `SystemTime::from`, whose type is its own.
             Expr::Path(p) if p.qself.is_none() => {
-                let names: Vec<String> = p
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
-                matches!(
-                    names.iter().map(String::as_str).collect::<Vec<_>>()[..],
-                    [.., "Into", "into"] | [.., "From", "from"] | [.., "Default", "default"]
-                ) && p.path.segments.iter().all(|s| s.arguments.is_none())
+                let mut last = p.path.segments.iter().rev();
+                let pair = last
+                    .next()
+                    .zip(last.next())
+                    .filter(|(f, t)| f.arguments.is_none() && t.arguments.is_none());
+                pair.is_some_and(|(f, t)| {
+                    matches!(
+                        (t.ident.to_string().as_str(), f.ident.to_string().as_str()),
+                        ("Into", "into") | ("From", "from") | ("Default", "default")
+                    )
+                })
             }
             _ => false,
         },
