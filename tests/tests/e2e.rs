@@ -770,7 +770,7 @@ fn instrument_subcommand_writes_a_buildable_crate_and_a_report() {
     let _ = std::fs::remove_dir_all(&foreign);
     std::fs::create_dir_all(&foreign).unwrap();
     std::fs::write(foreign.join("Cargo.toml"), "not ours").unwrap();
-    for out in [&dir, &foreign] {
+    for out in [&*dir, &foreign] {
         let run = cargo_pulse(
             &dir,
             &[

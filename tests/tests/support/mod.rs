@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Scratch space of the suite (inside cargo's target dir, kept between runs so installs and
@@ -92,8 +92,46 @@ pub fn copy_fixture(src: &Path, slot: &str) -> PathBuf {
     dst
 }
 
-pub fn fixture(name: &str, slot: &str) -> PathBuf {
-    copy_fixture(&repo().join("tests/fixtures").join(name), slot)
+/// A copy of a fixture crate, and this test's turn at that fixture.
+///
+/// Copies of one fixture build the same package at the same place in its workspace, so in the
+/// shared mirror target dir they share its binaries: one test's build could replace the test
+/// binary another test is about to run (an edited copy's binary once ran for the unedited
+/// copy). Tests of one fixture therefore take turns; a test must not hold two copies of one
+/// fixture at once.
+pub struct Fixture {
+    dir: PathBuf,
+    _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+impl std::ops::Deref for Fixture {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl AsRef<Path> for Fixture {
+    fn as_ref(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// A fresh copy of `tests/fixtures/<name>` at `<work dir>/<slot>`, once no other test holds
+/// a copy of it.
+pub fn fixture(name: &str, slot: &str) -> Fixture {
+    static TURNS: Mutex<BTreeMap<String, &'static Mutex<()>>> = Mutex::new(BTreeMap::new());
+    let turn: &'static Mutex<()> = TURNS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(name.to_string())
+        .or_insert_with(|| Box::leak(Box::new(Mutex::new(()))));
+    // Blocking is bounded: every holder's own runs have deadlines.
+    let turn = turn.lock().unwrap_or_else(|e| e.into_inner());
+    Fixture {
+        dir: copy_fixture(&repo().join("tests/fixtures").join(name), slot),
+        _turn: turn,
+    }
 }
 
 fn copy_dir(src: &Path, dst: &Path) {
