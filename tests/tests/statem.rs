@@ -12,7 +12,7 @@ use support::{cargo_pulse, copy_fixture, repo, shell, work_dir};
 
 /// examples/statem and the proc-reg crate it uses, side by side as in the repository, with
 /// the dev-dependency on pulse made absolute (the copy is outside the repository).
-fn statem_example() -> std::path::PathBuf {
+fn statem_example() -> support::Fixture {
     let root = work_dir().join("statem-examples");
     let _ = std::fs::remove_dir_all(&root);
     copy_fixture(

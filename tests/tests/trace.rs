@@ -17,7 +17,7 @@ use support::{
 };
 
 /// Runs `example`'s buggy test until it fails and returns the dir and its trace file.
-fn failing_trace(example: &str, test: &str, slot: &str) -> (PathBuf, PathBuf) {
+fn failing_trace(example: &str, test: &str, slot: &str) -> (support::Fixture, PathBuf) {
     let dir = copy_fixture(
         &repo().join("examples").join(example),
         &format!("trace-{slot}"),
@@ -88,7 +88,8 @@ fn failing_trace(example: &str, test: &str, slot: &str) -> (PathBuf, PathBuf) {
             );
         }
     }
-    (dir.clone(), trace_file(&dir))
+    let file = trace_file(&dir);
+    (dir, file)
 }
 
 fn trace_file(dir: &Path) -> PathBuf {

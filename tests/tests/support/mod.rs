@@ -82,23 +82,13 @@ pub fn installed_bin_dir() -> &'static Path {
     })
 }
 
-/// A fresh copy of `tests/fixtures/<name>` (or of another directory) at `<scratch>/work/<slot>`.
-pub fn copy_fixture(src: &Path, slot: &str) -> PathBuf {
-    let dst = work_dir().join(slot);
-    if dst.exists() {
-        std::fs::remove_dir_all(&dst).unwrap();
-    }
-    copy_dir(src, &dst);
-    dst
-}
-
 /// A copy of a fixture crate, and this test's turn at that fixture.
 ///
 /// Copies of one fixture build the same package at the same place in its workspace, so in the
 /// shared mirror target dir they share its binaries: one test's build could replace the test
 /// binary another test is about to run (an edited copy's binary once ran for the unedited
-/// copy). Tests of one fixture therefore take turns; a test must not hold two copies of one
-/// fixture at once.
+/// copy: CI failed on it). Tests of one fixture therefore take turns; a test must not hold
+/// two copies of one fixture at once.
 pub struct Fixture {
     dir: PathBuf,
     _turn: std::sync::MutexGuard<'static, ()>,
@@ -117,21 +107,31 @@ impl AsRef<Path> for Fixture {
     }
 }
 
-/// A fresh copy of `tests/fixtures/<name>` at `<work dir>/<slot>`, once no other test holds
-/// a copy of it.
-pub fn fixture(name: &str, slot: &str) -> Fixture {
-    static TURNS: Mutex<BTreeMap<String, &'static Mutex<()>>> = Mutex::new(BTreeMap::new());
+/// A fresh copy of `src` (a fixture crate or another directory) at `<work dir>/<slot>`, once
+/// no other test holds a copy of `src`.
+pub fn copy_fixture(src: &Path, slot: &str) -> Fixture {
+    static TURNS: Mutex<BTreeMap<PathBuf, &'static Mutex<()>>> = Mutex::new(BTreeMap::new());
     let turn: &'static Mutex<()> = TURNS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .entry(name.to_string())
+        .entry(src.to_path_buf())
         .or_insert_with(|| Box::leak(Box::new(Mutex::new(()))));
     // Blocking is bounded: every holder's own runs have deadlines.
     let turn = turn.lock().unwrap_or_else(|e| e.into_inner());
+    let dst = work_dir().join(slot);
+    if dst.exists() {
+        std::fs::remove_dir_all(&dst).unwrap();
+    }
+    copy_dir(src, &dst);
     Fixture {
-        dir: copy_fixture(&repo().join("tests/fixtures").join(name), slot),
+        dir: dst,
         _turn: turn,
     }
+}
+
+/// A fresh copy of `tests/fixtures/<name>` at `<work dir>/<slot>` (see `copy_fixture`).
+pub fn fixture(name: &str, slot: &str) -> Fixture {
+    copy_fixture(&repo().join("tests/fixtures").join(name), slot)
 }
 
 fn copy_dir(src: &Path, dst: &Path) {
