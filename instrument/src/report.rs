@@ -72,6 +72,10 @@ pub enum RewriteKind {
     /// that the dropping thread has every other owner's accesses behind it (std's `Arc`,
     /// whose last drop is that edge, stays std's).
     DropAcquire,
+    /// `libc::syscall(libc::SYS_futex, ..)` made `<shim>::__pulse_futex!(libc::SYS_futex, ..)`:
+    /// a futex wait blocks in the scheduler, not in the kernel (atomic-wait, hand-written
+    /// futex locks).
+    FutexCall,
 }
 
 /// Why a site that may synchronise was left alone.

@@ -377,6 +377,28 @@ impl Main<'_, '_> {
     }
 
     /// Whether `path` (written segments) is std's `sync` module.
+    /// `syscall(SYS_futex, ..)` becomes `<shim>::__pulse_futex!(syscall, SYS_futex, ..)`: the
+    /// arguments are passed as written, and the function stays named (an imported `syscall`
+    /// stays used).
+    fn futex_call(&mut self, path: &syn::Path, c: &syn::ExprCall) {
+        let first = path
+            .leading_colon
+            .map_or(path.segments[0].ident.span(), |c| c.spans[0]);
+        let range = self.range(first, c.paren_token.span.open());
+        let callee = self.range(first, path.segments[path.segments.len() - 1].ident.span());
+        let from = abbrev(self.plan.index.slice(range.clone()));
+        let spaced = self.plan.index.text()[range.end..].starts_with(char::is_whitespace);
+        let to = format!(
+            "{}::__pulse_futex!({},{}",
+            self.plan.shim,
+            self.plan.index.slice(callee),
+            if spaced { "" } else { " " }
+        );
+        let edits = vec![Edit::replace(range.clone(), to.clone())];
+        self.plan
+            .change(range.start, RewriteKind::FutexCall, from, to, edits);
+    }
+
     fn is_std_sync(&self, path: &[String]) -> bool {
         matches!(path, [root, module] if module == "sync" && self.plan.roots.lookup(root) == Some(Crate::Std))
     }
@@ -855,6 +877,17 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
             }
             return;
         }
+        if self.atomic_depth == 0
+            && self.const_depth == 0
+            && segs.last().is_some_and(|s| s == "syscall")
+            && c.args.first().is_some_and(is_sys_futex)
+        {
+            self.futex_call(&p.path, c);
+            for arg in &c.args {
+                self.visit_expr(arg);
+            }
+            return;
+        }
         if let Some(last) = segs.last() {
             if self.plan.foreign_fns.contains(last) {
                 let at = self.plan.index.start(p.path.segments[0].ident.span());
@@ -1281,7 +1314,23 @@ fn is_path_kind(kind: RewriteKind) -> bool {
             | RewriteKind::ConstAssign
             | RewriteKind::AsmFence
             | RewriteKind::DropAcquire
+            | RewriteKind::FutexCall
     )
+}
+
+/// Whether `e` names Linux's futex system call number (`libc::SYS_futex`, `SYS_futex`,
+/// also cast: `SYS_futex as c_long`).
+fn is_sys_futex(e: &Expr) -> bool {
+    match e {
+        Expr::Path(p) => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "SYS_futex"),
+        Expr::Cast(c) => is_sys_futex(&c.expr),
+        Expr::Paren(p) => is_sys_futex(&p.expr),
+        _ => false,
+    }
 }
 
 /// Whether an impl's trait is `Drop` (`Drop`, `ops::Drop`, `core::ops::Drop`, ...).

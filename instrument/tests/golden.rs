@@ -160,7 +160,9 @@ fn rewritten_fixtures_compile_against_the_shim() {
         "[package]\nname = \"pulse-instrument-fixture-check\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
          [dependencies]\npulse = {{ path = {:?} }}\n\
          # As pulse's own (statem), so the lock file has it.\n\
-         proptest = {{ version = \"1.5\", default-features = false, features = [\"std\"] }}\n\n[workspace]\n\n[lints.rust]\nunexpected_cfgs = \"allow\"\n",
+         proptest = {{ version = \"1.5\", default-features = false, features = [\"std\"] }}\n\
+         # The futex fixture calls the system call through it.\n\
+         libc = \"0.2\"\n\n[workspace]\n\n[lints.rust]\nunexpected_cfgs = \"allow\"\n",
         pulse.display().to_string()
     );
     std::fs::write(scratch.join("Cargo.toml"), manifest).expect("write manifest");

@@ -304,6 +304,11 @@ impl Ctx {
         self.state().has_waiters(object)
     }
 
+    /// How many threads are blocked on `object`: a `FUTEX_WAKE` returns how many it woke.
+    pub fn waiter_count(self, object: ObjRef) -> usize {
+        self.state().waiter_count(object)
+    }
+
     /// Wakes one thread blocked on `object`, which one a scheduler choice: the waiter a
     /// `notify_one` wakes, or the one a mutex's release wakes to race for it. Returns
     /// whether there was one.

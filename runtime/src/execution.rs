@@ -793,6 +793,10 @@ impl ExecState {
         self.blocked_on.any(object)
     }
 
+    pub fn waiter_count(&self, object: ObjRef) -> usize {
+        self.blocked_on.of(object).len()
+    }
+
     /// Wakes every thread blocked on `object` (on every unlock: no allocation).
     pub fn wake_all(&mut self, object: ObjRef) {
         let mut woken = std::mem::take(&mut self.woken);

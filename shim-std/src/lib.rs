@@ -7,6 +7,9 @@
 //! between senders, timeouts) is a scheduler choice. Outside one, each type behaves
 //! exactly like std's, so instrumented code still runs normally.
 
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[doc(hidden)]
+pub mod futex;
 pub mod hint;
 mod rt;
 pub mod sync;

@@ -1,7 +1,8 @@
 //! Dependencies that synchronise are scheduled with no flag (`--instrument-deps auto`, the
 //! default): a spin lock in two semver-incompatible versions of one registry crate,
 //! crossbeam-utils' scoped threads, `AtomicCell` and `Backoff`, and parking_lot's locks
-//! (parking in pulse's `parking_lot_core`, 0.2 to 0.10: parking_lot 0.4 to 0.13). Each
+//! (parking in pulse's `parking_lot_core`, 0.2 to 0.10: parking_lot 0.4 to 0.13), and a
+//! futex lock on atomic-wait (whose futex system calls pulse schedules). Each
 //! fixture's only synchronisation is its dependencies'; each race is found, each fixed twin
 //! passes.
 
@@ -258,5 +259,31 @@ fn a_2015_dependency_in_its_own_forms_is_instrumented() {
     // The file with the anonymous parameter is copied in its own spelling.
     assert!(
         copy("distributions/mod.rs").contains("fn ind_sample<R: Rng>(&self, &mut R) -> Support;")
+    );
+}
+
+/// A futex lock on atomic-wait: atomic-wait is instrumented with no flag (it names atomics),
+/// its `libc::syscall(libc::SYS_futex, ..)` waits block in the scheduler, and the twin whose
+/// waiters forget to mark the lock contended is found asleep for ever, while the lock passes.
+#[test]
+fn a_futex_lock_on_atomic_wait_is_scheduled() {
+    let dir = fixture("dep-atomic-wait", "dep-atomic-wait");
+    let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+    assert_eq!(run.code, 101, "the lost wakeup is found");
+    for (test, event) in [
+        ("tests::every_hit_is_counted", "ok"),
+        ("tests::every_hit_is_counted_forgetting_waiters", "failed"),
+    ] {
+        assert_eq!(run.event_of(test).as_deref(), Some(event), "{test}");
+    }
+    assert!(
+        run.stderr.contains("atomic-wait 1."),
+        "named as instrumented:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("blocked in futex::wait on Futex#0"),
+        "the sleeper is named:\n{}",
+        run.stderr
     );
 }
