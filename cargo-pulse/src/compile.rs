@@ -141,14 +141,24 @@ pub fn profile_and_feature_args(cargo: &CargoArgs) -> Vec<String> {
 
 /// pulse's runtime (the scheduler, the execution's bookkeeping) and the shims' non-generic
 /// code are optimised in every profile: in a debug test build they are otherwise most of an
-/// execution's time (std, which the shims stand in for, is always a release build).
-const OPTIMIZED_RUNTIME: [&str; 6] = [
+/// execution's time (std, which the shims stand in for, is always a release build). So are
+/// the protocol and its JSON writer, which write a failure's record and trace in the test's
+/// process: at opt-level 0 serde-json-core wrote crossbeam-channel 0.4.4's
+/// 100,000,000-choice schedule (a 260 MB record) a character at a time for 20 s and more,
+/// twice, and the driver took the silence for a stall.
+const OPTIMIZED_RUNTIME: [&str; 12] = [
     "profile.dev.package.pulse-runtime.opt-level=3",
     "profile.dev.package.pulse-runtime.debug-assertions=false",
     "profile.dev.package.pulse-runtime.overflow-checks=false",
     "profile.dev.package.pulse-shim-std.opt-level=3",
     "profile.dev.package.pulse-shim-std.debug-assertions=false",
     "profile.dev.package.pulse-shim-std.overflow-checks=false",
+    "profile.dev.package.pulse-protocol.opt-level=3",
+    "profile.dev.package.pulse-protocol.debug-assertions=false",
+    "profile.dev.package.pulse-protocol.overflow-checks=false",
+    "profile.dev.package.serde-json-core.opt-level=3",
+    "profile.dev.package.serde-json-core.debug-assertions=false",
+    "profile.dev.package.serde-json-core.overflow-checks=false",
 ];
 
 /// `--config` arguments for `OPTIMIZED_RUNTIME`, given after the subcommand: given before

@@ -56,6 +56,42 @@ impl Schedule {
     pub fn is_empty(&self) -> bool {
         self.choices.is_empty()
     }
+
+    /// The schedule's text if it is at most `limit` characters long, else (`Err`) its first
+    /// `limit`: written no further than that, so asking whether a 100,000,000-choice
+    /// schedule fits a command line does not write its 300 MB.
+    pub fn text_within(&self, limit: usize) -> Result<String, String> {
+        let mut capped = Capped {
+            text: String::new(),
+            limit,
+        };
+        match fmt::write(&mut capped, format_args!("{self}")) {
+            Ok(()) => Ok(capped.text),
+            Err(fmt::Error) => Err(capped.text),
+        }
+    }
+}
+
+/// A `fmt::Write` that takes `limit` characters and then fails.
+struct Capped {
+    text: String,
+    limit: usize,
+}
+
+impl fmt::Write for Capped {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let room = self.limit - self.text.len();
+        if s.len() <= room {
+            self.text.push_str(s);
+            return Ok(());
+        }
+        let cut = (0..=room)
+            .rev()
+            .find(|&i| s.is_char_boundary(i))
+            .unwrap_or(0);
+        self.text.push_str(&s[..cut]);
+        Err(fmt::Error)
+    }
 }
 
 const VERSION: &str = "p1";
@@ -163,6 +199,20 @@ mod tests {
         let text = s.to_string();
         assert_eq!(text, "p1:0*3.1.0*2.12.1");
         assert_eq!(text.parse::<Schedule>().unwrap(), s);
+    }
+
+    #[test]
+    fn text_within_a_limit_is_the_text_or_its_start() {
+        let s = Schedule::new(vec![0, 0, 0, 1, 0, 0, 2]);
+        assert_eq!(s.text_within(100), Ok("p1:0*3.1.0*2.2".to_string()));
+        assert_eq!(s.text_within(14), Ok("p1:0*3.1.0*2.2".to_string()));
+        assert_eq!(s.text_within(13), Err("p1:0*3.1.0*2.".to_string()));
+        assert_eq!(s.text_within(0), Err(String::new()));
+        // Alternating choices do not compress: a long schedule stops at the limit.
+        let long = Schedule::new((0..10_000_000).map(|i| i % 2).collect());
+        let start = long.text_within(1000).unwrap_err();
+        assert_eq!(start.len(), 1000);
+        assert!(long.to_string().starts_with(&start));
     }
 
     #[test]

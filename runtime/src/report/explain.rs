@@ -46,8 +46,11 @@ pub(crate) fn replay_command(
     test: &str,
     crash: bool,
 ) -> String {
-    let text = schedule.to_string();
-    let long = text.len() > crate::report::failure::LONG_SCHEDULE;
+    // (Written only as far as a command line takes it.)
+    let text = schedule.text_within(MAX_INLINE_SCHEDULE);
+    let long = text
+        .as_ref()
+        .map_or(true, |t| t.len() > crate::report::failure::LONG_SCHEDULE);
     let in_test = !test.is_empty() && test != "main";
     let package = std::env::var("CARGO_PKG_NAME")
         .map(|p| format!(" -p {p}"))
@@ -90,7 +93,7 @@ pub(crate) fn replay_command(
         true => in_fresh_process(template, config.replay_command.is_some()),
         false => template,
     };
-    if text.len() > MAX_INLINE_SCHEDULE && template.contains("{schedule}") {
+    if text.is_err() && template.contains("{schedule}") {
         // Longer than one argument may be (Linux takes 128 KiB), and written once already
         // (`Failure::schedule`; a failure record's `schedule`, which `cargo pulse test
         // --replay FILE` reads): a 100,000,000-step execution's was 64 MB, three times over.
@@ -101,7 +104,7 @@ pub(crate) fn replay_command(
         );
     }
     template
-        .replace("{schedule}", &text)
+        .replace("{schedule}", &text.unwrap_or_default())
         .replace(
             "{seed}",
             &seed.map_or_else(|| "-".to_string(), |s| s.to_string()),
@@ -601,5 +604,25 @@ fn virtual_time(ns: u64) -> String {
         1_000..1_000_000 => format!("{}µs", ns / 1_000),
         1_000_000..1_000_000_000 => format!("{}ms", ns / 1_000_000),
         _ => format!("{:.1}s", ns as f64 / 1e9),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schedule_too_long_for_a_command_line_is_named_not_written() {
+        let config = Config::default();
+        let short = Schedule::new(vec![0, 1, 1]);
+        let line = replay_command(&config, &short, None, "tests::t", false);
+        assert!(line.contains("'p1:0.1*2'"), "{line}");
+        // Alternating choices do not compress: about 2 characters a choice.
+        let long = Schedule::new((0..100_000).map(|i| i % 2).collect());
+        let line = replay_command(&config, &long, None, "tests::t", false);
+        assert!(
+            line.contains("100000 choices, is too long for a command line"),
+            "{line}"
+        );
     }
 }

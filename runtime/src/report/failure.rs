@@ -195,31 +195,33 @@ impl fmt::Display for Failure {
                 None => writeln!(f, "  replayed schedule")?,
             },
         }
-        let schedule = self.schedule.to_string();
+        let schedule = self.schedule.text_within(LONG_SCHEDULE);
         if self.schedule.is_empty() && self.kind == FailureKind::Crash && self.seed.is_some() {
             writeln!(
                 f,
                 "  schedule: - (it died with the process; the seed replays it)"
             )?;
-        } else if schedule.len() > LONG_SCHEDULE {
-            let cut = schedule
+        } else if let Err(start) = &schedule {
+            let cut = start
                 .char_indices()
                 .nth(LONG_SCHEDULE / 2)
-                .map_or(schedule.len(), |(i, _)| i);
+                .map_or(start.len(), |(i, _)| i);
             writeln!(
                 f,
                 "  schedule: {}… ({} choices; in full in `Failure::schedule` and the JSON record)",
-                &schedule[..cut],
+                &start[..cut],
                 self.schedule.len()
             )?;
-        } else {
-            writeln!(f, "  schedule: {schedule}")?;
+        } else if let Ok(text) = &schedule {
+            writeln!(f, "  schedule: {text}")?;
         }
         if let (Some(m), Some(original)) = (&self.minimized, &self.original_schedule) {
-            let found = original.to_string();
-            let found = match found.char_indices().nth(LONG_SCHEDULE / 2) {
-                Some((cut, _)) if found.len() > LONG_SCHEDULE => format!("{}…", &found[..cut]),
-                _ => found,
+            let found = match original.text_within(LONG_SCHEDULE) {
+                Ok(text) => text,
+                Err(start) => match start.char_indices().nth(LONG_SCHEDULE / 2) {
+                    Some((cut, _)) => format!("{}…", &start[..cut]),
+                    None => start,
+                },
             };
             writeln!(
                 f,
