@@ -682,10 +682,15 @@ impl ExecState {
             }
             trace.push(event);
             if self.journal.is_some() {
-                let file_event = crate::report::trace_file::event(trace, trace.len() - 1, 0);
-                let name = self.thread_name(event.thread);
+                let threads = &self.threads;
+                let names = |t: u32| {
+                    crate::report::trace::thread_name(t, threads[t as usize].name.as_deref())
+                };
+                let file_event =
+                    crate::report::trace_file::event(trace, trace.len() - 1, 0, &names);
+                let name = names(event.thread);
                 let row = (!matches!(event.kind, EventKind::Note(_)))
-                    .then(|| self.journal_lines.row(&event, name.clone()));
+                    .then(|| self.journal_lines.row(&event, &names));
                 if let Some(journal) = &mut self.journal {
                     journal.trace(name, row, file_event);
                 }

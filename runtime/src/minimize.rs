@@ -368,7 +368,7 @@ pub(crate) fn same_failure(target: &Explanation, e: &Explanation) -> bool {
 }
 
 /// Replays one minimization may try: twostage_20, the corpus's longest, needs 1,985.
-const MAX_TRIES: u64 = 5_000;
+pub(crate) const MAX_TRIES: u64 = 5_000;
 
 /// Minimizes the failing `schedule`. `run` runs one execution under the scheduler it is
 /// given (in this process, under the failing execution's time). Returns the best schedule

@@ -545,7 +545,7 @@ fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
     }
     table[first..]
         .iter()
-        .map(|e| lines.row(e, st.thread_name(e.thread)))
+        .map(|e| lines.row(e, &|t| st.thread_name(t)))
         .collect()
 }
 
@@ -558,7 +558,7 @@ pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> 
     let events = st.trace.as_ref()?;
     let dropped = events.len().saturating_sub(KEPT_FULL_TRACE);
     let out = (dropped..events.len())
-        .map(|i| trace_file::event(events, i, dropped))
+        .map(|i| trace_file::event(events, i, dropped, &|t| st.thread_name(t)))
         .collect();
     let names = (0..st.threads.len() as Tid)
         .map(|t| st.thread_name(t))

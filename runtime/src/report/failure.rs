@@ -232,10 +232,10 @@ impl fmt::Display for Failure {
                 m.original_preemptions,
                 m.original_steps,
                 m.tries,
-                if m.complete {
-                    ""
-                } else {
-                    ", stopped by its time budget"
+                match (m.complete, m.tries >= crate::minimize::MAX_TRIES) {
+                    (true, _) => "",
+                    (false, true) => ", stopped at its limit of tries",
+                    (false, false) => ", stopped by its time budget",
                 },
             )?;
         }
@@ -307,7 +307,7 @@ pub struct Minimized {
     pub steps: u64,
     /// Executions minimization ran.
     pub tries: u64,
-    /// False when the time budget ran out before no candidate improved.
+    /// False when the time budget or the tries ran out before no candidate improved.
     pub complete: bool,
 }
 
@@ -449,6 +449,30 @@ mod tests {
             race_steps: None,
             notes: Vec::new(),
         }
+    }
+
+    #[test]
+    fn an_unfinished_minimization_names_what_stopped_it() {
+        let minimized = |tries, complete| {
+            let mut f = failure(vec![0, 1]);
+            f.original_schedule = Some(Schedule::new(vec![1, 0, 1]));
+            f.minimized = Some(Minimized {
+                original_preemptions: 2,
+                original_steps: 9,
+                preemptions: 1,
+                steps: 8,
+                tries,
+                complete,
+            });
+            f.to_string()
+        };
+        assert!(minimized(12, true).contains("(12 tries);"));
+        assert!(minimized(40, false).contains("(40 tries, stopped by its time budget)"));
+        let capped = minimized(crate::minimize::MAX_TRIES, false);
+        assert!(
+            capped.contains("tries, stopped at its limit of tries)"),
+            "{capped}"
+        );
     }
 
     #[test]

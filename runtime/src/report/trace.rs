@@ -125,7 +125,9 @@ pub(crate) fn thread_name(tid: u32, name: Option<&str>) -> String {
 }
 
 impl Event {
-    pub fn describe(&self) -> String {
+    /// The operation as the trace table says it; `names` names a thread by its index, as
+    /// the table's thread column does.
+    pub fn describe(&self, names: &dyn Fn(u32) -> String) -> String {
         match self.kind {
             EventKind::Op if self.atomic.is_some_and(|a| a.spurious) => {
                 format!("{} (fails spuriously)", self.op)
@@ -144,7 +146,7 @@ impl Event {
             EventKind::Note(_) => self.op.to_string(),
             EventKind::ClockRead => format!("{} (reads {})", self.op, clock_time(self.clock_ns)),
             EventKind::ReadOld(r) => {
-                let by = thread_name(r.thread, None);
+                let by = names(r.thread);
                 let store = r.at.map_or_else(
                     || "the initial value".to_string(),
                     |l| format!("stored by {by} at {}", location_string(l)),
@@ -249,12 +251,12 @@ impl UserLines {
         }
     }
 
-    /// `e` (run by `thread`) as a row of the report's trace table.
-    pub(crate) fn row(&mut self, e: &Event, thread: String) -> TraceEvent {
+    /// `e` as a row of the report's trace table, threads named by `names`.
+    pub(crate) fn row(&mut self, e: &Event, names: &dyn Fn(u32) -> String) -> TraceEvent {
         TraceEvent {
             step: e.step,
-            thread,
-            op: e.describe(),
+            thread: names(e.thread),
+            op: e.describe(names),
             object: e.object.map(|o| o.to_string()),
             location: self.locate(e, true),
             clock_ns: e.clock_ns,
@@ -284,4 +286,38 @@ pub(crate) fn is_machinery(file: &str) -> bool {
     std || file
         .strip_prefix(root)
         .is_some_and(|rest| PULSE_DIRS.iter().any(|d| rest.starts_with(d)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stale read names the thread that stored what it read as the thread column does
+    /// (its own name), not by index.
+    #[test]
+    fn a_stale_read_names_the_storing_thread_as_the_table_does() {
+        let event = Event {
+            step: 3,
+            thread: 0,
+            kind: EventKind::ReadOld(crate::memory::OldRead {
+                value: 1,
+                thread: 2,
+                at: Some(Location::caller()),
+                newer: 1,
+            }),
+            op: "AtomicUsize::load",
+            object: None,
+            location: None,
+            clock_ns: 0,
+            value: None,
+            atomic: None,
+        };
+        let names = |t: u32| thread_name(t, (t == 2).then_some("pool_worker_2"));
+        let text = event.describe(&names);
+        assert!(text.contains("stored by pool_worker_2 at "), "{text}");
+        assert!(
+            text.starts_with("AtomicUsize::load reads old value 1 ("),
+            "{text}"
+        );
+    }
 }

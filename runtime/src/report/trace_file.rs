@@ -10,7 +10,13 @@ use pulse_protocol::trace::{self, ThreadInfo, Trace};
 /// `events[i]` as the trace file has it; indices it names count from `first`, the first
 /// event the file keeps. (The trace file's events before `user_locations_only` and
 /// `Trace::link`, which `assemble` does.)
-pub(crate) fn event(events: &[Event], i: usize, first: usize) -> trace::Event {
+/// Threads are named by `names`, as in the file's thread list.
+pub(crate) fn event(
+    events: &[Event],
+    i: usize,
+    first: usize,
+    names: &dyn Fn(u32) -> String,
+) -> trace::Event {
     let e = &events[i];
     let (kind, object) = kind_and_object(e);
     // A relaxed load that read an older store: which one, counted back from the newest
@@ -27,7 +33,7 @@ pub(crate) fn event(events: &[Event], i: usize, first: usize) -> trace::Event {
                 r.at.and_then(|_| stores.nth(r.newer as usize))
                     .map(|(i, _)| i as u64);
             // The row's `op` already names the load: "reads old value 1 (...)".
-            let what = e.describe();
+            let what = e.describe(names);
             let what = what
                 .strip_prefix(e.op)
                 .map_or(what.as_str(), str::trim_start);
@@ -47,7 +53,7 @@ pub(crate) fn event(events: &[Event], i: usize, first: usize) -> trace::Event {
         thread: e.thread,
         kind,
         op: match e.kind {
-            EventKind::Exit | EventKind::Start | EventKind::Returns => e.describe(),
+            EventKind::Exit | EventKind::Start | EventKind::Returns => e.describe(names),
             _ => e.op.to_string(),
         },
         object: object.map(|o| o.to_string()),
