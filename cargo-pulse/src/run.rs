@@ -1130,12 +1130,13 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").trim().to_string()
 }
 
-/// Distinct warning lines the harness wrote to its warnings file.
+/// Distinct warning lines the harness wrote to its warnings file, in the user's paths with a
+/// dependency's shown from its crate directory on, as in failure reports.
 fn read_warnings(path: &Path, paths: &PathMap) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let mut out: Vec<String> = Vec::new();
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let line = paths.map_text(line);
+        let line = pulse_protocol::trace::display_locations_in(&paths.map_text(line));
         if !out.contains(&line) {
             out.push(line);
         }
@@ -1188,6 +1189,22 @@ mod tests {
         assert_eq!(poll_interval(ms(0)), ms(2));
         assert_eq!(poll_interval(ms(40)), ms(10));
         assert_eq!(poll_interval(ms(5_000)), ms(50));
+    }
+
+    #[test]
+    fn a_warning_shows_a_dependency_from_its_crate_directory_as_reports_do() {
+        let dir = std::env::temp_dir().join(format!("pulse-warnings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("warnings");
+        let reg = "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f";
+        let line = format!("the Once used at {reg}/num_cpus-1.17.0/src/linux.rs:114:10 is shared");
+        std::fs::write(&file, format!("{line}\n{line}\n")).unwrap();
+        let read = read_warnings(&file, &PathMap::default());
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            read,
+            ["the Once used at num_cpus-1.17.0/src/linux.rs:114:10 is shared"]
+        );
     }
 
     #[test]
