@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use crate::executor::Outcome;
 use crate::report::explain::Explanation;
-use crate::report::failure::Minimized;
+use crate::report::failure::{Minimized, MINIMIZATION_TRIES as MAX_TRIES};
 use crate::scheduler::{ChoiceKind, RunLength, Scheduler, FAIR_RUN};
 
 /// A step of a plan, or of a schedule as run.
@@ -366,9 +366,6 @@ pub(crate) fn same_failure(target: &Explanation, e: &Explanation) -> bool {
             _ => e.message == target.message,
         }
 }
-
-/// Replays one minimization may try: twostage_20, the corpus's longest, needs 1,985.
-pub(crate) const MAX_TRIES: u64 = 5_000;
 
 /// Minimizes the failing `schedule`. `run` runs one execution under the scheduler it is
 /// given (in this process, under the failing execution's time). Returns the best schedule
