@@ -13,6 +13,14 @@ use pulse_protocol::{FailureRecord, FORMAT_VERSION};
 /// Schedules longer than this (characters) are abbreviated on screen.
 pub(crate) const LONG_SCHEDULE: usize = 300;
 
+/// A schedule's text when it is at most `LONG_SCHEDULE` characters long, else (`Err`) the
+/// first half of that, for a report's one line.
+fn on_screen(schedule: &Schedule) -> Result<String, String> {
+    schedule
+        .text_within(LONG_SCHEDULE)
+        .map_err(|start| start.chars().take(LONG_SCHEDULE / 2).collect())
+}
+
 /// Replays one minimization may try: twostage_20, the corpus's longest, needs 1,985. (Here,
 /// below `minimize`, so the report can tell this limit from the time budget.)
 pub(crate) const MINIMIZATION_TRIES: u64 = 5_000;
@@ -199,34 +207,23 @@ impl fmt::Display for Failure {
                 None => writeln!(f, "  replayed schedule")?,
             },
         }
-        let schedule = self.schedule.text_within(LONG_SCHEDULE);
         if self.schedule.is_empty() && self.kind == FailureKind::Crash && self.seed.is_some() {
             writeln!(
                 f,
                 "  schedule: - (it died with the process; the seed replays it)"
             )?;
-        } else if let Err(start) = &schedule {
-            let cut = start
-                .char_indices()
-                .nth(LONG_SCHEDULE / 2)
-                .map_or(start.len(), |(i, _)| i);
-            writeln!(
-                f,
-                "  schedule: {}… ({} choices; in full in `Failure::schedule` and the JSON record)",
-                &start[..cut],
-                self.schedule.len()
-            )?;
-        } else if let Ok(text) = &schedule {
-            writeln!(f, "  schedule: {text}")?;
+        } else {
+            match on_screen(&self.schedule) {
+                Ok(text) => writeln!(f, "  schedule: {text}")?,
+                Err(start) => writeln!(
+                    f,
+                    "  schedule: {start}… ({} choices; in full in `Failure::schedule` and the JSON record)",
+                    self.schedule.len()
+                )?,
+            }
         }
         if let (Some(m), Some(original)) = (&self.minimized, &self.original_schedule) {
-            let found = match original.text_within(LONG_SCHEDULE) {
-                Ok(text) => text,
-                Err(start) => match start.char_indices().nth(LONG_SCHEDULE / 2) {
-                    Some((cut, _)) => format!("{}…", &start[..cut]),
-                    None => start,
-                },
-            };
+            let found = on_screen(original).unwrap_or_else(|start| format!("{start}…"));
             writeln!(
                 f,
                 "  minimized: {} preemption(s) and {} steps, from the search's {} and {} ({} \
