@@ -264,6 +264,8 @@ pub fn build(
     // Instrumented registry crates live here; how many of them cargo compiled is their cost.
     let deps_root = format!("{}/", mirror.pulse_dir.join("deps").display());
     let mut deps_compiled = std::collections::BTreeSet::new();
+    // The instrumented crates this build uses, fresh or not, by their directory.
+    let mut deps_built = std::collections::BTreeSet::new();
     let mut dep_errors = std::collections::BTreeSet::new();
     // Registry and git crates pulse left as they are, with errors: what they use of an
     // instrumented (or shimmed) crate does not fit them.
@@ -276,8 +278,13 @@ pub fn build(
         let message = message.context("reading cargo's JSON messages")?;
         match message {
             Message::CompilerArtifact(a) => {
-                if !a.fresh && a.manifest_path.as_str().starts_with(&deps_root) {
-                    deps_compiled.insert(a.package_id.repr.clone());
+                if let Some(dir) = a.manifest_path.as_str().strip_prefix(&deps_root) {
+                    if !a.fresh {
+                        deps_compiled.insert(a.package_id.repr.clone());
+                    }
+                    if let Some((dir, _)) = dir.split_once('/') {
+                        deps_built.insert(dir.to_string());
+                    }
                 }
                 let (Some(exe), true) = (a.executable, a.profile.test) else {
                     continue;
@@ -353,7 +360,7 @@ pub fn build(
             "Dependencies",
             &format!(
                 "{}; {} of them compiled",
-                report.line(),
+                report.line(status.success().then_some(&deps_built)),
                 deps_compiled.len()
             ),
         );

@@ -10,7 +10,7 @@
 
 mod deps;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -168,8 +168,22 @@ impl DepsReport {
     }
 
     /// One line for people: `3 instrumented (auto): a 1.0, b 2.0, ...; from cache in 0.01s`.
-    pub fn line(&self) -> String {
-        let mut what = self.instrumented.join(", ");
+    ///
+    /// `built`: the instrumented crates' `name-version` directories the build compiled (or
+    /// found fresh). The graph is read with every feature on, so crates only a feature this
+    /// build leaves off reaches (or only a package it does not test) are named apart.
+    pub fn line(&self, built: Option<&BTreeSet<String>>) -> String {
+        let (used, unused): (Vec<&String>, Vec<&String>) = match built {
+            Some(built) => {
+                (self.instrumented.iter()).partition(|d| built.contains(&d.replacen(' ', "-", 1)))
+            }
+            None => (self.instrumented.iter().collect(), Vec::new()),
+        };
+        let mut what = used
+            .iter()
+            .map(|d| d.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
         if self.parking_lot_core_shim {
             if !what.is_empty() {
                 what.push_str("; ");
@@ -193,11 +207,21 @@ impl DepsReport {
             format!("from cache, checked in {:.2}s", self.copy_secs)
         };
         let mut line = format!(
-            "{} instrumented ({}){}{what}; {how}",
-            self.instrumented.len(),
+            "{} instrumented ({}){}{what}",
+            used.len(),
             self.mode,
             if what.is_empty() { "" } else { ": " }
         );
+        if !unused.is_empty() {
+            let names: Vec<&str> = unused.iter().map(|d| d.as_str()).collect();
+            line.push_str(&format!(
+                "; {} more not in this build (reached only by features it leaves off or \
+                 packages it does not test): {}",
+                unused.len(),
+                names.join(", ")
+            ));
+        }
+        line.push_str(&format!("; {how}"));
         if !self.held_back.is_empty() {
             line.push_str(&format!(
                 "; not instrumented, pulse depends on them: {}",
@@ -853,6 +877,40 @@ fn common_ancestor(paths: &[PathBuf]) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The graph is read with every feature on: crates this build never compiled are named
+    /// apart, not counted as instrumented for it.
+    #[test]
+    fn the_dependencies_line_names_crates_outside_the_build_apart() {
+        let report = DepsReport {
+            mode: "auto".into(),
+            instrumented: vec![
+                "loom 0.7.2".into(),
+                "sdd 4.8.11".into(),
+                "spin 0.9.8".into(),
+            ],
+            ..DepsReport::default()
+        };
+        let built: BTreeSet<String> = ["sdd-4.8.11".to_string(), "spin-0.9.8".to_string()].into();
+        let line = report.line(Some(&built));
+        assert!(
+            line.starts_with(
+                "2 instrumented (auto): sdd 4.8.11, spin 0.9.8; 1 more not in this build"
+            ),
+            "{line}"
+        );
+        assert!(
+            line.contains("packages it does not test): loom 0.7.2;"),
+            "{line}"
+        );
+        // A build that failed did not get to every crate: no split.
+        let line = report.line(None);
+        assert!(
+            line.starts_with("3 instrumented (auto): loom 0.7.2, sdd"),
+            "{line}"
+        );
+        assert!(!line.contains("not in this build"), "{line}");
+    }
 
     #[test]
     fn layout_keeps_relative_positions() {

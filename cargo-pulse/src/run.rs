@@ -776,13 +776,7 @@ pub fn judge(
                             if files.len() == 1 { "was" } else { "were" },
                         ),
                     };
-                    let result = j.failed(
-                        TestResult::NotScheduled,
-                        "the test never reached pulse's harness".into(),
-                        why,
-                        None,
-                        None,
-                    );
+                    let result = j.not_scheduled("the test never reached pulse's harness", why);
                     Ok(outcome(result, 0, time))
                 }
                 Some((done, total))
@@ -867,6 +861,20 @@ impl Judging<'_> {
         }))
     }
 
+    /// A test that never ran under the scheduler: no seed or schedule changes how it goes,
+    /// so its line runs the test again without one.
+    fn not_scheduled(&self, reason: &str, report: String) -> TestResult {
+        TestResult::NotScheduled(Box::new(Failure {
+            reason: reason.to_string(),
+            record: None,
+            report,
+            seed: None,
+            failure_file: None,
+            replay: Some(self.plan.base_line(self.case)),
+            output: None,
+        }))
+    }
+
     fn tool_error(&self, reason: String, ev: &Evidence) -> TestResult {
         self.failed(
             TestResult::ToolError,
@@ -916,7 +924,10 @@ impl Judging<'_> {
         // was kept; one found by dfs or dpor has only its schedule (the runtime's line for
         // it asks for a fresh process too).
         let scheduled = !record.schedule.is_empty() && record.schedule != "p1:";
-        let replay = if scheduled && !(crash && record.seed.is_some()) {
+        let replay = if record.kind == FailureKind::NotScheduled {
+            // It never ran under the scheduler: no seed or schedule changes how it goes.
+            plan.base_line(self.case)
+        } else if scheduled && !(crash && record.seed.is_some()) {
             let line = if record.schedule.len() > LONG_SCHEDULE {
                 // Too long for a command line people copy: replay from the failure file.
                 format!(
@@ -1320,12 +1331,14 @@ mod tests {
             "{}",
             o.status_line()
         );
-        let f = o.result.failure().unwrap();
-        assert!(f
-            .replay
-            .as_deref()
-            .unwrap()
-            .contains("--seed 5 --schedules 10"));
+        // No seed or schedule changes a test that never reached the scheduler: its line
+        // names none.
+        let replay = o.result.failure().unwrap().replay.clone().unwrap();
+        assert!(replay.starts_with("cargo pulse test "), "{replay}");
+        assert!(
+            !replay.contains("--seed") && !replay.contains("--schedules"),
+            "{replay}"
+        );
 
         let tmp = tempfile::tempdir().unwrap();
         let o = judged(
@@ -1380,6 +1393,33 @@ mod tests {
             f.failure_file.as_ref().unwrap().is_file(),
             "the failure file is kept"
         );
+    }
+
+    /// The harness's record of a test that reached no pulse operation while OS threads ran:
+    /// its replay line runs the test again, naming no seed that would not change it.
+    #[test]
+    fn a_not_scheduled_records_replay_names_no_seed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let record = serde_json::json!({
+            "version": pulse_protocol::FORMAT_VERSION, "test": "tests::t", "kind": "not_scheduled",
+            "message": "NOT SCHEDULED: the test reached no pulse operation while OS threads \
+                        pulse does not schedule ran (worker)",
+            "report": "pulse: NOT SCHEDULED: the test reached no pulse operation\n",
+        });
+        let o = judged(
+            tmp.path(),
+            Exit::Code(101),
+            &[("failures/tests__t.json", &record.to_string())],
+        );
+        let TestResult::NotScheduled(f) = &o.result else {
+            panic!("{o:?}")
+        };
+        let replay = f.replay.as_deref().unwrap();
+        assert!(
+            replay.starts_with("cargo pulse test tests::t --exact"),
+            "{replay}"
+        );
+        assert!(!replay.contains("--seed"), "{replay}");
     }
 
     #[test]
