@@ -736,7 +736,11 @@ impl Ctx {
         let capture = st.capture_backtraces;
         let me = st.current;
         let thread = st.thread_name(me);
+        let events = st.trace.as_ref().map(Vec::len);
         let t = &mut st.threads[me as usize];
+        if !t.in_panic {
+            t.panicked_after_events = events;
+        }
         let mut record = make(capture);
         let mut caught = None;
         if t.in_panic {

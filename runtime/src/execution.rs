@@ -113,6 +113,10 @@ pub(crate) struct VThread {
     /// The payload of the panic that ended the thread, until a `join` takes it.
     pub panic_payload: Option<Box<dyn Any + Send>>,
     pub in_panic: bool,
+    /// How many trace events there were when this thread's last panic began (with tracing
+    /// on): the failure shows at its last event before, not at what a `Drop` run by the
+    /// unwinding did after.
+    pub panicked_after_events: Option<usize>,
     pub locals: Vec<(usize, Box<dyn Any>)>,
     /// Keys whose value was destroyed at thread exit (`with` on them fails, as in std).
     pub destroyed_locals: Vec<usize>,
@@ -152,6 +156,7 @@ impl VThread {
             panic: None,
             panic_payload: None,
             in_panic: false,
+            panicked_after_events: None,
             locals: Vec::new(),
             destroyed_locals: Vec::new(),
             aborts: 0,

@@ -428,3 +428,45 @@ fn a_stale_load_names_the_store_it_read_past_a_failed_exchange() {
     }
     assert!(found > 0, "no stale load came after the failed exchange");
 }
+
+/// Where a panic shows is the panicking thread's last event before the panic, not a load
+/// a `Drop` made while the panic unwound: the race named is the one the assertion saw,
+/// not the destructor's (session 28 trial: a queue's guard read an unrelated counter during
+/// the unwinding, and the `race:` line named that read).
+#[test]
+fn the_race_named_is_before_the_panic_not_in_its_unwinding() {
+    use pulse_shim_std::sync::atomic::{AtomicBool, AtomicUsize};
+    struct Guard(Arc<AtomicUsize>);
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            let _ = self.0.load(Ordering::Relaxed);
+        }
+    }
+    let t = failing_trace(|| {
+        let data = Arc::new(AtomicUsize::new(0));
+        let done = Arc::new(AtomicBool::new(false));
+        let unrelated = Arc::new(AtomicUsize::new(0));
+        let (d1, f1, u1) = (data.clone(), done.clone(), unrelated.clone());
+        let producer = thread::spawn(move || {
+            u1.store(1, Ordering::Relaxed);
+            d1.store(42, Ordering::Relaxed);
+            f1.store(true, Ordering::Relaxed);
+            u1.store(2, Ordering::Relaxed);
+        });
+        let (d2, f2, u2) = (data.clone(), done.clone(), unrelated.clone());
+        let consumer = thread::spawn(move || {
+            let _g = Guard(u2);
+            let v = d2.load(Ordering::Relaxed);
+            if f2.load(Ordering::Relaxed) {
+                assert_eq!(v, 42, "done was set but the data was missed");
+            }
+        });
+        producer.join().unwrap();
+        consumer.join().unwrap();
+    });
+    let failing = t.failing_event.expect("a failing event") as usize;
+    let e = &t.events[failing];
+    assert_eq!(e.object.as_deref(), Some("AtomicBool#0"), "{e:?}");
+    let race = t.race_summary().expect("a race is named");
+    assert!(!race.contains("AtomicUsize#1"), "{race}");
+}

@@ -158,6 +158,10 @@ pub(crate) fn read(reply: &Path, keep: usize) -> Option<Kept> {
         }
         let failing = rows.last().map_or("", |r| r.thread.as_str());
         let events = lines.into_iter().map(|l| l.event).collect();
+        let failing = crate::report::trace_file::Failing {
+            thread: failing,
+            panicked_after: None,
+        };
         crate::report::trace_file::assemble(events, names, failing, 0)
     });
     Some(Kept {

@@ -553,20 +553,27 @@ fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
 pub(crate) const KEPT_FULL_TRACE: usize = 200_000;
 
 /// The execution's events in the trace file's format (`pulse_protocol::trace`), linked and
-/// with their vector clocks; the failing event is `failing_thread`'s last.
+/// with their vector clocks; the failing event is `failing_thread`'s last (before its panic,
+/// if it panicked).
 pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> {
     let events = st.trace.as_ref()?;
     let dropped = events.len().saturating_sub(KEPT_FULL_TRACE);
     let out = (dropped..events.len())
         .map(|i| trace_file::event(events, i, dropped, &|t| st.thread_name(t)))
         .collect();
-    let names = (0..st.threads.len() as Tid)
+    let names: Vec<String> = (0..st.threads.len() as Tid)
         .map(|t| st.thread_name(t))
         .collect();
+    let panicked_after = (names.iter().position(|n| n == failing_thread))
+        .and_then(|t| st.threads[t].panicked_after_events)
+        .map(|n| n.saturating_sub(dropped));
     Some(trace_file::assemble(
         out,
         names,
-        failing_thread,
+        trace_file::Failing {
+            thread: failing_thread,
+            panicked_after,
+        },
         dropped as u64,
     ))
 }

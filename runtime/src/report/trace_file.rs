@@ -81,12 +81,21 @@ fn kind_and_object(e: &Event) -> (TraceKind, Option<ObjRef>) {
     }
 }
 
+/// The thread where a failure shows, and how many events came before its panic.
+pub(crate) struct Failing<'a> {
+    pub thread: &'a str,
+    /// Events before the thread's panic began: what the unwinding did after (a `Drop`'s
+    /// loads) is not where the failure shows.
+    pub panicked_after: Option<usize>,
+}
+
 /// A trace file from its events (`event`) and its threads' names (by id),
-/// `dropped` events left out before them; the failing event is `failing_thread`'s last.
+/// `dropped` events left out before them; the failing event is the failing thread's last
+/// (before its panic).
 pub(crate) fn assemble(
     mut out: Vec<trace::Event>,
     names: Vec<String>,
-    failing_thread: &str,
+    failing: Failing,
     dropped: u64,
 ) -> Trace {
     user_locations_only(&mut out);
@@ -108,10 +117,14 @@ pub(crate) fn assemble(
             }
         })
         .collect::<Vec<_>>();
+    let before_panic = &out[..failing.panicked_after.unwrap_or(out.len()).min(out.len())];
     let failing_event = threads
         .iter()
-        .find(|t| t.name == failing_thread)
-        .and_then(|t| out.iter().rposition(|e| e.thread == t.id))
+        .find(|t| t.name == failing.thread)
+        .and_then(|t| {
+            (before_panic.iter().rposition(|e| e.thread == t.id))
+                .or_else(|| out.iter().rposition(|e| e.thread == t.id))
+        })
         .or_else(|| out.iter().rposition(|e| e.kind == TraceKind::Block))
         .or(out.len().checked_sub(1))
         .map(|i| i as u64);
