@@ -373,6 +373,8 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
     // A systematic search had nothing left to run.
     let mut ran_out = false;
     let deadline = config.time_budget.map(|limit| started + limit);
+    // The most steps an execution of this test took and passed.
+    let mut longest_passed = 0;
     while i < planned {
         // `run_job` prepares the scheduler for the seed, here or in an isolated worker.
         let seed = base_seed.wrapping_add(i);
@@ -416,21 +418,31 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
         // The fresh process that confirms a failure gets this long to run it again.
         let took = execution_started.elapsed();
         let confirm_by = Some(Instant::now() + confirm_allowance(took));
+        // Cut past its step bound, but before it had taken as many steps as a schedule of
+        // this test that passed: a long test, not a runaway one.
+        let only_long = outcome.cut == Some(Cut::PastBound) && outcome.steps <= longest_passed;
         match (outcome.cut, report.executions) {
             // Cut past its step bound: a step-limit finding (explained as one), reported
             // without a traced replay, which would take as long again.
-            (Some(Cut::PastBound), _) => outcome.failed = true,
+            (Some(Cut::PastBound), _) if !only_long => outcome.failed = true,
             // A first execution cut short of its bound: the test has no verdict.
             (Some(Cut::BeforeBound), 0) => {
                 let why = outcome.explanation.take().map(|e| e.message);
                 outcome = Outcome::lost(FailureKind::ToolError, why.unwrap_or_default());
             }
             // A later one: as if the limit had come between schedules.
-            (Some(Cut::BeforeBound), ran) => {
+            (Some(_), ran) => {
+                let past = match only_long {
+                    true => format!(
+                        " (past the step bound, no more than the {longest_passed} an earlier \
+                         schedule took to pass)"
+                    ),
+                    false => String::new(),
+                };
                 let warning = format!(
                     "{} the test's time limit ran out during schedule {} of {planned}, which was \
-                     cut after {} steps; the {ran} before it all passed. `--test-time` sets it \
-                     (`none`: run them all)",
+                     cut after {} steps{past}; the {ran} before it all passed. `--test-time` sets \
+                     it (`none`: run them all)",
                     env::TIME_LIMIT_REACHED,
                     ran + 1,
                     outcome.steps
@@ -438,6 +450,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                 search.executor.state().warn(warning);
                 break;
             }
+            (None, _) if !outcome.failed => longest_passed = longest_passed.max(outcome.steps),
             (None, _) => {}
         }
         if outcome.failed

@@ -871,6 +871,32 @@ fn the_time_limit_cuts_a_long_execution() {
     );
 }
 
+/// An execution cut past its step bound after no more steps than schedules of the same test
+/// took to pass is only long: the search ends there as at the limit, and the test passes
+/// (session 28 trial: two threads of 1,500,000 increments each, 28 schedules passed, the
+/// 29th was reported as a step limit).
+#[test]
+fn a_cut_no_longer_than_a_passing_schedule_is_not_a_step_limit() {
+    use std::time::Duration;
+    let report = Builder::new()
+        .schedules(1000)
+        .seed(1)
+        .max_steps(2_000)
+        .run_for(Duration::from_secs(3), || {
+            count_in_two_threads(30_000);
+        });
+    assert!(report.passed(), "{}", report.failure.unwrap());
+    assert!(report.executions >= 1, "{}", report.executions);
+    assert!(
+        report.warnings.iter().any(|w| {
+            w.starts_with("time limit: the test's time limit ran out during schedule")
+                && w.contains("an earlier schedule took to pass")
+        }),
+        "{:?}",
+        report.warnings
+    );
+}
+
 /// A step budget ends a search after the same schedules on any machine, fewer when the
 /// executions are longer, and says so; a search within it runs every schedule.
 #[test]
