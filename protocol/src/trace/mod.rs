@@ -719,6 +719,28 @@ mod tests {
         );
     }
 
+    /// Each line says what the thread did there: st3's race line said `wrote` for a load
+    /// among its stores (session 28 trial).
+    #[test]
+    fn a_thread_that_wrote_and_read_between_two_accesses_says_which_where() {
+        let t = trace(
+            vec![
+                ev(0, Spawn, "Thread#1", 1),
+                ev(0, Store, "AtomicU32#1", 10),
+                ev(1, Store, "AtomicU32#1", 352),
+                ev(1, Load, "AtomicU32#1", 337),
+                ev(1, Store, "AtomicU32#1", 340),
+                ev(0, Load, "AtomicU32#1", 12),
+            ],
+            0,
+        );
+        assert_eq!(
+            t.race_summary().unwrap(),
+            "thread-1 wrote `AtomicU32#1` at src/lib.rs:352:5 and read it at :337 and wrote it \
+             at :340 between main's write at :10 and read at :12"
+        );
+    }
+
     #[test]
     fn the_summary_names_the_race_on_what_the_failing_thread_read() {
         // Message overtaking: main draws ticket 0, thread-1 draws 1 and sends it first; the

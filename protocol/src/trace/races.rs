@@ -324,29 +324,37 @@ impl Trace {
             // Each line once: the first in full, the others as `:line` of the same file;
             // inside a dependency only the first (its lock word's lines say nothing).
             let mut lines: Vec<String> = Vec::new();
-            let mut sites: Vec<String> = Vec::new();
+            // What the thread did at each line: `wrote `X` at a and :b and read it at :c`.
+            let mut did = String::new();
+            let mut last_verb = "";
             for e in &self.events[x.to..=y.from] {
                 if e.thread == b_first.thread && e.object == c.object && access_of(e).is_some() {
                     let short = short_location(e.location.as_deref(), b_first.location.as_deref());
                     if !lines.contains(&short) && (best > 0 || lines.is_empty()) {
-                        sites.push(if lines.is_empty() {
-                            e.location
-                                .as_deref()
-                                .map_or_else(|| "?".into(), display_location)
+                        if lines.is_empty() {
+                            did = format!(
+                                "{} `{}` at {}",
+                                verb(e),
+                                e.object.as_deref().unwrap_or("-"),
+                                e.location
+                                    .as_deref()
+                                    .map_or_else(|| "?".into(), display_location)
+                            );
+                        } else if verb(e) == last_verb {
+                            did.push_str(&format!(" and {short}"));
                         } else {
-                            short.clone()
-                        });
+                            did.push_str(&format!(" and {} it at {short}", verb(e)));
+                        }
+                        last_verb = verb(e);
                         lines.push(short);
                     }
                 }
             }
             let summary = format!(
-                "{}{} {} `{}` at {}{} between {}'s {} at {}{} and {} at {}{}",
+                "{}{} {}{} between {}'s {} at {}{} and {} at {}{}",
                 inside(&[x.from, x.to, y.from, y.to]),
                 name(b_first.thread),
-                verb(b_first),
-                b_first.object.as_deref().unwrap_or("-"),
-                sites.join(" and "),
+                did,
                 after(x.to),
                 name(a.thread),
                 noun(a),
