@@ -404,7 +404,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
         }
         _ => details,
     };
-    let full = full_trace(st, &thread);
+    let full = full_trace(st, &thread, tid);
     Explanation {
         kind,
         message,
@@ -553,19 +553,23 @@ fn resolve_trace(st: &ExecState) -> Vec<TraceEvent> {
 pub(crate) const KEPT_FULL_TRACE: usize = 200_000;
 
 /// The execution's events in the trace file's format (`pulse_protocol::trace`), linked and
-/// with their vector clocks; the failing event is `failing_thread`'s last (before its panic,
-/// if it panicked).
-pub(crate) fn full_trace(st: &ExecState, failing_thread: &str) -> Option<Trace> {
+/// with their vector clocks; the failing event is `failing_thread`'s last (before the panic
+/// of `failing_tid`, its index, if it panicked: names may repeat, indices do not).
+pub(crate) fn full_trace(
+    st: &ExecState,
+    failing_thread: &str,
+    failing_tid: Option<Tid>,
+) -> Option<Trace> {
     let events = st.trace.as_ref()?;
     let dropped = events.len().saturating_sub(KEPT_FULL_TRACE);
     let out = (dropped..events.len())
         .map(|i| trace_file::event(events, i, dropped, &|t| st.thread_name(t)))
         .collect();
-    let names: Vec<String> = (0..st.threads.len() as Tid)
+    let names = (0..st.threads.len() as Tid)
         .map(|t| st.thread_name(t))
         .collect();
-    let panicked_after = (names.iter().position(|n| n == failing_thread))
-        .and_then(|t| st.threads[t].panicked_after_events)
+    let panicked_after = failing_tid
+        .and_then(|t| st.threads[t as usize].panicked_after_events)
         .map(|n| n.saturating_sub(dropped));
     Some(trace_file::assemble(
         out,
