@@ -94,6 +94,13 @@ impl RunPlan {
         }
     }
 
+    /// Whether this run replays a failure rather than searches: a schedule, or one seed (the
+    /// `replay by seed:` line's `--seed S --schedules 1`). Its record is written beside the
+    /// search's, never over it.
+    pub fn replays(&self) -> bool {
+        self.planned() == 1
+    }
+
     /// `cargo pulse test <test> --exact -p <package> <target> <flags>`: the start of every
     /// line that runs `case` again.
     fn base_line(&self, case: &TestCase) -> String {
@@ -904,7 +911,7 @@ impl Judging<'_> {
         let failure_file = plan.failures_dir.join(failure_file_name(
             &self.case.binary.slug(),
             &self.case.name,
-            plan.replay.is_some(),
+            plan.replays(),
         ));
         // The harness's trace file (in the test's own dir) goes next to the record, with the
         // viewer page, its locations mapped back to the user's files.
@@ -1451,5 +1458,17 @@ mod tests {
             crash_reason("the execution ended its process with exit status 0"),
             "exit status 0 (process::exit)"
         );
+    }
+
+    #[test]
+    fn a_run_of_one_seed_or_a_schedule_is_a_replay_and_keeps_the_search_record() {
+        let root = tempfile::tempdir().unwrap();
+        let (mut plan, _) = fixture(root.path());
+        assert!(!plan.replays(), "ten seeds are a search");
+        plan.seeds = SeedRange { from: 12, to: 13 };
+        assert!(plan.replays(), "the `replay by seed:` line");
+        plan.seeds = SeedRange { from: 5, to: 15 };
+        plan.replay = Some("p1:0.1".into());
+        assert!(plan.replays());
     }
 }

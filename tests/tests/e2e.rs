@@ -940,11 +940,21 @@ fn a_failure_file_replays_from_its_seed_after_an_edit() {
             && seed_line.contains(&format!("--seed {seed}")),
         "{seed_line}"
     );
+    let searched_bytes = std::fs::read(&file).unwrap();
     let again = shell(
         &dir,
         &format!("{seed_line} --color never --message-format json"),
     );
     assert_eq!(again.code, 101, "the seed line fails again");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        searched_bytes,
+        "a seed's replay leaves the search's failure file as it was"
+    );
+    assert!(
+        file.with_extension("replay.json").is_file(),
+        "and writes its own beside it"
+    );
     let rec = again
         .json()
         .into_iter()
