@@ -1100,7 +1100,7 @@ impl ExecState {
                     Some(t)
                 }
                 None => {
-                    self.stop = Some(Stop::ReplayDiverged);
+                    self.stop = Some(self.replay_stop());
                     None
                 }
             }
@@ -1165,7 +1165,7 @@ impl ExecState {
         let picked = self.pick(&candidates, current, yielding);
         self.candidates = candidates;
         let Some(t) = picked else {
-            self.stop = Some(Stop::ReplayDiverged);
+            self.stop = Some(self.replay_stop());
             self.next = None;
             return true;
         };
@@ -1245,7 +1245,7 @@ impl ExecState {
                 let current = self.current;
                 let p = self.pick(&candidates, current, false);
                 if p.is_none() {
-                    self.stop = Some(Stop::ReplayDiverged);
+                    self.stop = Some(self.replay_stop());
                 }
                 p
             }
@@ -1268,7 +1268,7 @@ impl ExecState {
                     Some(t)
                 }
                 None => {
-                    self.stop = Some(Stop::ReplayDiverged);
+                    self.stop = Some(self.replay_stop());
                     Some(waiters[0])
                 }
             },
@@ -1287,6 +1287,17 @@ impl ExecState {
         }
         let b = self.scheduler.next_bool(kind).map(u32::from);
         self.record_answer(b) == 1
+    }
+
+    /// Why a replay's scheduler had no answer. Recorded choices that ran out past the step
+    /// bound end where a time limit cut the recorded execution there: the replay has
+    /// reached that step-limit finding (`Stop::TimeLimit`, judged as the cut was).
+    /// Otherwise the schedule no longer fits the program.
+    fn replay_stop(&self) -> Stop {
+        match self.config.replay.is_some() && self.scheduler.ran_out() && self.progress.probing() {
+            true => Stop::TimeLimit,
+            false => Stop::ReplayDiverged,
+        }
     }
 
     /// Appends a choice to the schedule (and the journal, in a worker).
@@ -1308,7 +1319,7 @@ impl ExecState {
                 c
             }
             None => {
-                self.stop = Some(Stop::ReplayDiverged);
+                self.stop = Some(self.replay_stop());
                 0
             }
         }

@@ -1044,3 +1044,51 @@ fn a_long_execution_tells_it_is_alive() {
     // Past 2^20 and 2^21 steps: twice more than a short execution.
     assert_eq!(told(2_200_000), told(10) + 2);
 }
+
+/// A step-limit finding the time limit cut past the step bound records the schedule up to
+/// the cut: its replay runs those choices and reaches the same finding where they end, not
+/// "the schedule no longer fits the program" (session 28's trial).
+#[test]
+fn the_replay_of_a_time_cut_step_limit_reaches_the_same_finding() {
+    use std::time::Duration;
+    let long = || {
+        count_in_two_threads(usize::MAX / 4);
+    };
+    // Cut between the step bound (20,000 steps) and the probe's cap (220,000): ~100,000
+    // steps in 100 ms in a debug build here; other limits for a much slower or faster one.
+    let found = [100, 30, 300, 1000]
+        .into_iter()
+        .filter_map(|ms| {
+            Builder::new()
+                .schedules(10)
+                .seed(1)
+                .max_steps(2_000)
+                .run_for(Duration::from_millis(ms), long)
+                .failure
+        })
+        .find(|f| f.message.contains("until the test's time limit"))
+        .expect("a step limit the time limit cut");
+    assert_eq!(found.kind, FailureKind::StepLimit, "{found}");
+    let schedule = found.schedule.to_string();
+    for _ in 0..2 {
+        let again = Builder::new()
+            .max_steps(2_000)
+            .replay(&schedule)
+            .unwrap()
+            .run(long);
+        assert!(
+            again.warnings.iter().all(|w| !w.contains("no longer fits")),
+            "{:?}",
+            again.warnings
+        );
+        let f = again.failure.expect("the replay fails too");
+        assert_eq!(f.kind, FailureKind::StepLimit, "{f}");
+        let cut_at = |m: &str| m.split(" cut it ").nth(1).map(str::to_string);
+        assert!(
+            f.message.contains("until the search's time limit cut it")
+                && cut_at(&f.message) == cut_at(&found.message),
+            "{f}"
+        );
+        assert_eq!(f.schedule.to_string(), schedule);
+    }
+}

@@ -329,10 +329,16 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
         }
         Stop::TimeLimit => {
             let (details, top) = busiest_threads(st);
-            let limit = st
-                .config
-                .time_budget
-                .map_or_else(String::new, |limit| format!(" ({limit:?})"));
+            // A replay that ran out of recorded choices ends where the search's limit cut it.
+            let limit = match st.scheduler.ran_out() {
+                true => "the search's time limit".to_string(),
+                false => format!(
+                    "the test's time limit{}",
+                    st.config
+                        .time_budget
+                        .map_or_else(String::new, |limit| format!(" ({limit:?})"))
+                ),
+            };
             let bound = st.progress.bound();
             // Past its bound the execution is a step-limit finding, as it would be at the
             // probe's cap; before it, it is just long: no verdict.
@@ -340,7 +346,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 true if st.body_alone() => (
                     FailureKind::ToolError,
                     format!(
-                        "a schedule did not end within the test's time limit{limit}: its one live thread ran alone past {bound} scheduling points, and pulse cut it {} steps later ({} of virtual time in), so the test has no verdict: a single-threaded test too long for the limit, or a loop that never ends (which would hang plain `cargo test` too); `--test-time` raises the limit (`none`: no limit)",
+                        "a schedule did not end within {limit}: its one live thread ran alone past {bound} scheduling points, and pulse cut it {} steps later ({} of virtual time in), so the test has no verdict: a single-threaded test too long for the limit, or a loop that never ends (which would hang plain `cargo test` too); `--test-time` raises the limit (`none`: no limit)",
                         st.steps.saturating_sub(bound),
                         virtual_time(st.clock_ns),
                     ),
@@ -348,7 +354,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 true => (
                     FailureKind::StepLimit,
                     format!(
-                        "execution passed {bound} scheduling points and went on changing state without ending until the test's time limit{limit} cut it {} steps later ({} of virtual time in): a stress test too long for one execution, or a livelock in turns (threads that take a lock or flip a flag while they wait for something that never comes); raise --max-steps and --test-time if the test is just long",
+                        "execution passed {bound} scheduling points and went on changing state without ending until {limit} cut it {} steps later ({} of virtual time in): a stress test too long for one execution, or a livelock in turns (threads that take a lock or flip a flag while they wait for something that never comes); raise --max-steps and --test-time if the test is just long",
                         st.steps.saturating_sub(bound),
                         virtual_time(st.clock_ns),
                     ),
@@ -356,7 +362,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                 false => (
                     FailureKind::ToolError,
                     format!(
-                        "a schedule did not end within the test's time limit{limit}: pulse cut it after {} scheduling points ({} of virtual time), short of its step bound, so the test has no verdict; `--test-time` raises the limit (`none`: no limit)",
+                        "a schedule did not end within {limit}: pulse cut it after {} scheduling points ({} of virtual time), short of its step bound, so the test has no verdict; `--test-time` raises the limit (`none`: no limit)",
                         st.steps,
                         virtual_time(st.clock_ns),
                     ),

@@ -244,6 +244,12 @@ pub trait Scheduler {
         None
     }
 
+    /// A replay's: the last answer asked for was past the recorded choices' end (not a
+    /// choice the program did not offer).
+    fn ran_out(&self) -> bool {
+        false
+    }
+
     /// Whether an execution's seed alone determines it, so it can run again in a fresh
     /// process. False for a search that carries its position from one execution to the next
     /// (dfs, dpor): in a fresh process an execution runs from that position

@@ -51,6 +51,10 @@ impl Scheduler for ReplayScheduler {
         self.take()
     }
 
+    fn ran_out(&self) -> bool {
+        self.next > self.choices.len()
+    }
+
     fn next_bool(&mut self, _kind: ChoiceKind) -> Option<bool> {
         match self.take() {
             Some(0) => Some(false),
