@@ -248,7 +248,7 @@ impl Executor {
         };
         let passed_trace = match explanation {
             None if tracing != Tracing::Off => {
-                crate::report::explain::full_trace(&self.state(), "", None)
+                crate::report::explain::full_trace(&self.state(), None)
             }
             _ => None,
         };

@@ -470,3 +470,33 @@ fn the_race_named_is_before_the_panic_not_in_its_unwinding() {
     let race = t.race_summary().expect("a race is named");
     assert!(!race.contains("AtomicUsize#1"), "{race}");
 }
+
+/// Threads of a pool share a name: the failing event is the panicking thread's own, found
+/// by its id, not the first thread of that name's.
+#[test]
+fn the_failing_event_is_the_panicking_threads_among_threads_of_one_name() {
+    let t = failing_trace(|| {
+        let flag = Arc::new(AtomicU32::new(0));
+        let worker = || thread::Builder::new().name("worker".into());
+        let f1 = flag.clone();
+        let first = worker()
+            .spawn(move || f1.store(1, Ordering::Relaxed))
+            .unwrap();
+        let f2 = flag.clone();
+        let second = worker()
+            .spawn(move || assert_ne!(f2.load(Ordering::Relaxed), 1, "saw the store"))
+            .unwrap();
+        first.join().unwrap();
+        second.join().unwrap();
+    });
+    let second = t
+        .threads
+        .iter()
+        .filter(|th| th.name == "worker")
+        .nth(1)
+        .expect("two workers")
+        .id;
+    let e = &t.events[t.failing_event.expect("a failing event") as usize];
+    assert_eq!(e.thread, second, "{e:?}");
+    assert_eq!(e.kind, EventKind::Load, "{e:?}");
+}

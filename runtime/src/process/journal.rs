@@ -156,10 +156,15 @@ pub(crate) fn read(reply: &Path, keep: usize) -> Option<Kept> {
             }
             names[id].clone_from(&l.name);
         }
-        let failing = rows.last().map_or("", |r| r.thread.as_str());
+        // The thread of the last row the report shows.
+        let thread = lines
+            .iter()
+            .rev()
+            .find(|l| l.row.is_some())
+            .map(|l| l.event.thread);
         let events = lines.into_iter().map(|l| l.event).collect();
         let failing = crate::report::trace_file::Failing {
-            thread: failing,
+            thread,
             panicked_after: None,
         };
         crate::report::trace_file::assemble(events, names, failing, 0)

@@ -410,7 +410,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
         }
         _ => details,
     };
-    let full = full_trace(st, &thread, tid);
+    let full = full_trace(st, tid);
     Explanation {
         kind,
         message,
@@ -561,11 +561,7 @@ pub(crate) const KEPT_FULL_TRACE: usize = 200_000;
 /// The execution's events in the trace file's format (`pulse_protocol::trace`), linked and
 /// with their vector clocks; the failing event is `failing_thread`'s last (before the panic
 /// of `failing_tid`, its index, if it panicked: names may repeat, indices do not).
-pub(crate) fn full_trace(
-    st: &ExecState,
-    failing_thread: &str,
-    failing_tid: Option<Tid>,
-) -> Option<Trace> {
+pub(crate) fn full_trace(st: &ExecState, failing_tid: Option<Tid>) -> Option<Trace> {
     let events = st.trace.as_ref()?;
     let dropped = events.len().saturating_sub(KEPT_FULL_TRACE);
     let out = (dropped..events.len())
@@ -581,7 +577,7 @@ pub(crate) fn full_trace(
         out,
         names,
         trace_file::Failing {
-            thread: failing_thread,
+            thread: failing_tid,
             panicked_after,
         },
         dropped as u64,

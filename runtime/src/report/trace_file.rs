@@ -82,8 +82,9 @@ fn kind_and_object(e: &Event) -> (TraceKind, Option<ObjRef>) {
 }
 
 /// The thread where a failure shows, and how many events came before its panic.
-pub(crate) struct Failing<'a> {
-    pub thread: &'a str,
+pub(crate) struct Failing {
+    /// By id: a pool's threads may share a name.
+    pub thread: Option<u32>,
     /// Events before the thread's panic began: what the unwinding did after (a `Drop`'s
     /// loads) is not where the failure shows.
     pub panicked_after: Option<usize>,
@@ -118,12 +119,11 @@ pub(crate) fn assemble(
         })
         .collect::<Vec<_>>();
     let before_panic = &out[..failing.panicked_after.unwrap_or(out.len()).min(out.len())];
-    let failing_event = threads
-        .iter()
-        .find(|t| t.name == failing.thread)
+    let failing_event = failing
+        .thread
         .and_then(|t| {
-            (before_panic.iter().rposition(|e| e.thread == t.id))
-                .or_else(|| out.iter().rposition(|e| e.thread == t.id))
+            (before_panic.iter().rposition(|e| e.thread == t))
+                .or_else(|| out.iter().rposition(|e| e.thread == t))
         })
         .or_else(|| out.iter().rposition(|e| e.kind == TraceKind::Block))
         .or(out.len().checked_sub(1))
