@@ -912,6 +912,15 @@ impl Search {
     /// Runs the recorded execution a replay falls back to: `fallback`'s strategy from its
     /// seed, under the time mode and memory model the schedule names (the seed drew them).
     fn run_fallback(&mut self, f: &dyn Fn(), fallback: SeedReplay, schedule: &Schedule) -> Outcome {
+        // In a fresh process where it can: the replay that did not fit ran in this one, and
+        // may have changed what the test keeps in statics.
+        let job = Job::Seed {
+            seed: fallback.seed,
+            strategy: Some(fallback.strategy),
+        };
+        if let Some(fresh) = self.execute_isolated(&job).filter(|o| !inconclusive(o)) {
+            return fresh;
+        }
         let (odds, memory) = {
             let st = self.executor.state();
             (st.config.odds, st.config.memory)
@@ -1006,6 +1015,9 @@ impl Search {
         if failure.minimized.is_some() && !failure.reproduced {
             // The minimized schedule did not fail again where it was replayed: report the
             // search's own.
+            self.executor
+                .state()
+                .warn(MINIMIZED_DID_NOT_REPRODUCE.to_string());
             return self.explain_with(config, f, fast, &found, false);
         }
         failure
@@ -1189,14 +1201,24 @@ impl Search {
         // fresh process it starts as the failing one did (the search re-checks failures after
         // the first schedule in one, so here the first schedule or a test that keeps no state
         // failed).
+        // A minimized schedule that fails otherwise there was found on state the minimizer's
+        // own runs left in statics (r2d2's drop counter, session 29's trial): not reproduced.
+        let mut fresh_contradicts = false;
         if let (Some(job), false, false) = (&again, self.isolated, fast.crashed) {
             if !traced.as_ref().is_some_and(verbatim) {
                 let fresh = self.until(fresh_by(), |s| s.execute_isolated(job));
                 let better =
                     |t: &Outcome| verbatim(t) || (same(t) && !traced.as_ref().is_some_and(same));
-                if let Some(fresh) = fresh.filter(better) {
-                    self.executor.state().warn(REPLAYED_FRESH.to_string());
-                    traced = Some(fresh);
+                match fresh {
+                    Some(fresh) if better(&fresh) => {
+                        self.executor.state().warn(REPLAYED_FRESH.to_string());
+                        traced = Some(fresh);
+                    }
+                    Some(fresh) => {
+                        fresh_contradicts =
+                            minimized.is_some() && !same(&fresh) && !inconclusive(&fresh);
+                    }
+                    None => {}
                 }
             }
         }
@@ -1211,7 +1233,7 @@ impl Search {
             ));
         }
         let traced_expl = traced.and_then(|t| t.explanation);
-        let reproduced = traced_expl.as_ref().is_some_and(alike);
+        let reproduced = traced_expl.as_ref().is_some_and(alike) && !fresh_contradicts;
         let failure = match traced_expl {
             Some(e) if reproduced => failure(e, true),
             // Not replayed, so not contradicted either (a cut execution, or one that left
@@ -1294,6 +1316,12 @@ fn diverged(outcome: &Outcome, schedule: &Schedule) -> Option<String> {
         None
     }
 }
+
+/// Said when a minimized schedule did not fail the same way when replayed.
+const MINIMIZED_DID_NOT_REPRODUCE: &str =
+    "the minimized schedule did not fail the same way when replayed (in a fresh process, if it \
+     went otherwise in this one: state the minimizer's runs left in statics can change the \
+     program), so the search's own schedule is reported";
 
 /// Said when the failing schedule reproduced only in a fresh process.
 const REPLAYED_FRESH: &str =

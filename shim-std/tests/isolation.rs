@@ -825,3 +825,69 @@ fn assert_warns(report: &Report, text: &str) {
         report.warnings
     );
 }
+
+/// The minimizer runs its tries in this process: a test whose shape depends on a static its
+/// runs bump (r2d2's drop counter) gets a minimized schedule that only fits that state. A
+/// fresh process shows it does not fail there, so the search's own schedule is reported,
+/// as a fresh process runs it, not the minimized one with the statics' later values
+/// (session 29's trial: `left: 4, right: 344`, where the search had seen `right: 0`).
+#[test]
+fn a_minimized_schedule_found_on_state_left_in_statics_is_not_reported() {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let report = Builder::new().schedules(10).seed(1).run(|| {
+        let run = RUNS.fetch_add(1, SeqCst);
+        let count = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..3)
+            .map(|i| {
+                let c = count.clone();
+                // From the process's third run on (the minimizer's tries; its first run
+                // replays the search's schedule), more steps: another program.
+                let steps = 3 + i + if run >= 2 { 4 } else { 0 };
+                thread::spawn(move || (0..steps).for_each(|_| drop(c.fetch_add(1, SeqCst))))
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        panic!("run {run} of this process");
+    });
+    let f = report.failure.expect("every schedule fails");
+    assert_eq!(f.execution, 0, "{f}");
+    assert_eq!(f.message, "run 0 of this process", "{f}");
+    assert!(f.reproduced, "{f}");
+    assert!(f.minimized.is_none(), "{f}");
+    assert!(
+        f.warnings
+            .iter()
+            .chain(&report.warnings)
+            .any(|w| w.contains("the minimized schedule did not fail the same way")),
+        "{:?} {:?}",
+        f.warnings,
+        report.warnings
+    );
+}
+
+/// A schedule that no longer fits ran in this process before its seed's fallback, and may
+/// have changed the test's statics: the fallback runs in a fresh process, as the search's
+/// execution did (session 29's trial: r2d2's drop counter read 9 for 4 in the fallback).
+#[test]
+fn a_replay_falls_back_to_its_seed_in_a_fresh_process() {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let report = Builder::new()
+        .replay("p1:7.7.7")
+        .unwrap()
+        .replay_fallback(pulse_runtime::SeedReplay {
+            strategy: Strategy::Random,
+            seed: 1,
+        })
+        .run(|| {
+            let run = RUNS.fetch_add(1, SeqCst);
+            thread::spawn(|| {}).join().unwrap();
+            panic!("run {run} of this process");
+        });
+    let f = report.failure.expect("the fallback fails");
+    assert_eq!(f.message, "run 0 of this process", "{f}");
+    assert!(
+        report.warnings.iter().any(|w| w.contains("no longer fits")),
+        "{:?}",
+        report.warnings
+    );
+}
