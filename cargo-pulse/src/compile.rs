@@ -34,6 +34,8 @@ pub struct TestBinary {
     /// A library's source directory in the mirror, when `cargo test` would run its
     /// doctests (`doctests::any`).
     pub doc_src: Option<PathBuf>,
+    /// `harness = false`: the target runs its own `main`, which has no libtest `--list`.
+    pub own_main: bool,
 }
 
 impl TestBinary {
@@ -257,6 +259,7 @@ pub fn build(
     let to_user = |p: &Path| PathBuf::from(mirror.paths.map_text(&p.display().to_string()));
     let mut diagnostics = DiagnosticMap::new(&mirror.root, &to_user);
     let mut binaries = Vec::new();
+    let mut manifests = std::collections::HashMap::new();
     let mut errors = 0usize;
     let mut support_errors = 0usize;
     let mut warnings = 0usize;
@@ -291,6 +294,12 @@ pub fn build(
                 };
                 let kind = a.target.kind.first().map(kind_name).unwrap_or_default();
                 let package = package_name(&a.package_id.repr);
+                let own_main = harness_off(
+                    &mut manifests,
+                    a.manifest_path.as_std_path(),
+                    &kind,
+                    &a.target.name,
+                );
                 let doc_src = (kind == "lib" && a.target.doctest)
                     .then(|| {
                         a.target
@@ -312,6 +321,7 @@ pub fn build(
                         .into_std_path_buf(),
                     lib_dirs: lib_dirs.clone(),
                     doc_src,
+                    own_main,
                 });
             }
             Message::CompilerMessage(m) => {
@@ -471,6 +481,22 @@ pub fn toolchain_lib_dirs(dir: &Path) -> Vec<PathBuf> {
     dirs.extend(ask("target-libdir"));
     dirs.extend(ask("sysroot").map(|s| s.join("lib")));
     dirs
+}
+
+/// Whether the target turns libtest's harness off (`manifest::harness_off`), each manifest
+/// read once; one that cannot be read leaves the harness on (`--list` then says why).
+fn harness_off(
+    manifests: &mut std::collections::HashMap<PathBuf, Option<toml_edit::DocumentMut>>,
+    manifest: &Path,
+    kind: &str,
+    name: &str,
+) -> bool {
+    let doc = manifests.entry(manifest.to_path_buf()).or_insert_with(|| {
+        let text = std::fs::read_to_string(manifest).ok()?;
+        crate::manifest::parse(&text, manifest).ok()
+    });
+    doc.as_ref()
+        .is_some_and(|d| crate::manifest::harness_off(d, kind, name))
 }
 
 fn kind_name(k: &TargetKind) -> String {

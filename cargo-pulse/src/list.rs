@@ -19,6 +19,17 @@ pub struct Filters {
 }
 
 impl Filters {
+    /// Whether libtest would select a test named `name`: a filter it contains (equals,
+    /// with `--exact`) or none, and no `--skip` it contains.
+    fn selects(&self, name: &str) -> bool {
+        let hit = |f: &String| match self.exact {
+            true => f == name,
+            false => name.contains(f.as_str()),
+        };
+        (self.names.is_empty() || self.names.iter().any(hit))
+            && !self.skip.iter().any(|s| name.contains(s.as_str()))
+    }
+
     fn args(&self) -> Vec<String> {
         let mut a = self.names.clone();
         if self.exact {
@@ -40,8 +51,24 @@ pub struct TestCase {
     pub run: bool,
 }
 
+/// The one test of a `harness = false` target: its `main` (`cargo test` runs it whole).
+pub const OWN_MAIN: &str = "main";
+
 /// The selected tests of `binary`, in libtest's order.
 pub fn list(binary: &Arc<TestBinary>, filters: &Filters) -> Result<Vec<TestCase>> {
+    if binary.own_main {
+        // No libtest to ask: `--list` would run `main` itself.
+        let selected = filters.selects(OWN_MAIN) && !filters.ignored;
+        return Ok(selected
+            .then(|| TestCase {
+                binary: binary.clone(),
+                name: OWN_MAIN.to_string(),
+                ignored: false,
+                run: true,
+            })
+            .into_iter()
+            .collect());
+    }
     let all = list_names(binary, filters, false)?;
     let ignored: BTreeSet<String> = list_names(binary, filters, true)?.into_iter().collect();
     Ok(all
@@ -95,6 +122,42 @@ fn parse_terse(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_harness_false_target_is_one_test_selected_as_libtest_would() {
+        let binary = Arc::new(TestBinary {
+            package: "q".into(),
+            target: "custom".into(),
+            kind: "test".into(),
+            // Never started: `--list` would run its main.
+            executable: "/nonexistent/custom".into(),
+            mirror_dir: "/nonexistent".into(),
+            lib_dirs: Vec::new(),
+            doc_src: None,
+            own_main: true,
+        });
+        let names = |f: Filters| -> Vec<String> {
+            list(&binary, &f)
+                .unwrap()
+                .into_iter()
+                .map(|c| c.name)
+                .collect()
+        };
+        assert_eq!(names(Filters::default()), [OWN_MAIN]);
+        let named = |n: &str, exact| Filters {
+            names: vec![n.into()],
+            exact,
+            ..Filters::default()
+        };
+        assert_eq!(names(named("mai", false)), [OWN_MAIN]);
+        assert!(names(named("mai", true)).is_empty());
+        assert!(names(named("tests::x", false)).is_empty());
+        let skipped = Filters {
+            skip: vec!["main".into()],
+            ..Filters::default()
+        };
+        assert!(names(skipped).is_empty());
+    }
 
     #[test]
     fn parses_terse_listing() {

@@ -20,6 +20,31 @@ pub fn parse(text: &str, path: &Path) -> Result<DocumentMut> {
         .with_context(|| format!("parsing {}", path.display()))
 }
 
+/// Whether the manifest turns libtest's harness off for the target of `kind` (`lib`, `bin`,
+/// `test`, `bench`, `example`) named `name`: `harness = false` in `[lib]` or in its
+/// `[[bin]]`/`[[test]]`/`[[bench]]`/`[[example]]` entry. Such a target runs its own `main`.
+pub fn harness_off(doc: &DocumentMut, kind: &str, name: &str) -> bool {
+    let off = |t: &dyn TableLike| {
+        t.get("harness")
+            .and_then(Item::as_bool)
+            .is_some_and(|on| !on)
+    };
+    if kind == "lib" {
+        return doc
+            .get("lib")
+            .and_then(Item::as_table_like)
+            .is_some_and(off);
+    }
+    let Some(entries) = doc.get(kind).and_then(Item::as_array_of_tables) else {
+        return false;
+    };
+    // Cargo's target names may spell `-` as `_`.
+    let same = |n: &str| n.replace('-', "_") == name.replace('-', "_");
+    entries
+        .iter()
+        .any(|t| t.get("name").and_then(Item::as_str).is_some_and(same) && off(t))
+}
+
 /// Every dependency table of a manifest, as (table) mutable references: `[dependencies]`,
 /// `[dev-dependencies]`, `[build-dependencies]`, their `[target.'cfg'.*]` forms,
 /// `[workspace.dependencies]`, `[patch.*]` and `[replace]`.
@@ -348,6 +373,36 @@ fn inherits(item: &Item) -> bool {
 mod tests {
     use super::*;
     use indoc::indoc;
+
+    #[test]
+    fn harness_false_is_read_per_target() {
+        let doc = parse(
+            indoc! {r#"
+                [package]
+                name = "q"
+                [lib]
+                harness = false
+                [[test]]
+                name = "custom-main"
+                harness = false
+                [[test]]
+                name = "plain"
+                [[bin]]
+                name = "tool"
+                harness = true
+            "#},
+            Path::new("Cargo.toml"),
+        )
+        .unwrap();
+        assert!(harness_off(&doc, "lib", "q"));
+        assert!(harness_off(&doc, "test", "custom-main"));
+        assert!(harness_off(&doc, "test", "custom_main"));
+        assert!(!harness_off(&doc, "test", "plain"));
+        assert!(!harness_off(&doc, "test", "other"));
+        assert!(!harness_off(&doc, "bin", "tool"));
+        let plain = parse("[package]\nname = \"q\"\n", Path::new("Cargo.toml")).unwrap();
+        assert!(!harness_off(&plain, "lib", "q"));
+    }
 
     #[test]
     fn a_published_path_beside_a_version_is_dropped() {

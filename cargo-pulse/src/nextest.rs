@@ -83,6 +83,16 @@ pub fn run(
             continue;
         }
         let dir = TestDir::create(run::test_dir(plan, i))?;
+        if case.binary.own_main {
+            // Not a libtest test nextest could run through the wrapper.
+            let o = run::own_main(case, plan, &dir, args.verbose);
+            reporter.report(&TestEvent::TestFinished {
+                test: &ids[i],
+                outcome: &o,
+            });
+            outcomes.push((i, o));
+            continue;
+        }
         let mut cmd = Command::new(&case.binary.executable);
         run::configure(&mut cmd, case, plan, &dir, &plan.seeds, plan.isolation);
         let env = cmd
@@ -130,7 +140,7 @@ pub fn run(
     let mut state: HashMap<usize, State> = cases
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.run)
+        .filter(|(_, c)| c.run && !c.binary.own_main)
         .map(|(i, _)| (i, State::Waiting))
         .collect();
     let mut order: Vec<usize> = state.keys().copied().collect();

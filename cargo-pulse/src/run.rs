@@ -632,9 +632,39 @@ fn run_one(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Outcome> {
     let dir = TestDir::create(test_dir(plan, index))?;
+    if case.binary.own_main {
+        return Ok(own_main(case, plan, &dir, verbose));
+    }
     let cmd = test_command(case, plan, &dir, &plan.seeds, plan.isolation);
     let ended = supervise(cmd, &dir, plan, progress)?;
     judge(case, plan, &dir, ended, verbose, progress)
+}
+
+/// A `harness = false` target's `main`, not run: pulse has no entry into it to run its tests
+/// under the scheduler, and run plainly it would pass or fail on the OS's schedule.
+pub fn own_main(case: &TestCase, plan: &RunPlan, dir: &TestDir, verbose: bool) -> Outcome {
+    let j = Judging {
+        case,
+        plan,
+        dir,
+        verbose,
+    };
+    let reason = format!(
+        "`{}` sets `harness = false`: it runs its own `main`, not libtest's harness, so pulse \
+         has no test to run under the scheduler; `cargo test {}` runs it as it is",
+        case.binary.target,
+        case.binary.selector()
+    );
+    Outcome {
+        name: case.name.clone(),
+        package: case.binary.package.clone(),
+        binary_display: case.binary.display(),
+        result: j.not_scheduled(&reason, reason.clone()),
+        schedules_run: 0,
+        schedules_planned: plan.planned(),
+        time: Duration::ZERO,
+        warnings: Vec::new(),
+    }
 }
 
 /// What is known about one test process's end.
@@ -1259,6 +1289,7 @@ mod tests {
             mirror_dir: root.to_path_buf(),
             lib_dirs: Vec::new(),
             doc_src: None,
+            own_main: false,
         };
         let case = TestCase {
             binary: Arc::new(binary),
@@ -1327,6 +1358,30 @@ mod tests {
     }
 
     const PASSED: &str = "running 1 test\ntest tests::t ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 3 filtered out\n";
+
+    #[test]
+    fn a_harness_false_target_is_not_scheduled_and_never_started() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (plan, case) = fixture(tmp.path());
+        let mut binary = (*case.binary).clone();
+        binary.own_main = true;
+        let case = TestCase {
+            binary: Arc::new(binary),
+            name: crate::list::OWN_MAIN.into(),
+            ..case
+        };
+        // The fixture's executable does not exist: starting it would be an error.
+        let o = run_one(0, &case, &plan, false, &mut |_, _| {}).unwrap();
+        let TestResult::NotScheduled(f) = &o.result else {
+            panic!("{o:?}")
+        };
+        assert!(f.reason.contains("sets `harness = false`"), "{}", f.reason);
+        let replay = f.replay.as_deref().unwrap();
+        assert!(
+            replay.starts_with("cargo pulse test main --exact -p app"),
+            "{replay}"
+        );
+    }
 
     #[test]
     fn a_pass_without_a_progress_file_never_reached_the_harness() {
