@@ -843,7 +843,11 @@ fn a_minimized_schedule_found_on_state_left_in_statics_is_not_reported() {
                 // From the process's third run on (the minimizer's tries; its first run
                 // replays the search's schedule), more steps: another program.
                 let steps = 3 + i + if run >= 2 { 4 } else { 0 };
-                thread::spawn(move || (0..steps).for_each(|_| drop(c.fetch_add(1, SeqCst))))
+                thread::spawn(move || {
+                    for _ in 0..steps {
+                        c.fetch_add(1, SeqCst);
+                    }
+                })
             })
             .collect();
         threads.into_iter().for_each(|t| t.join().unwrap());
