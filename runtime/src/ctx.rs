@@ -737,9 +737,11 @@ impl Ctx {
         let me = st.current;
         let thread = st.thread_name(me);
         let events = st.trace.as_ref().map(Vec::len);
+        let step = st.steps;
         let t = &mut st.threads[me as usize];
         if !t.in_panic {
             t.panicked_after_events = events;
+            t.panicked_at_step.get_or_insert(step);
         }
         let mut record = make(capture);
         let mut caught = None;

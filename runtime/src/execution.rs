@@ -117,6 +117,8 @@ pub(crate) struct VThread {
     /// on): the failure shows at its last event before, not at what a `Drop` run by the
     /// unwinding did after.
     pub panicked_after_events: Option<usize>,
+    /// The step at which its first panic began: which of two threads' panics came first.
+    pub panicked_at_step: Option<u64>,
     pub locals: Vec<(usize, Box<dyn Any>)>,
     /// Keys whose value was destroyed at thread exit (`with` on them fails, as in std).
     pub destroyed_locals: Vec<usize>,
@@ -157,6 +159,7 @@ impl VThread {
             panic_payload: None,
             in_panic: false,
             panicked_after_events: None,
+            panicked_at_step: None,
             locals: Vec::new(),
             destroyed_locals: Vec::new(),
             aborts: 0,
@@ -264,6 +267,9 @@ pub(crate) struct ExecState {
     /// Whether any thread waited with a deadline: if none did, the time mode changed nothing
     /// but the clock's pace.
     pub timed: bool,
+    /// The first step at which a timer fired while a thread was ready to run (the time
+    /// mode's "loaded machine"; never under `infinitely-fast`).
+    pub timer_overtook: Option<u64>,
     /// Scratch list of scheduler candidates when timers compete (kept to avoid allocating).
     candidates: Vec<Tid>,
     /// The step past which threads the test did not join are let go (`u64::MAX` until the
@@ -332,6 +338,7 @@ impl ExecState {
             increment: 0,
             last_timer_step: 0,
             timed: false,
+            timer_overtook: None,
             candidates: Vec::new(),
             let_go_after: u64::MAX,
             earliest_deadline: u64::MAX,
@@ -363,6 +370,7 @@ impl ExecState {
         self.increment = time.increment.unwrap_or(self.config.step_nanos);
         self.last_timer_step = 0;
         self.timed = false;
+        self.timer_overtook = None;
         self.forget_unfinished_locals();
         self.threads.clear();
         self.runnable.clear();
@@ -1170,6 +1178,9 @@ impl ExecState {
             return true;
         };
         if !matches!(self.threads[t as usize].status, Status::Runnable) {
+            if !self.runnable.is_empty() {
+                self.timer_overtook = self.timer_overtook.or(Some(self.steps));
+            }
             self.fire_timer(t);
         }
         self.next = Some(t);

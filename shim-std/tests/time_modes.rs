@@ -216,3 +216,49 @@ fn a_clock_read_after_a_timer_fired_is_traced_at_the_time_it_read() {
         "the read comes after the timer fired:\n{f}"
     );
 }
+
+/// A receive with a 10 ms timeout while the sender is ready to send: on a loaded machine
+/// (`quite-slow-random`) the timeout can fire first, and the report says that this is what
+/// the failure needed; `infinitely-fast` runs ready threads first, and it passes.
+#[test]
+fn a_failure_a_timer_ahead_of_ready_threads_needed_says_so() {
+    let body = || {
+        let (tx, rx) = mpsc::channel();
+        let receiver = thread::spawn(move || {
+            rx.recv_timeout(Duration::from_millis(10))
+                .expect("the value, sent at once, arrives within 10 ms")
+        });
+        tx.send(1).unwrap();
+        receiver.join().unwrap();
+    };
+    let fast = Builder::new()
+        .schedules(200)
+        .seed(1)
+        .time(mode("infinitely-fast"))
+        .run(body);
+    assert!(fast.passed(), "{}", fast.failure.unwrap());
+    let f = Builder::new()
+        .schedules(200)
+        .seed(1)
+        .time(mode("quite-slow-random=50ms"))
+        .run(body)
+        .failure
+        .expect("the timeout fires first under a loaded machine");
+    // The receiver's own panic leads; main's `send` failed because its unwinding dropped
+    // the receiving end.
+    assert!(f.message.contains("arrives within 10 ms"), "{f}");
+    assert!(
+        f.details
+            .iter()
+            .any(|d| d.contains("which made thread 'main' panic") && d.contains("SendError")),
+        "{f}"
+    );
+    assert!(
+        f.notes.iter().any(|n| n.contains(
+            "under the time mode `quite-slow-random=50ms` (a loaded machine: a timer due within \
+             50ms may fire before a ready thread's next step) a timer fired ahead of ready threads"
+        )),
+        "{f}"
+    );
+    assert!(f.to_string().contains("--time infinitely-fast"), "{f}");
+}

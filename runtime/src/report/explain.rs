@@ -205,10 +205,11 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                         .to_string(),
                 );
             }
-            // `join().unwrap()` on a panicked thread says only `Any { .. }`: the root cause is
-            // the joined thread's own panic, so that leads the report.
+            // `join().unwrap()` on a panicked thread says only `Any { .. }`, and a peer's
+            // panic shows as a poisoned lock or a channel whose other end its unwinding
+            // dropped: the root cause is that thread's own panic, so that leads the report.
             let (thread, record) = match (&t.panic, root_cause(st, thread)) {
-                (Some(effect), Some(cause)) if effect.message.contains("Any { .. }") => {
+                (Some(effect), Some(cause)) if is_consequence(&effect.message) => {
                     details.push(format!(
                         "which made thread '{}' panic{}: {}",
                         st.thread_name(thread),
@@ -427,6 +428,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             _ => spurious_cas_note(st),
         }
         .into_iter()
+        .chain(loaded_machine_note(st))
         .collect(),
     }
 }
@@ -499,6 +501,22 @@ fn spurious_cas_note(st: &ExecState) -> Option<String> {
          for contention or a final answer breaks there; `--weak-cas strong` runs it as x86-64 \
          does",
         e.op, e.step
+    ))
+}
+
+/// Under a time mode where timers compete with ready threads, an execution in which one
+/// fired first played a loaded machine: a failure that needs that (a timeout or an expiry
+/// shorter than a pause such a machine makes) is a timing assumption, which the note names
+/// so the reader can judge it (stretto's TTL tests, session 29's trial).
+fn loaded_machine_note(st: &ExecState) -> Option<String> {
+    let step = st.timer_overtook?;
+    Some(format!(
+        "under the time mode `{}` (a loaded machine: a timer due within {} may fire before a \
+         ready thread's next step) a timer fired ahead of ready threads at step {step}: if the \
+         failure needs that, the test assumes its threads are never that slow; `--time \
+         infinitely-fast` runs ready threads first",
+        st.time,
+        pulse_protocol::time::format_duration_nanos(st.time.interval),
     ))
 }
 
@@ -584,13 +602,27 @@ pub(crate) fn full_trace(st: &ExecState, failing_tid: Option<Tid>) -> Option<Tra
     ))
 }
 
-/// Another thread that panicked before `thread` did (the first, by thread order).
+/// The thread whose panic came first, if another's came before `thread`'s.
 fn root_cause(st: &ExecState, thread: Tid) -> Option<Tid> {
-    st.threads
-        .iter()
-        .enumerate()
-        .find(|(i, t)| *i as Tid != thread && t.panic.is_some())
-        .map(|(i, _)| i as Tid)
+    let at = |t: Tid| st.threads[t as usize].panicked_at_step.unwrap_or(u64::MAX);
+    (0..st.threads.len() as Tid)
+        .filter(|&t| t != thread && st.threads[t as usize].panic.is_some())
+        .min_by_key(|&t| (at(t), t))
+        .filter(|&t| at(t) <= at(thread))
+}
+
+/// What a panic says when another thread's panic made it (`unwrap` on the error): a join's
+/// `Any { .. }`, a lock that thread poisoned, a channel whose other end its unwinding dropped.
+fn is_consequence(message: &str) -> bool {
+    [
+        "Any { .. }",
+        "PoisonError",
+        "SendError",
+        "RecvError",
+        "Disconnected",
+    ]
+    .iter()
+    .any(|m| message.contains(m))
 }
 
 /// Virtual time for people: `1.5s`, `20ms`, `3µs`.
