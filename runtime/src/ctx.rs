@@ -741,7 +741,7 @@ impl Ctx {
         let t = &mut st.threads[me as usize];
         if !t.in_panic {
             t.panicked_after_events = events;
-            t.panicked_at_step.get_or_insert(step);
+            t.panicked_at_step = Some(step);
         }
         let mut record = make(capture);
         let mut caught = None;
