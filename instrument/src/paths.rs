@@ -187,7 +187,9 @@ pub(crate) fn foreign_sync(root: &str, next: Option<&str>) -> Option<&'static st
         ) => Some(INSTRUMENT),
         ("once_cell", Some("sync")) | ("futures", Some("lock" | "channel")) => Some(INSTRUMENT),
         ("futures_util", Some("lock")) => Some(INSTRUMENT),
-        ("tokio", Some("sync" | "time" | "task" | "runtime" | "spawn")) => Some(ASYNC),
+        // (Instrumented, tokio is scheduled: its workers are threads, its reactor's wait
+        // pulse's `libc::epoll_wait`.)
+        ("tokio", Some("sync" | "time" | "task" | "runtime" | "spawn")) => Some(INSTRUMENT),
         ("async_std" | "async_channel" | "smol" | "async_lock", Some(_)) => Some(ASYNC),
         _ => None,
     }

@@ -76,6 +76,10 @@ pub enum RewriteKind {
     /// a futex wait blocks in the scheduler, not in the kernel (atomic-wait, hand-written
     /// futex locks).
     FutexCall,
+    /// `libc::epoll_wait` (`epoll_pwait`), or a `macro_rules!` body's `libc::$f` (mio's
+    /// `syscall!`), made `<shim>::libc::..`: all of libc, with a readiness wait that blocks
+    /// in the scheduler, not in the kernel (an async runtime's reactor).
+    LibcCall,
 }
 
 /// Why a site that may synchronise was left alone.

@@ -95,6 +95,9 @@ pub(crate) fn visit_fn(plan: &mut Plan, f: &syn::ItemFn) {
     }
     let at = plan.index.start(f.sig.ident.span());
     let name = f.sig.ident.to_string();
+    if runtime_test(plan, f, &attrs) {
+        return;
+    }
     if let Some(other) = &attrs.other {
         let msg = format!("test `{name}` runs under `#[{other}]`, not the pulse scheduler: call the code from a plain #[test] fn to have it checked");
         plan.finding(at, FindingKind::TestNotWrapped, msg);
@@ -144,6 +147,49 @@ pub(crate) fn visit_fn(plan: &mut Plan, f: &syn::ItemFn) {
         open,
         close,
     });
+}
+
+/// `#[tokio::test]` or `#[tokio::test(..)]` on an `async fn` (written as such, not under
+/// `cfg_attr`) becomes `#[<pulse>::__private::runtime_test(<pulse>, should_panic, tokio::test(..))]`
+/// (pulse-macros' `runtime_test`): the fn becomes a plain `#[test]` whose body, run under the
+/// scheduler, is an inner fn under tokio's own attribute, which builds the runtime its
+/// arguments ask for (any tokio version's) and blocks on the original body. Returns whether
+/// it was one.
+fn runtime_test(plan: &mut Plan, f: &syn::ItemFn, attrs: &TestAttrs) -> bool {
+    if attrs.test || attrs.other.as_deref() != Some("tokio::test") || f.sig.unsafety.is_some() {
+        return false;
+    }
+    let Some(attr) = f.attrs.iter().find(|a| {
+        let segs: Vec<String> = (a.path().segments.iter())
+            .map(|s| s.ident.to_string())
+            .collect();
+        segs == ["tokio", "test"]
+    }) else {
+        return false;
+    };
+    if f.sig.asyncness.is_none() {
+        return false;
+    }
+    let p = plan.pulse.clone();
+    let open = plan.index.end(attr.bracket_token.span.open());
+    let close = plan.index.start(attr.bracket_token.span.close());
+    let meta = plan.index.slice(open..close).to_owned();
+    let shown = meta.split_whitespace().collect::<Vec<_>>().join(" ");
+    let prefix = format!("{p}::__private::runtime_test({p}, {}, ", attrs.should_panic);
+    let edits = vec![
+        Edit::insert(open, prefix.clone(), order::TEST_OPEN),
+        Edit::insert(close, ")", order::TEST_CLOSE),
+    ];
+    let at = plan.index.start(f.sig.ident.span());
+    let name = f.sig.ident.to_string();
+    plan.change(
+        at,
+        RewriteKind::TestWrapped,
+        format!("#[{shown}] async fn {name}"),
+        format!("#[{prefix}{shown})] async fn {name}"),
+        edits,
+    );
+    true
 }
 
 /// A body that is one call to `..::__private::run_test(..)` was wrapped by an earlier run.

@@ -250,6 +250,9 @@ fn ident(plan: &mut Plan, tokens: &[TokenTree], i: usize, id: &Ident, ctx: Ctx) 
         }
         Before::AfterGenerics(_) => return,
     };
+    if name == "libc" && libc_call(plan, tokens, leading, i) {
+        return;
+    }
     if name == "thread_local" && leading.is_none() && is_bang(tokens, i + 1) {
         thread_local(plan, id);
         return;
@@ -366,6 +369,38 @@ fn root_rewrite(
     let to = format!("{}{}", plan.shim, plan.index.slice(end..module_end));
     let edit = Edit::replace(start..end, plan.shim.clone());
     plan.change(start, kind, from, to, vec![edit]);
+}
+
+/// The libc calls that wait for I/O readiness, which pulse schedules (`<shim>::libc`).
+const LIBC_WAITS: &[&str] = &["epoll_wait", "epoll_pwait"];
+
+/// `libc::epoll_wait` (a readiness wait), or `libc::$f` in a `macro_rules!` body (mio's
+/// `syscall!(epoll_wait(..))` calls `libc::$fn(..)`), at `tokens[i]`: `libc` becomes
+/// `<shim>::libc`, all of libc re-exported with those waits scheduled. Returns whether it
+/// was one.
+fn libc_call(plan: &mut Plan, tokens: &[TokenTree], leading: Option<usize>, i: usize) -> bool {
+    let waits = next_segment(tokens, i).is_some_and(|f| LIBC_WAITS.iter().any(|w| f == w));
+    let metavar = matches!(
+        (tokens.get(i + 1), tokens.get(i + 2), tokens.get(i + 3), tokens.get(i + 4)),
+        (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)), Some(TokenTree::Punct(d)), Some(TokenTree::Ident(_)))
+            if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':' && d.as_char() == '$'
+    );
+    let id = &tokens[i];
+    let local = leading.is_none() && plan.roots.shadowed_at("libc", plan.index.start(id.span()));
+    if !waits && !metavar || local {
+        return false;
+    }
+    let start = leading.map_or(plan.index.start(id.span()), |k| {
+        plan.index.start(tokens[k].span())
+    });
+    let end = plan.index.end(id.span());
+    let last = if metavar { i + 4 } else { i + 3 };
+    let call_end = plan.index.end(tokens[last].span());
+    let from = plan.index.slice(start..call_end).to_owned();
+    let to = format!("{}::libc{}", plan.shim, plan.index.slice(end..call_end));
+    let edit = Edit::replace(start..end, format!("{}::libc", plan.shim));
+    plan.change(start, RewriteKind::LibcCall, from, to, vec![edit]);
+    true
 }
 
 /// A bare `thread_local!` is std's prelude macro unless the file defines its own.

@@ -45,6 +45,7 @@ pub(crate) fn main(plan: &mut Plan, tree: Tree) {
         kind: RewriteKind::Tokens,
         atomic_depth: 0,
         const_depth: 0,
+        fn_depth: 0,
         semi_after: HashSet::new(),
         handled_markers: HashSet::new(),
     };
@@ -85,13 +86,14 @@ impl Decls<'_, '_> {
         self.plan.is_inactive(self.plan.index.start(ident.span()))
     }
 
-    /// A local item named like a std crate hides it for relative paths in its module; a path
+    /// A local item named like a std crate (or `libc`) hides it for relative paths in its module; a path
     /// it leaves alone is said where it is (`Plan::shadowed_path`).
     fn shadowing(&mut self, ident: &syn::Ident) {
         let name = ident.to_string();
         // (A synchronising crate's name, unless it is the alias of another such crate:
         // `use crossbeam_channel as crossbeam;` is followed, not hidden.)
         let hides = std_crate(&name).is_some()
+            || name == "libc"
             || (paths::foreign_sync_crate(&name).is_some()
                 && self.plan.roots.foreign_crate(&name) == name);
         if hides && !self.inactive(ident) {
@@ -237,6 +239,9 @@ struct Main<'p, 'a> {
     atomic_depth: usize,
     /// Inside a const context, where a closure call cannot go.
     const_depth: usize,
+    /// Inside a fn's body: its own fns are not tests libtest runs (nor a wrapped runtime
+    /// test's inner fn, on a second pass).
+    fn_depth: usize,
     /// Marker attributes (by offset) on statements that need a `;` once wrapped.
     semi_after: HashSet<usize>,
     handled_markers: HashSet<usize>,
@@ -359,11 +364,7 @@ impl Main<'_, '_> {
                 let path = segs.join("::");
                 let always = matches!(
                     path.as_str(),
-                    "tokio::main"
-                        | "async_std::main"
-                        | "actix_rt::main"
-                        | "actix_web::main"
-                        | "smol_potat::main"
+                    "async_std::main" | "actix_rt::main" | "actix_web::main" | "smol_potat::main"
                 );
                 let at = self.plan.index.start(attr.pound_token.span);
                 self.plan.attr_macros.push(AttrMacroSite {
@@ -520,6 +521,10 @@ impl Main<'_, '_> {
 
 /// Built-in and tool attributes, which expand to nothing that runs.
 fn is_inert(segs: &[String]) -> bool {
+    // pulse's own (`__private::runtime_test`, `scheduled_proptest`), put by an earlier run.
+    if segs.iter().any(|s| s == "__private") {
+        return true;
+    }
     if segs.len() > 1 {
         return matches!(
             segs[0].as_str(),
@@ -700,16 +705,20 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
         let range = fn_range(self, f.sig.fn_token.span, &f.block);
         self.attr_macros(&f.attrs, range.clone());
-        tests_wrap::visit_fn(self.plan, f);
+        if self.fn_depth == 0 {
+            tests_wrap::visit_fn(self.plan, f);
+        }
+        self.fn_depth += 1;
         let is_const = f.sig.constness.is_some();
         if atomic::marker(&f.attrs).is_some() {
             self.region(range);
-            return self.atomic(|v| visit::visit_item_fn(v, f));
+            self.atomic(|v| visit::visit_item_fn(v, f));
+        } else if is_const {
+            self.constant(|v| visit::visit_item_fn(v, f));
+        } else {
+            visit::visit_item_fn(self, f);
         }
-        if is_const {
-            return self.constant(|v| visit::visit_item_fn(v, f));
-        }
-        visit::visit_item_fn(self, f);
+        self.fn_depth -= 1;
     }
 
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
@@ -1315,6 +1324,7 @@ fn is_path_kind(kind: RewriteKind) -> bool {
             | RewriteKind::AsmFence
             | RewriteKind::DropAcquire
             | RewriteKind::FutexCall
+            | RewriteKind::LibcCall
     )
 }
 

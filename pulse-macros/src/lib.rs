@@ -5,13 +5,15 @@
 //! The expansion calls `::pulse::atomic(|| body)`, which outside a pulse execution just
 //! runs the body, so annotated code behaves the same in a normal build.
 //!
-//! Also, hidden, the attribute `cargo pulse` puts on tests written in `proptest!`.
+//! Also, hidden, the attributes `cargo pulse` puts on tests written in `proptest!` and on
+//! `#[tokio::test]` async tests.
 
 use proc_macro::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{parse_macro_input, Block, ImplItem, Item, ReturnType, Signature};
 
+mod runtime_test;
 mod scheduled;
 
 /// Runs a fn that `proptest!` generated from a `#[test]` under pulse's scheduler (put there by
@@ -20,6 +22,16 @@ mod scheduled;
 #[proc_macro_attribute]
 pub fn scheduled_proptest(attr: TokenStream, item: TokenStream) -> TokenStream {
     scheduled::expand(attr.into(), item.into())
+        .unwrap_or_else(|e| e.to_compile_error())
+        .into()
+}
+
+/// Runs an async test under its runtime's attribute (`#[tokio::test]`) under pulse's
+/// scheduler (put there by `cargo pulse`; see `runtime_test.rs`). Not a stable API.
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn runtime_test(attr: TokenStream, item: TokenStream) -> TokenStream {
+    runtime_test::expand(attr.into(), item.into())
         .unwrap_or_else(|e| e.to_compile_error())
         .into()
 }

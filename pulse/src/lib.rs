@@ -63,5 +63,5 @@ pub fn max_wait(d: ::std::time::Duration) {
 pub mod __private {
     pub use crate::harness::{run_test, TestMeta, TestOutcome};
     pub use crate::proptest_run::run_proptest;
-    pub use pulse_macros::scheduled_proptest;
+    pub use pulse_macros::{runtime_test, scheduled_proptest};
 }

@@ -265,6 +265,7 @@ impl Ctx {
                 (_, Some("Mutex" | "RwLock")) => "unlock",
                 (_, Some("Thread")) => "exit",
                 (_, Some("Condvar" | "Park")) => "notify",
+                (_, Some(EPOLL)) => "readable",
                 _ => "woken",
             };
             st.trace_value(
@@ -275,6 +276,26 @@ impl Ctx {
                 Some(why),
             );
         }
+        reason
+    }
+
+    /// Blocks the running thread until file descriptor `fd` is readable, or until `timeout`
+    /// passes on the virtual clock: an epoll wait (`fd_waiters`). The descriptor is looked
+    /// at in every decision while the thread waits, so it wakes at the first one after
+    /// another thread's write made it ready. The object (`Epoll#n`, by descriptor) names
+    /// the wait in the trace. The caller looks again: readable is a hint, as a wake is.
+    #[track_caller]
+    pub fn wait_readable(self, op: &'static str, fd: i32, timeout: Option<Duration>) -> WakeReason {
+        let object = {
+            let mut st = self.state();
+            let me = st.current;
+            st.fd_waiters.add(me, fd);
+            st.object_at(EPOLL, fd as usize)
+        };
+        let reason = self.block(op, Some(object), timeout);
+        let mut st = self.state();
+        let me = st.current;
+        st.fd_waiters.remove(me);
         reason
     }
 
@@ -715,6 +736,9 @@ pub(crate) struct Recorded {
 }
 
 /// How many `PulseAbort`s a thread may catch during teardown before it is abandoned.
+/// The kind of the object an epoll wait blocks on (`Ctx::wait_readable`).
+const EPOLL: &str = "Epoll";
+
 const MAX_TEARDOWN_ABORTS: u32 = 100;
 
 impl Ctx {

@@ -26,6 +26,7 @@ pub(crate) const STEPS_PER_THREAD: u64 = 10_000;
 /// (then they are let go, as std's process exit would).
 pub(crate) const DETACHED_STEPS: u64 = 10_000;
 use crate::fast_hash::FastMap;
+use crate::fd_waiters::{FdWaiters, REAL_WAIT_MS};
 use crate::memory::Memory;
 use crate::obj_ref::ObjRef;
 use crate::process::journal::Journal;
@@ -306,6 +307,9 @@ pub(crate) struct ExecState {
     contenders: Waiters,
     /// Scratch: the threads `wake_all` wakes.
     woken: Vec<Tid>,
+    /// Threads waiting for a descriptor to become readable (`Ctx::wait_readable`), looked
+    /// at in each decision while any wait.
+    pub fd_waiters: FdWaiters,
     /// The relaxed memory model's state (`Memory::Relaxed`; idle under `sc`).
     pub memory: Memory,
     /// An isolated worker's running record of its execution, read by the parent if the
@@ -358,6 +362,7 @@ impl ExecState {
             blocked_on: Waiters::default(),
             contenders: Waiters::default(),
             woken: Vec::new(),
+            fd_waiters: FdWaiters::default(),
             memory: Memory::default(),
             journal: None,
             journal_lines: UserLines::default(),
@@ -409,6 +414,7 @@ impl ExecState {
         self.memory.reset(relaxed);
         self.blocked_on.clear();
         self.contenders.clear();
+        self.fd_waiters.clear();
     }
 
     pub fn object_at(&mut self, kind: &'static str, addr: usize) -> ObjRef {
@@ -1080,8 +1086,11 @@ impl ExecState {
                 t.enabled_at = self.clock_ns;
             }
         }
+        if !self.fd_waiters.is_empty() {
+            self.wake_readable(0);
+        }
         if self.runnable.is_empty() {
-            if !self.fire_when_all_blocked() {
+            if !self.fire_when_all_blocked() && !self.wake_readable(REAL_WAIT_MS) {
                 self.next = None;
                 if self.live > 0 {
                     let main_done = self.threads[0].is_finished();
@@ -1267,6 +1276,34 @@ impl ExecState {
             self.fire_timer(t);
         }
         picked.is_some()
+    }
+
+    /// Wakes the threads whose descriptor is readable, after waiting up to `timeout_ms` of
+    /// real time for one (0: a look); returns whether any woke. What made it readable was
+    /// written in the step just taken, by the current thread: its wait's object carries that
+    /// thread's view to the woken one (a system call orders memory as a fence does).
+    fn wake_readable(&mut self, timeout_ms: i32) -> bool {
+        if self.fd_waiters.is_empty() {
+            return false;
+        }
+        let mut ready = std::mem::take(&mut self.woken);
+        ready.clear();
+        self.fd_waiters.ready(timeout_ms, &mut ready);
+        let mut any = false;
+        for &tid in &ready {
+            if let Status::Blocked(Blocked {
+                object: Some(object),
+                ..
+            }) = self.threads[tid as usize].status
+            {
+                if self.memory.relaxed && self.current != tid {
+                    self.memory.sync_object(self.current, object);
+                }
+            }
+            any |= self.wake(tid, WakeReason::Notified);
+        }
+        self.woken = ready;
+        any
     }
 
     /// Which of `waiters` an object wakes (a scheduler choice, recorded like a thread's).

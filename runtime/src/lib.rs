@@ -14,6 +14,7 @@ mod ctx;
 mod execution;
 mod executor;
 mod fast_hash;
+mod fd_waiters;
 mod memory;
 mod minimize;
 mod obj_ref;

@@ -11,6 +11,9 @@
 #[doc(hidden)]
 pub mod futex;
 pub mod hint;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[doc(hidden)]
+pub mod libc;
 mod rt;
 pub mod sync;
 pub mod thread;

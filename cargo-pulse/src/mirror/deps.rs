@@ -432,7 +432,7 @@ pub fn dep_source(p: &Package) -> DepSource {
 }
 
 /// Whether any `.rs` file under `dir` (build scripts aside) names what pulse rewrites: std's
-/// `sync`, `thread` or `time`, `core::sync::atomic`, `thread_local!`. Comments are skipped; a
+/// `sync`, `thread` or `time`, `core::sync::atomic`, `thread_local!`, an epoll wait. Comments are skipped; a
 /// false positive costs a copy, a false negative an unscheduled dependency.
 pub fn synchronises(dir: &Path, skip: &[PathBuf]) -> bool {
     walkdir::WalkDir::new(dir)
@@ -455,6 +455,9 @@ pub fn source_synchronises(text: &str) -> bool {
         "std::time",
         "core::sync",
         "thread_local!",
+        // A reactor's readiness wait (mio's selector), scheduled through pulse's libc.
+        "epoll_wait",
+        "epoll_pwait",
     ];
     let code: String = text
         .lines()
@@ -648,6 +651,7 @@ mod tests {
         assert!(source_synchronises("use std::{fmt, sync::{Arc, Mutex}};"));
         assert!(source_synchronises("use std::{\n    io,\n    thread,\n};"));
         assert!(source_synchronises("thread_local! { static X: u8 = 0; }"));
+        assert!(source_synchronises("syscall!(epoll_wait(ep, evs, n, t))"));
         assert!(!source_synchronises(
             "use std::{fmt, io};\nuse core::{mem, ptr};"
         ));

@@ -1,0 +1,86 @@
+//! The C library as instrumented code calls it: all of the `libc` crate, re-exported, with
+//! the calls that wait for I/O readiness scheduled. The instrumenter rewrites `libc::` to
+//! this module where such a call is named (`libc::epoll_wait(..)`) and in a `macro_rules!`
+//! body that calls `libc::$f(..)` (mio's and polling 2's `syscall!`), so an async runtime's
+//! reactor (mio's, so tokio's) waits in the scheduler, not in the kernel.
+//!
+//! Inside an execution `epoll_wait` and `epoll_pwait` are a scheduling point, then a look at
+//! the instance (the real call, without waiting). If nothing is ready, the thread waits
+//! until the instance's descriptor is readable, looked at in each decision (another
+//! thread's write to an eventfd, pipe or socket it watches makes it so), or until its
+//! timeout passes on the virtual clock, and looks again. Outside one they are the system
+//! calls.
+
+use std::time::Duration;
+
+pub use ::libc::*;
+use pulse_runtime::WakeReason;
+
+use crate::rt::{self, Ctx};
+
+const EPOLL_WAIT: &str = "epoll_wait";
+
+/// `epoll_wait(2)`, scheduled inside an execution (see the module doc).
+///
+/// # Safety
+/// As the system call's: `events` points to room for `maxevents` events.
+#[track_caller]
+pub unsafe fn epoll_wait(
+    epfd: c_int,
+    events: *mut epoll_event,
+    maxevents: c_int,
+    timeout: c_int,
+) -> c_int {
+    // SAFETY: the caller's.
+    let look = |ms| unsafe { ::libc::epoll_wait(epfd, events, maxevents, ms) };
+    match rt::current() {
+        Some(ctx) => wait_ready(ctx, epfd, timeout, look),
+        None => look(timeout),
+    }
+}
+
+/// `epoll_pwait(2)`, scheduled inside an execution: as `epoll_wait`, the signal mask
+/// applied to each look (virtual threads take no signals while they wait in the scheduler).
+///
+/// # Safety
+/// As the system call's.
+#[track_caller]
+pub unsafe fn epoll_pwait(
+    epfd: c_int,
+    events: *mut epoll_event,
+    maxevents: c_int,
+    timeout: c_int,
+    sigmask: *const sigset_t,
+) -> c_int {
+    // SAFETY: the caller's.
+    let look = |ms| unsafe { ::libc::epoll_pwait(epfd, events, maxevents, ms, sigmask) };
+    match rt::current() {
+        Some(ctx) => wait_ready(ctx, epfd, timeout, look),
+        None => look(timeout),
+    }
+}
+
+/// Looks at the instance (`look(0)`, the real call without waiting) until something is
+/// ready, the call fails, or `timeout_ms` (negative: none) passes on the virtual clock,
+/// waiting for the descriptor in between.
+#[track_caller]
+fn wait_ready(ctx: Ctx, epfd: c_int, timeout_ms: c_int, look: impl Fn(c_int) -> c_int) -> c_int {
+    ctx.switch(EPOLL_WAIT, None);
+    let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
+    let deadline = timeout.map(|t| ctx.now() + t);
+    loop {
+        let n = look(0);
+        if n != 0 || timeout.is_some_and(|t| t.is_zero()) || ctx.is_teardown() {
+            return n;
+        }
+        let left = deadline.map(|d| d.saturating_sub(ctx.now()));
+        if left.is_some_and(|l| l.is_zero()) {
+            return 0;
+        }
+        match ctx.wait_readable(EPOLL_WAIT, epfd, left) {
+            WakeReason::Notified => {}
+            WakeReason::TimedOut => return look(0),
+            WakeReason::Teardown => return 0,
+        }
+    }
+}
