@@ -2,7 +2,8 @@
 //! default): a spin lock in two semver-incompatible versions of one registry crate,
 //! crossbeam-utils' scoped threads, `AtomicCell` and `Backoff`, and parking_lot's locks
 //! (parking in pulse's `parking_lot_core`, 0.2 to 0.10: parking_lot 0.4 to 0.13), and a
-//! futex lock on atomic-wait (whose futex system calls pulse schedules). Each
+//! futex lock on atomic-wait (whose futex system calls pulse schedules), and `#[tokio::test]`
+//! tests on tokio (whose reactor's epoll waits pulse schedules). Each
 //! fixture's only synchronisation is its dependencies'; each race is found, each fixed twin
 //! passes.
 
@@ -284,6 +285,37 @@ fn a_futex_lock_on_atomic_wait_is_scheduled() {
     assert!(
         run.stderr.contains("blocked in futex::wait on Futex#0"),
         "the sleeper is named:\n{}",
+        run.stderr
+    );
+}
+
+/// `#[tokio::test]` tests under the scheduler: tokio is instrumented with no flag, its
+/// workers are pulse threads and its reactor's `epoll_wait` waits in the scheduler. A race
+/// between two tasks on two workers is found, and so is a `Notify` wakeup sent before anyone
+/// waits (the test sleeps for ever, the reactor among the sleepers); the fixed twins pass,
+/// and a minute of tokio's time passes at once on the virtual clock.
+#[test]
+fn tokio_tests_run_under_the_scheduler() {
+    let dir = fixture("dep-tokio", "dep-tokio");
+    let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+    assert_eq!(run.code, 101, "the race and the lost wakeup are found");
+    for (test, event) in [
+        ("tests::every_hit_is_counted", "failed"),
+        ("tests::every_hit_is_counted_fixed", "ok"),
+        ("tests::the_handshake_arrives", "failed"),
+        ("tests::the_handshake_arrives_fixed", "ok"),
+        ("tests::a_minute_passes_at_once", "ok"),
+    ] {
+        assert_eq!(run.event_of(test).as_deref(), Some(event), "{test}");
+    }
+    assert!(
+        run.stderr.contains("tokio 1.") && run.stderr.contains("mio 1."),
+        "named as instrumented:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("blocked in epoll_wait on Epoll#"),
+        "the reactor is named among the sleepers:\n{}",
         run.stderr
     );
 }
