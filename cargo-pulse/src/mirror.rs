@@ -140,7 +140,7 @@ impl DepsReport {
             }
         };
         add(
-            "instrumented (they name std's sync/thread/time, core::sync or thread_local!)",
+            "instrumented (they name std's sync/thread/time, core::sync, thread_local! or epoll_wait)",
             &self.instrumented,
         );
         let shims: Vec<String> = self

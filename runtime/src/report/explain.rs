@@ -244,18 +244,28 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             )
         }
         Stop::Deadlock | Stop::LeakedThread => {
-            let lines = blocked_lines();
+            let mut lines = blocked_lines();
+            let live = lines.len();
+            let reactor = st.threads.iter().any(|t| {
+                matches!(t.status, Status::Blocked(b) if b.object.is_some_and(|o| o.kind == "Epoll"))
+            });
+            if reactor && matches!(stop, Stop::Deadlock) {
+                lines.push(format!(
+                    "(no thread of the test made the epoll_wait's descriptors ready, and nothing \
+                     did from outside the process in {} s of real time)",
+                    crate::fd_waiters::REAL_WAIT_MS / 1000
+                ));
+            }
             let (kind, message) = if matches!(stop, Stop::Deadlock) {
                 (
                     FailureKind::Deadlock,
-                    format!("deadlock: all {} live threads are blocked", lines.len()),
+                    format!("deadlock: all {live} live threads are blocked"),
                 )
             } else {
                 (
                     FailureKind::LeakedThread,
                     format!(
-                        "the test's main thread returned, but {} thread(s) stay blocked forever",
-                        lines.len()
+                        "the test's main thread returned, but {live} thread(s) stay blocked forever"
                     ),
                 )
             };
