@@ -735,10 +735,10 @@ pub(crate) struct Recorded {
     pub record: PanicRecord,
 }
 
-/// How many `PulseAbort`s a thread may catch during teardown before it is abandoned.
 /// The kind of the object an epoll wait blocks on (`Ctx::wait_readable`).
 const EPOLL: &str = "Epoll";
 
+/// How many `PulseAbort`s a thread may catch during teardown before it is abandoned.
 const MAX_TEARDOWN_ABORTS: u32 = 100;
 
 impl Ctx {
