@@ -150,12 +150,18 @@ fn a_reactor_s_lost_wakeup_is_found_and_its_fixed_twin_passes() {
         .expect("the lost wakeup is found");
     assert_eq!(failure.kind, FailureKind::Deadlock, "{}", failure.message);
     assert!(
-        failure.details.iter().any(|d| d.contains("blocked in epoll_wait on Epoll#0")),
+        failure
+            .details
+            .iter()
+            .any(|d| d.contains("blocked in epoll_wait on Epoll#0")),
         "{:?}",
         failure.details
     );
     assert!(
-        failure.details.iter().any(|d| d.contains("2 s of real time")),
+        failure
+            .details
+            .iter()
+            .any(|d| d.contains("2 s of real time")),
         "the real wait is said: {:?}",
         failure.details
     );
