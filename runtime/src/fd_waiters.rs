@@ -7,7 +7,8 @@
 //! first decision after the write. Readiness that comes from outside the process (a child,
 //! a remote peer) is waited for only when no thread can run (`REAL_WAIT_MS`).
 
-use crate::execution::Tid;
+/// A thread index (`execution::Tid`; named here, not imported, so this module sits below it).
+type Tid = u32;
 
 /// How long, in real time, an execution whose threads are all blocked, some on descriptors,
 /// waits for the world outside the process to make one ready before it is a deadlock. In a
