@@ -1,12 +1,15 @@
 //! std's concurrency API — `sync` (locks, condvars, atomics, channels, once cells),
-//! `thread` and `time` — signature for signature, routed to pulse's scheduler.
+//! `thread` and `time` — signature for signature, routed to pulse's scheduler, and the
+//! constructors of std's hash collections with their hash keys a scheduler choice
+//! (`collections`).
 //!
 //! Instrumented code reaches this crate as `::pulse::std::…` in place of `std::…`. Inside
 //! a pulse execution every operation is a scheduling point and every nondeterminism std
 //! allows (which waiter wins a lock, spurious wakeups, weak CAS failures, message order
-//! between senders, timeouts) is a scheduler choice. Outside one, each type behaves
-//! exactly like std's, so instrumented code still runs normally.
+//! between senders, timeouts, a hash map's order) is a scheduler choice. Outside one, each
+//! type behaves exactly like std's, so instrumented code still runs normally.
 
+pub mod collections;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 #[doc(hidden)]
 pub mod futex;
