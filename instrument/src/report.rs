@@ -49,6 +49,10 @@ pub enum RewriteKind {
     /// A call on std's `Arc`/`Weak` whose answer other threads change (`Arc::strong_count`,
     /// `get_mut`, `try_unwrap`, `Weak::upgrade`, ...) routed to the shim's visible twin.
     ArcCall,
+    /// A constructor of std's `HashMap`/`HashSet` or `RandomState::new` that picks random hash
+    /// keys (`HashMap::new`, `with_capacity`, `from`) routed to the shim's twin, whose keys
+    /// are a scheduler choice (the value is still std's).
+    HashCall,
     /// A `.upgrade()` method call given a scheduling point before and after (its receiver's
     /// type is unknown to the instrumenter: std's `Weak` or not, it is called as written).
     ArcMethod,

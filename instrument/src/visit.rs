@@ -460,6 +460,85 @@ impl Main<'_, '_> {
         })
     }
 
+    /// `HashMap::new` and the other constructors of std's hash collections that pick their
+    /// own `RandomState` (`hash_trait`), however the path reaches them (`HashMap` imported
+    /// from std, `std::collections::HashSet`, `hash_map::RandomState`): the edits that call
+    /// the shim's trait of the same name instead, keyed by the scheduler, every written word
+    /// kept (`HashMap::<K, V>::new` -> `<HashMap::<K, V> as <shim>::..::KeyedMap>::new`).
+    /// `from` only where the call's argument is an array literal (`array_arg`), the form
+    /// every `HashMap::from` in this machine's registry cache takes: a crate may give std's
+    /// maps a `From` of its own type.
+    fn hash_call(
+        &self,
+        path: &syn::Path,
+        array_arg: bool,
+    ) -> Option<(Range<usize>, String, Vec<Edit>)> {
+        let segs = self.call_path(path);
+        let n = segs.len();
+        if n < 2 || path.segments[n - 1].arguments != syn::PathArguments::None {
+            return None;
+        }
+        let full: Vec<String> = match self.plan.imports.get(&segs[0]) {
+            Some(full) => full.iter().chain(&segs[1..n - 1]).cloned().collect(),
+            None if n == 2 => {
+                // `use std::collections::*;`
+                let glob = self
+                    .plan
+                    .glob_imports
+                    .iter()
+                    .find(|g| self.is_std_hash_module(g))?;
+                glob.iter().chain(&segs[..1]).cloned().collect()
+            }
+            None => segs[..n - 1].to_vec(),
+        };
+        let (ty, module) = full.split_last()?;
+        if !self.is_std_hash_module(module) {
+            return None;
+        }
+        let op = segs[n - 1].as_str();
+        let (trait_name, holes) = hash_trait(ty, op)?;
+        if op == "from" && !array_arg {
+            return None;
+        }
+        let ty_seg = &path.segments[n - 2];
+        let first = path
+            .leading_colon
+            .map_or(path.segments[0].ident.span(), |c| c.spans[0]);
+        let whole = self.range(first, path.segments[n - 1].ident.span());
+        let (ty_end, holes) = match &ty_seg.arguments {
+            syn::PathArguments::AngleBracketed(a) => (self.plan.index.end(a.gt_token.span), ""),
+            _ => (self.plan.index.end(ty_seg.ident.span()), holes),
+        };
+        let to = format!(
+            " as {}::collections::hash_ops::{trait_name}>",
+            self.plan.shim
+        );
+        let edits = vec![
+            Edit::insert(whole.start, "<", 50),
+            Edit::insert(ty_end, format!("{holes}{to}"), 50),
+        ];
+        let text = self.plan.index.text();
+        let shown = format!(
+            "<{}{holes}{to}{}",
+            &text[whole.start..ty_end],
+            &text[ty_end..whole.end]
+        );
+        Some((whole, shown, edits))
+    }
+
+    /// Whether `path` is a std module that names a hash collection or its `RandomState`.
+    fn is_std_hash_module(&self, path: &[String]) -> bool {
+        let rest = match path.split_first() {
+            Some((root, rest)) if self.plan.roots.lookup(root) == Some(Crate::Std) => rest,
+            _ => return false,
+        };
+        let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+        matches!(
+            rest.as_slice(),
+            ["collections"] | ["collections", "hash_map"] | ["collections", "hash_set"] | ["hash"]
+        )
+    }
+
     /// Whether the file can name std's `sync::Weak` (so a `.upgrade()` may be on one).
     fn names_std_weak(&self) -> bool {
         self.plan
@@ -620,6 +699,21 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
                     .atomic(|v| v.with_kind(RewriteKind::ExprPath, |v| visit::visit_expr(v, e)));
             }
         }
+        if let Expr::Call(c) = e {
+            let array_arg = c.args.len() == 1 && matches!(c.args.first(), Some(Expr::Array(_)));
+            if let Expr::Path(p) = &*c.func {
+                let from = p.path.segments.last().is_some_and(|s| s.ident == "from");
+                let plain = p.qself.is_none() && self.atomic_depth == 0 && self.const_depth == 0;
+                if let Some((range, to, edits)) = (from && array_arg && plain)
+                    .then(|| self.hash_call(&p.path, true))
+                    .flatten()
+                {
+                    let from = abbrev(self.plan.index.slice(range.clone()));
+                    self.plan
+                        .change(range.start, RewriteKind::HashCall, from, to, edits);
+                }
+            }
+        }
         if let Expr::Path(p) = e {
             if p.qself.is_none() && self.atomic_depth == 0 && self.const_depth == 0 {
                 if let Some((range, to)) = self.arc_call(&p.path) {
@@ -628,6 +722,13 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
                     self.plan
                         .change(range.start, RewriteKind::ArcCall, from, to, edits);
                     // `std::sync` ahead of it is still rewritten by the sweep.
+                    return self.with_kind(RewriteKind::ExprPath, |v| visit::visit_expr(v, e));
+                }
+                if let Some((range, to, edits)) = self.hash_call(&p.path, false) {
+                    let from = abbrev(self.plan.index.slice(range.clone()));
+                    self.plan
+                        .change(range.start, RewriteKind::HashCall, from, to, edits);
+                    // Types in a turbofish are still rewritten.
                     return self.with_kind(RewriteKind::ExprPath, |v| visit::visit_expr(v, e));
                 }
             }
@@ -1317,6 +1418,7 @@ fn is_path_kind(kind: RewriteKind) -> bool {
             | RewriteKind::AtomicCall
             | RewriteKind::AtomicMethod
             | RewriteKind::ArcCall
+            | RewriteKind::HashCall
             | RewriteKind::ArcMethod
             | RewriteKind::SystemTimeReceiver
             | RewriteKind::FileTime
@@ -1357,6 +1459,19 @@ fn is_arc_ops_call(e: &Expr) -> bool {
 }
 
 /// The shim's visible twin of `Type::op` on std's `Arc`/`Weak`, if it has one.
+/// The shim's trait that keys a constructor of std's hash collections that picks its own
+/// `RandomState` (`shim-std/src/collections/hash_ops.rs`), and the type's parameters to
+/// infer when none are written. `default()` and `from_iter` are generic over the hasher and
+/// stay std's.
+fn hash_trait(ty: &str, op: &str) -> Option<(&'static str, &'static str)> {
+    Some(match (ty, op) {
+        ("HashMap", "new" | "with_capacity" | "from") => ("KeyedMap", "<_, _>"),
+        ("HashSet", "new" | "with_capacity" | "from") => ("KeyedMap", "<_>"),
+        ("RandomState", "new" | "default") => ("KeyedState", ""),
+        _ => return None,
+    })
+}
+
 fn arc_twin(ty: &str, op: &str) -> Option<&'static str> {
     Some(match (ty, op) {
         ("Arc", "strong_count") => "strong_count",
