@@ -419,6 +419,48 @@ fn a_failing_test_exits_101_and_its_replay_line_reproduces_it() {
 }
 
 #[test]
+fn a_hash_maps_order_is_a_scheduler_choice_its_failure_replays() {
+    let dir = fixture("hash-order", "hash-order");
+    let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+    assert_eq!(run.code, 101, "{}", run.stderr);
+    assert_eq!(
+        run.event_of("tests::flush_starts_after_write").as_deref(),
+        Some("failed")
+    );
+    assert_eq!(
+        run.event_of("tests::flush_starts_after_write_ranked")
+            .as_deref(),
+        Some("ok"),
+        "the twin that ranks the services passes every order"
+    );
+    assert!(
+        run.stderr.contains("flush started before write")
+            && !run.stderr.contains("did not reproduce"),
+        "the search's own replay orders the map as the search did:\n{}",
+        run.stderr
+    );
+    // In a fresh process, twice: the same order, the same message.
+    let line = run.replay_line().expect("a replay line");
+    let message = |r: &support::Run| {
+        let rec = r
+            .json()
+            .into_iter()
+            .find(|v| v["type"] == "test" && v["event"] == "failed");
+        rec.expect("a failed test's record")["record"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let first = message(&run);
+    assert!(first.contains("flush started before write"), "{first}");
+    for _ in 0..2 {
+        let r = shell(&dir, &format!("{line} --color never --message-format json"));
+        assert_eq!(r.code, 101, "the replay fails again: {}", r.stderr);
+        assert_eq!(message(&r), first, "in the same order");
+    }
+}
+
+#[test]
 fn tests_written_in_proptest_run_under_the_scheduler_one_case_per_schedule() {
     // `proptest! { #[test] fn f(n in 0..4u32) { .. } }` generates the #[test] fn: pulse puts
     // an attribute on it that runs proptest's loop under the scheduler, one case per
