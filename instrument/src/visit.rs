@@ -1141,12 +1141,7 @@ impl Main<'_, '_> {
         let Some(root) = place_root(&a.left) else {
             return;
         };
-        let names_root = a
-            .right
-            .to_token_stream()
-            .into_iter()
-            .any(|t| matches!(&t, proc_macro2::TokenTree::Ident(i) if *i == root));
-        if names_root {
+        if names_ident(a.right.to_token_stream(), &root) {
             return;
         }
         let (Some((start, _)), Some((_, end))) =
@@ -1459,6 +1454,15 @@ fn is_arc_ops_call(e: &Expr) -> bool {
 }
 
 /// The shim's visible twin of `Type::op` on std's `Arc`/`Weak`, if it has one.
+/// Whether `tokens` name `ident` anywhere, inside groups too (`((self.0).0[6] & 0x0f)`).
+fn names_ident(tokens: proc_macro2::TokenStream, ident: &proc_macro2::Ident) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == *ident,
+        proc_macro2::TokenTree::Group(g) => names_ident(g.stream(), ident),
+        _ => false,
+    })
+}
+
 /// The shim's trait that keys a constructor of std's hash collections that picks its own
 /// `RandomState` (`shim-std/src/collections/hash_ops.rs`), and the type's parameters to
 /// infer when none are written. `default()` and `from_iter` are generic over the hasher and
