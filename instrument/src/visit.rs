@@ -1453,7 +1453,6 @@ fn is_arc_ops_call(e: &Expr) -> bool {
     called_path(e).is_some_and(|(segs, _)| segs.len() >= 2 && segs[segs.len() - 2] == "arc_ops")
 }
 
-/// The shim's visible twin of `Type::op` on std's `Arc`/`Weak`, if it has one.
 /// Whether `tokens` name `ident` anywhere, inside groups too (`((self.0).0[6] & 0x0f)`).
 fn names_ident(tokens: proc_macro2::TokenStream, ident: &proc_macro2::Ident) -> bool {
     tokens.into_iter().any(|t| match t {
@@ -1476,6 +1475,7 @@ fn hash_trait(ty: &str, op: &str) -> Option<(&'static str, &'static str)> {
     })
 }
 
+/// The shim's visible twin of `Type::op` on std's `Arc`/`Weak`, if it has one.
 fn arc_twin(ty: &str, op: &str) -> Option<&'static str> {
     Some(match (ty, op) {
         ("Arc", "strong_count") => "strong_count",
