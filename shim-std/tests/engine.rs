@@ -875,21 +875,41 @@ fn the_time_limit_cuts_a_long_execution() {
 /// took to pass is only long: the search ends there as at the limit, and the test passes
 /// (session 28 trial: two threads of 1,500,000 increments each, 28 schedules passed, the
 /// 29th was reported as a step limit).
+///
+/// Where the limit falls is made certain, not left to the clock: the first schedule passes
+/// quickly; the second runs past its bound (20,000 steps for two threads) at the same speed,
+/// then slows to 100 µs of real time per increment, so the limit runs out there, well short
+/// of the first schedule's length. (Cut wherever the clock said, one run in a few fell before
+/// the bound and was not this case at all.)
 #[test]
 fn a_cut_no_longer_than_a_passing_schedule_is_not_a_step_limit() {
+    use std::sync::atomic::AtomicUsize as RealCounter;
     use std::time::Duration;
+    const EACH: usize = 100_000;
+    const SLOW_FROM: usize = 30_000;
+    static SCHEDULE: RealCounter = RealCounter::new(0);
     let report = Builder::new()
         .schedules(1000)
         .seed(1)
         .max_steps(2_000)
         .run_for(Duration::from_secs(3), || {
-            count_in_two_threads(30_000);
+            let schedule = SCHEDULE.fetch_add(1, Ordering::SeqCst) + 1;
+            let count = Arc::new(AtomicUsize::new(0));
+            let add = move |count: &AtomicUsize| {
+                if count.fetch_add(1, Ordering::SeqCst) >= SLOW_FROM && schedule >= 2 {
+                    std::thread::sleep(Duration::from_micros(100));
+                }
+            };
+            let c = count.clone();
+            let t = thread::spawn(move || (0..EACH).for_each(|_| add(&c)));
+            (0..EACH).for_each(|_| add(&count));
+            t.join().unwrap();
         });
     assert!(report.passed(), "{}", report.failure.unwrap());
-    assert!(report.executions >= 1, "{}", report.executions);
+    assert_eq!(report.executions, 1, "{:?}", report.warnings);
     assert!(
         report.warnings.iter().any(|w| {
-            w.starts_with("time limit: the test's time limit ran out during schedule")
+            w.starts_with("time limit: the test's time limit ran out during schedule 2 of 1000")
                 && w.contains("an earlier schedule took to pass")
         }),
         "{:?}",
