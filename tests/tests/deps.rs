@@ -2,10 +2,10 @@
 //! default): a spin lock in two semver-incompatible versions of one registry crate,
 //! crossbeam-utils' scoped threads, `AtomicCell` and `Backoff`, and parking_lot's locks
 //! (parking in pulse's `parking_lot_core`, 0.2 to 0.10: parking_lot 0.4 to 0.13), and a
-//! futex lock on atomic-wait (whose futex system calls pulse schedules), and `#[tokio::test]`
-//! tests on tokio (whose reactor's epoll waits pulse schedules). Each
-//! fixture's only synchronisation is its dependencies'; each race is found, each fixed twin
-//! passes.
+//! futex lock on atomic-wait (whose futex system calls pulse schedules), `#[tokio::test]`
+//! tests on tokio (whose reactor's epoll waits pulse schedules), and once_cell in a graph
+//! that shares a crate with pulse's own. Each fixture's only synchronisation is its
+//! dependencies'; each race is found, each fixed twin passes.
 
 #[allow(dead_code)] // (helpers e2e.rs uses and this file does not)
 mod support;
@@ -316,6 +316,43 @@ fn tokio_tests_run_under_the_scheduler() {
     assert!(
         run.stderr.contains("blocked in epoll_wait on Epoll#"),
         "the reactor is named among the sleepers:\n{}",
+        run.stderr
+    );
+}
+
+/// A graph that switches features on a crate pulse's own support crates share with it
+/// builds, and the crates it reaches stay instrumented: governor 0.10.4's features made
+/// pulse-runtime's rand_core reach once_cell (through getrandom and a wasm-only js-sys), so
+/// the instrumented once_cell and pulse depended on each other and cargo refused the graph.
+/// The check-then-set race on once_cell's `OnceCell` is found (its only scheduling points
+/// are once_cell's atomics), and its fixed twin passes.
+#[test]
+fn a_dependency_pulse_shares_with_the_graph_makes_no_package_cycle() {
+    let dir = fixture("dep-rand-os-rng", "dep-rand-os-rng");
+    let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+    assert!(
+        !run.stderr.contains("cyclic package dependency"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.code, 101, "the race is found:\n{}", run.stderr);
+    assert_eq!(
+        run.event_of("tests::configured_once").as_deref(),
+        Some("failed")
+    );
+    assert_eq!(
+        run.event_of("tests::configured_once_fixed").as_deref(),
+        Some("ok")
+    );
+    let instrumented = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("Dependencies "))
+        .and_then(|l| l.split("; ").next())
+        .unwrap_or_default();
+    assert!(
+        instrumented.contains("once_cell 1."),
+        "once_cell is instrumented, not held back:\n{}",
         run.stderr
     );
 }

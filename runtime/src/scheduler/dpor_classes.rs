@@ -11,9 +11,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rand_core::{RngCore, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
-
 use super::{DfsScheduler, DporScheduler, Scheduler};
 use crate::obj_ref::ObjRef;
 
@@ -186,7 +183,7 @@ fn classes(program: &Program, mut scheduler: impl Scheduler) -> (BTreeSet<Class>
 /// and joins some of them; every thread does a few critical sections (a lock, an atomic
 /// operation or none, the unlock) and atomic operations on two mutexes and two atomics.
 fn random_program(seed: u64, threads: u32) -> Program {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut rng = super::Rng::seed_from_u64(seed);
     let mut pick = |n: u64| rng.next_u64() % n;
     let mut program: Program = Vec::new();
     for _ in 0..threads {

@@ -20,6 +20,7 @@ mod pos;
 mod pos_groups;
 mod random;
 mod replay;
+mod rng;
 mod roles;
 
 pub use dfs::DfsScheduler;
@@ -546,12 +547,9 @@ pub fn for_strategy(
     }
 }
 
-/// The random number generator every randomised strategy uses: fixed algorithm, so a seed
-/// means the same thing in every version of every dependency.
-pub(crate) type Rng = rand_xoshiro::Xoshiro256PlusPlus;
+pub(crate) use rng::Rng;
 
 pub(crate) fn rng_from_seed(seed: u64) -> Rng {
-    use rand_core::SeedableRng;
     Rng::seed_from_u64(seed)
 }
 
@@ -559,7 +557,6 @@ pub(crate) fn rng_from_seed(seed: u64) -> Rng {
 /// and the result is deterministic for a seed).
 #[inline]
 pub(crate) fn below(rng: &mut Rng, n: usize) -> usize {
-    use rand_core::RngCore;
     ((rng.next_u32() as u64 * n as u64) >> 32) as usize
 }
 

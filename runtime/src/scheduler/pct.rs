@@ -114,7 +114,7 @@ impl PctScheduler {
         while self.priorities.len() <= t {
             // Random positive priorities, above every demoted one (those are <= 0) and
             // distinct with overwhelming probability.
-            let p = 1 + (rand_core::RngCore::next_u64(&mut self.rng) >> 2) as i64;
+            let p = 1 + (self.rng.next_u64() >> 2) as i64;
             self.priorities.push(p);
         }
         self.priorities[t]
@@ -191,7 +191,7 @@ impl Scheduler for PctScheduler {
     }
 
     fn next_word(&mut self) -> Option<u32> {
-        Some(rand_core::RngCore::next_u32(&mut self.rng))
+        Some(self.rng.next_u32())
     }
 
     fn strategy_for(&self, _seed: u64) -> Option<Strategy> {

@@ -320,7 +320,7 @@ impl PosScheduler {
     }
 
     fn draw(&mut self) -> u64 {
-        (rand_core::RngCore::next_u64(&mut self.rng) >> 1) | DRAWN
+        (self.rng.next_u64() >> 1) | DRAWN
     }
 
     #[inline]
@@ -517,7 +517,7 @@ impl Scheduler for PosScheduler {
     }
 
     fn next_word(&mut self) -> Option<u32> {
-        Some(rand_core::RngCore::next_u32(&mut self.rng))
+        Some(self.rng.next_u32())
     }
 
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {

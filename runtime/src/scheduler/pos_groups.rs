@@ -241,7 +241,7 @@ impl Groups {
 
 /// Uniform on [0, 1).
 fn unit(rng: &mut Rng) -> f64 {
-    (rand_core::RngCore::next_u64(rng) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
 /// A drawn priority, uniform below `ceiling`.

@@ -38,7 +38,7 @@ impl Scheduler for RandomScheduler {
     }
 
     fn next_word(&mut self) -> Option<u32> {
-        Some(rand_core::RngCore::next_u32(&mut self.rng))
+        Some(self.rng.next_u32())
     }
 
     fn strategy_for(&self, _seed: u64) -> Option<Strategy> {

@@ -120,7 +120,7 @@ impl RolesScheduler {
 
     fn random_priority(&mut self) -> i64 {
         // Positive, above every demoted priority (those are <= 0).
-        1 + (rand_core::RngCore::next_u64(&mut self.rng) >> 2) as i64
+        1 + (self.rng.next_u64() >> 2) as i64
     }
 
     /// A step of a thread's own, log-uniform below `2^STEP_OCTAVES`.
@@ -314,7 +314,7 @@ impl Scheduler for RolesScheduler {
     }
 
     fn next_word(&mut self) -> Option<u32> {
-        Some(rand_core::RngCore::next_u32(&mut self.rng))
+        Some(self.rng.next_u32())
     }
 
     fn next_bool(&mut self, kind: ChoiceKind) -> Option<bool> {
