@@ -192,6 +192,19 @@ impl Ctx {
         }
     }
 
+    /// A system call returned what another thread's made so (an `epoll_wait` that found a
+    /// descriptor ready): the kernel orders the two, and pulse does not see which thread's
+    /// write it was, so under the relaxed model the running thread acquires every store made
+    /// so far. That only removes outcomes; without it a reactor woken by a task's wakeup
+    /// could read the run queue from before the task was queued and sleep for ever (tokio-
+    /// util's `spawn_pinned` tests: a false deadlock). Under `sc` one borrow-free flag read.
+    #[inline]
+    pub fn kernel_acquire(self) {
+        if self.relaxed() {
+            self.with_memory(|m, me| m.acquire_all(me));
+        }
+    }
+
     /// `atomic::fence(order)`: a step of the relaxed model, and a row of a traced replay's
     /// trace (a fence is no scheduling point, but what a relaxed read synchronises with).
     #[track_caller]

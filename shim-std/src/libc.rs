@@ -8,8 +8,10 @@
 //! the instance (the real call, without waiting). If nothing is ready, the thread waits
 //! until the instance's descriptor is readable, looked at in each decision (another
 //! thread's write to an eventfd, pipe or socket it watches makes it so), or until its
-//! timeout passes on the virtual clock, and looks again. Outside one they are the system
-//! calls.
+//! timeout passes on the virtual clock, and looks again. A look that returns events
+//! acquires every store made so far under the relaxed memory model (`Ctx::kernel_acquire`):
+//! the write that made a descriptor ready came before, whichever thread made it. Outside an
+//! execution they are the system calls.
 
 use std::time::Duration;
 
@@ -65,6 +67,14 @@ pub unsafe fn epoll_pwait(
 /// waiting for the descriptor in between.
 #[track_caller]
 fn wait_ready(ctx: Ctx, epfd: c_int, timeout_ms: c_int, look: impl Fn(c_int) -> c_int) -> c_int {
+    let look = |ms| {
+        let n = look(ms);
+        if n > 0 {
+            // Whoever made a descriptor ready did so before this return.
+            ctx.kernel_acquire();
+        }
+        n
+    };
     ctx.switch(EPOLL_WAIT, None);
     let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
     let deadline = timeout.map(|t| ctx.now() + t);

@@ -293,7 +293,8 @@ fn a_futex_lock_on_atomic_wait_is_scheduled() {
 /// workers are pulse threads and its reactor's `epoll_wait` waits in the scheduler. A race
 /// between two tasks on two workers is found, and so is a `Notify` wakeup sent before anyone
 /// waits (the test sleeps for ever, the reactor among the sleepers); the fixed twins pass,
-/// and a minute of tokio's time passes at once on the virtual clock.
+/// a minute of tokio's time passes at once on the virtual clock, and a task spawned from
+/// another thread wakes its runtime's reactor under the relaxed memory model too.
 #[test]
 fn tokio_tests_run_under_the_scheduler() {
     let dir = fixture("dep-tokio", "dep-tokio");
@@ -305,9 +306,28 @@ fn tokio_tests_run_under_the_scheduler() {
         ("tests::the_handshake_arrives", "failed"),
         ("tests::the_handshake_arrives_fixed", "ok"),
         ("tests::a_minute_passes_at_once", "ok"),
+        ("tests::a_task_spawned_from_another_thread_runs", "ok"),
     ] {
         assert_eq!(run.event_of(test).as_deref(), Some(event), "{test}");
     }
+    // Under the relaxed model the reactor's return from `epoll_wait` orders the wakeup's
+    // write before it: the runtime's thread sees the task queued (before, it could read the
+    // queue's length from before the push and sleep again: a false deadlock at schedule 3).
+    let relaxed = cargo_pulse(
+        &dir,
+        &args(&[
+            "test",
+            "a_task_spawned_from_another_thread_runs",
+            "--memory",
+            "relaxed",
+        ]),
+    );
+    assert_eq!(relaxed.code, 0, "{}", relaxed.stderr);
+    assert!(
+        relaxed.stderr.contains("300/300"),
+        "every schedule ran:\n{}",
+        relaxed.stderr
+    );
     assert!(
         run.stderr.contains("tokio 1.") && run.stderr.contains("mio 1."),
         "named as instrumented:\n{}",

@@ -362,9 +362,14 @@ impl Memory {
             .next()
             .is_some();
         if holds_atomic {
-            self.thread(t);
-            self.threads[t as usize].view.join(&self.latest);
+            self.acquire_all(t);
         }
+    }
+
+    /// Thread `t` acquires every store made so far.
+    pub fn acquire_all(&mut self, t: u32) {
+        self.thread(t);
+        self.threads[t as usize].view.join(&self.latest);
     }
 
     fn loc(&mut self, addr: usize, actual: u64) -> &mut Loc {
