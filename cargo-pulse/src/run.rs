@@ -779,8 +779,10 @@ pub fn judge(
         return Ok(outcome(result, done.unwrap_or(0), time));
     }
     let never_reached = "never reached pulse's harness: its test attribute is not one pulse \
-         wraps (`#[tokio::test]`, an async or custom test harness), so it ran on real threads, \
-         unscheduled; test what it calls from a plain #[test], or mark it #[ignore] under cfg(pulse)";
+         wraps (an async or custom test harness), or a macro wrote it (`quickcheck! { .. }` \
+         writes its own #[test]; `cargo pulse instrument` lists each), so it ran on real \
+         threads, unscheduled; test what it calls from a plain #[test], or mark it #[ignore] \
+         under cfg(pulse)";
     match (ev.ended.exit, ev.counts) {
         (Exit::Code(0), Some((0, 0, 1))) => Ok(outcome(TestResult::Ignored, 0, time)),
         (Exit::Code(0), Some((1, 0, _))) | (Exit::Code(0), None)

@@ -85,8 +85,8 @@ pub(crate) struct Plan<'a> {
     pub(crate) hints: HashMap<usize, RewriteKind>,
     /// Byte ranges already inside an atomic section (marked items, wrapped expressions).
     pub(crate) atomic_regions: Vec<Range<usize>>,
-    /// The file defines its own `macro_rules! thread_local`.
-    pub(crate) own_thread_local: bool,
+    /// The `macro_rules!` the file defines (its own `thread_local!`, `quickcheck!`).
+    pub(crate) own_macros: HashSet<String>,
     /// Local name -> full path, from every `use` in the file (for `atomic` path matching).
     pub(crate) imports: HashMap<String, Vec<String>>,
     pub(crate) glob_imports: Vec<Vec<String>>,
@@ -134,7 +134,7 @@ impl<'a> Plan<'a> {
             findings: Vec::new(),
             hints: HashMap::new(),
             atomic_regions: Vec::new(),
-            own_thread_local: false,
+            own_macros: HashSet::new(),
             imports: HashMap::new(),
             glob_imports: Vec::new(),
             foreign_fns: HashSet::new(),

@@ -39,6 +39,9 @@ fn scan(plan: &mut Plan, tokens: &[TokenTree], ctx: Ctx) {
                 if inner == Ctx::Attr && ctx == Ctx::Macro && is_test_attr(&inner_tokens) {
                     macro_test(plan, tokens, i);
                 }
+                if own == Some(Ctx::Macro) && plan.invoked_macro.as_deref() == Some("quickcheck") {
+                    quickcheck_tests(plan, &inner_tokens);
+                }
                 let exported = macro_rules_body(tokens, i) && exported(tokens, i);
                 plan.exports_macros |= exported;
                 // Other crates expand it, maybe uninstrumented ones: its paths name the shim
@@ -405,7 +408,9 @@ fn libc_call(plan: &mut Plan, tokens: &[TokenTree], leading: Option<usize>, i: u
 
 /// A bare `thread_local!` is std's prelude macro unless the file defines its own.
 fn thread_local(plan: &mut Plan, id: &Ident) {
-    if plan.own_thread_local || !plan.opts.std_modules.iter().any(|m| m == "thread_local") {
+    if plan.own_macros.contains("thread_local")
+        || !plan.opts.std_modules.iter().any(|m| m == "thread_local")
+    {
         return;
     }
     let range = plan.index.start(id.span())..plan.index.end(id.span());
@@ -550,6 +555,29 @@ pub(crate) fn exports_macro(src: &str) -> bool {
         && crate::span::lexable(src)
             .parse::<TokenStream>()
             .is_ok_and(walk)
+}
+
+/// `quickcheck! { fn prop(..) -> bool { .. } }` writes `#[test]` on each fn itself, in its
+/// own expansion, where pulse cannot wrap it: libtest runs it on real threads (reported NOT
+/// SCHEDULED). Each such fn is named here, so `cargo pulse instrument` lists them.
+fn quickcheck_tests(plan: &mut Plan, tokens: &[TokenTree]) {
+    if !plan.opts.wrap_tests || plan.own_macros.contains("quickcheck") {
+        return;
+    }
+    for k in 1..tokens.len() {
+        let (TokenTree::Ident(kw), TokenTree::Ident(name)) = (&tokens[k - 1], &tokens[k]) else {
+            continue;
+        };
+        if kw == "fn" {
+            let at = plan.index.start(name.span());
+            let msg = format!(
+                "`{name}` is a test `quickcheck!` writes itself: it is not run under the pulse \
+                 scheduler (it runs on real threads, reported NOT SCHEDULED); call \
+                 `quickcheck::quickcheck(prop as fn(..) -> bool)` from a plain #[test] fn"
+            );
+            plan.finding(at, FindingKind::TestNotWrapped, msg);
+        }
+    }
 }
 
 fn is_test_attr(tokens: &[TokenTree]) -> bool {

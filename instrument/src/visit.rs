@@ -215,12 +215,10 @@ impl<'ast> Visit<'ast> for Decls<'_, '_> {
     }
 
     fn visit_item_macro(&mut self, m: &'ast syn::ItemMacro) {
-        if m.mac.path.is_ident("macro_rules")
-            && m.ident
-                .as_ref()
-                .is_some_and(|i| i == "thread_local" && !self.inactive(i))
-        {
-            self.plan.own_thread_local = true;
+        if let Some(name) = m.ident.as_ref().filter(|i| !self.inactive(i)) {
+            if m.mac.path.is_ident("macro_rules") {
+                self.plan.own_macros.insert(name.to_string());
+            }
         }
         visit::visit_item_macro(self, m);
     }
