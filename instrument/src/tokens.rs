@@ -260,6 +260,9 @@ fn ident(plan: &mut Plan, tokens: &[TokenTree], i: usize, id: &Ident, ctx: Ctx) 
         thread_local(plan, id);
         return;
     }
+    if tsc_read(plan, tokens, leading, i, ctx) {
+        return;
+    }
     let module = next_segment(tokens, i);
     let module_text = module.map(|m| m.to_string());
     let at = plan.index.start(id.span());
@@ -374,15 +377,16 @@ fn root_rewrite(
     plan.change(start, kind, from, to, vec![edit]);
 }
 
-/// The libc calls that wait for I/O readiness, which pulse schedules (`<shim>::libc`).
-const LIBC_WAITS: &[&str] = &["epoll_wait", "epoll_pwait"];
+/// The libc calls pulse schedules (`<shim>::libc`): the waits for I/O readiness, and the
+/// clock (read raw by TSC clock crates, quanta among them, to calibrate against).
+const LIBC_SCHEDULED: &[&str] = &["epoll_wait", "epoll_pwait", "clock_gettime"];
 
 /// `libc::epoll_wait` (a readiness wait), or `libc::$f` in a `macro_rules!` body (mio's
 /// `syscall!(epoll_wait(..))` calls `libc::$fn(..)`), at `tokens[i]`: `libc` becomes
 /// `<shim>::libc`, all of libc re-exported with those waits scheduled. Returns whether it
 /// was one.
 fn libc_call(plan: &mut Plan, tokens: &[TokenTree], leading: Option<usize>, i: usize) -> bool {
-    let waits = next_segment(tokens, i).is_some_and(|f| LIBC_WAITS.iter().any(|w| f == w));
+    let waits = next_segment(tokens, i).is_some_and(|f| LIBC_SCHEDULED.iter().any(|w| f == w));
     let metavar = matches!(
         (tokens.get(i + 1), tokens.get(i + 2), tokens.get(i + 3), tokens.get(i + 4)),
         (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)), Some(TokenTree::Punct(d)), Some(TokenTree::Ident(_)))
@@ -404,6 +408,39 @@ fn libc_call(plan: &mut Plan, tokens: &[TokenTree], leading: Option<usize>, i: u
     let edit = Edit::replace(start..end, format!("{}::libc", plan.shim));
     plan.change(start, RewriteKind::LibcCall, from, to, vec![edit]);
     true
+}
+
+/// `core::arch::x86_64::_rdtsc` (or `__rdtscp`, `x86`'s, through `std::`) at `tokens[i]`:
+/// the CPU's time-stamp counter, read from pulse's clock (`<shim>::arch`, which has the
+/// same paths). Returns whether it was one.
+fn tsc_read(
+    plan: &mut Plan,
+    tokens: &[TokenTree],
+    leading: Option<usize>,
+    i: usize,
+    ctx: Ctx,
+) -> bool {
+    let TokenTree::Ident(root) = &tokens[i] else {
+        return false;
+    };
+    let at = plan.index.start(root.span());
+    let std_root = plan
+        .roots
+        .lookup(&root.to_string())
+        .filter(|_| leading.is_some() || !plan.shadowed_path(&root.to_string(), Some("arch"), at))
+        .is_some_and(|k| matches!(k, Crate::Std | Crate::Core));
+    let path = |k: usize| next_segment(tokens, i + 3 * k).map(|s| s.to_string());
+    let tsc = std_root
+        && path(0).as_deref() == Some("arch")
+        && matches!(path(1).as_deref(), Some("x86_64" | "x86"))
+        && matches!(path(2).as_deref(), Some("_rdtsc" | "__rdtscp"));
+    if tsc {
+        let Some(module) = next_segment(tokens, i) else {
+            return false;
+        };
+        root_rewrite(plan, tokens, leading, root, module, ctx);
+    }
+    tsc
 }
 
 /// A bare `thread_local!` is std's prelude macro unless the file defines its own.

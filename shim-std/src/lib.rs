@@ -9,6 +9,9 @@
 //! between senders, timeouts, a hash map's order) is a scheduler choice. Outside one, each
 //! type behaves exactly like std's, so instrumented code still runs normally.
 
+#[cfg(unix)]
+#[doc(hidden)]
+pub mod arch;
 pub mod collections;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 #[doc(hidden)]

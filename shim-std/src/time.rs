@@ -29,6 +29,38 @@ fn base_instant() -> std::time::Instant {
     *BASE.get_or_init(std::time::Instant::now)
 }
 
+/// CLOCK_MONOTONIC as instrumented code reads it without std (`libc::clock_gettime`, the
+/// CPU's time-stamp counter), in ns: `clock`, the virtual clock, in the epoch of `Instant`'s
+/// inside an execution (so `Instant` and raw readings agree); the real clock outside one.
+#[cfg(unix)]
+pub(crate) fn raw_monotonic_ns(clock: Option<Duration>) -> u64 {
+    // An `Instant` is opaque: one pair of readings taken together converts.
+    static PAIR: OnceLock<(u64, std::time::Instant)> = OnceLock::new();
+    let Some(clock) = clock else {
+        return real_monotonic_ns();
+    };
+    let &(ns, at) = PAIR.get_or_init(|| (real_monotonic_ns(), std::time::Instant::now()));
+    let base = base_instant();
+    let base_ns = match base.checked_duration_since(at) {
+        Some(after) => ns.saturating_add(after.as_nanos() as u64),
+        None => ns.saturating_sub((at - base).as_nanos() as u64),
+    };
+    base_ns.saturating_add(clock.as_nanos() as u64)
+}
+
+#[cfg(unix)]
+fn real_monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
+}
+
 /// A measurement of a monotonically nondecreasing clock: std's, or pulse's virtual clock
 /// inside an execution.
 #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

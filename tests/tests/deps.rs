@@ -4,8 +4,9 @@
 //! (parking in pulse's `parking_lot_core`, 0.2 to 0.10: parking_lot 0.4 to 0.13), and a
 //! futex lock on atomic-wait (whose futex system calls pulse schedules), `#[tokio::test]`
 //! tests on tokio (whose reactor's epoll waits pulse schedules), and once_cell in a graph
-//! that shares a crate with pulse's own. Each fixture's only synchronisation is its
-//! dependencies'; each race is found, each fixed twin passes.
+//! that shares a crate with pulse's own; and quanta's TSC clock reads pulse's clock. Each
+//! fixture's only synchronisation is its dependencies'; each race is found, each fixed twin
+//! passes.
 
 #[allow(dead_code)] // (helpers e2e.rs uses and this file does not)
 mod support;
@@ -373,6 +374,28 @@ fn a_dependency_pulse_shares_with_the_graph_makes_no_package_cycle() {
     assert!(
         instrumented.contains("once_cell 1."),
         "once_cell is instrumented, not held back:\n{}",
+        run.stderr
+    );
+}
+
+/// Time read through quanta, a TSC clock (governor's and moka's): its counter (`_rdtsc`)
+/// and the OS clock it calibrates against (`clock_gettime`) read pulse's clock, so a sleep
+/// on std's clock passes on quanta's too. Both tests are correct; reading the real counter,
+/// quanta saw microseconds pass during a virtual 5 s sleep and both failed at schedule 1.
+#[test]
+fn quantas_clock_is_pulses_clock() {
+    let dir = fixture("dep-quanta", "dep-quanta");
+    let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for test in [
+        "tests::quanta_sees_a_sleep_pass",
+        "tests::two_threads_agree_on_quantas_instant",
+    ] {
+        assert_eq!(run.event_of(test).as_deref(), Some("ok"), "{test}");
+    }
+    assert!(
+        run.stderr.contains("quanta 0."),
+        "quanta is instrumented:\n{}",
         run.stderr
     );
 }
