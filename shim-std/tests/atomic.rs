@@ -324,6 +324,46 @@ fn a_retried_spurious_failure_is_not_named_as_the_cause() {
     );
 }
 
+/// A retry loop whose turn stores before its weak CAS (moka's cht runs an `on_modify`
+/// closure that sets the entry's weight, then exchanges the bucket): a spurious failure makes
+/// the next turn read back its own store as the old value. The report names the failure and
+/// the repeated store; under `WeakCas::Strong` the program passes.
+#[test]
+fn a_retry_that_repeats_a_store_names_the_spurious_failure() {
+    let body = || {
+        let weight = pa::AtomicU32::new(15);
+        let bucket = pa::AtomicUsize::new(0);
+        let total = pa::AtomicU32::new(15);
+        loop {
+            let old = weight.load(SeqCst);
+            weight.store(20, SeqCst);
+            if bucket.compare_exchange_weak(0, 1, SeqCst, SeqCst).is_ok() {
+                total.fetch_add(20 - old, SeqCst);
+                break;
+            }
+        }
+        assert_eq!(total.load(SeqCst), 20, "the total drifted");
+    };
+    let report = Builder::new().schedules(200).seed(1).run(body);
+    let text = report
+        .failure
+        .expect("a spurious failure within 200 schedules")
+        .to_string();
+    assert!(text.contains("the total drifted"), "{text}");
+    assert!(
+        text.contains("failed spuriously (step")
+            && text.contains("and its thread stored again (`AtomicU32::store` at")
+            && text.contains("--weak-cas strong"),
+        "{text}"
+    );
+    let strong = Builder::new()
+        .schedules(200)
+        .seed(1)
+        .weak_cas(pulse_runtime::WeakCas::Strong)
+        .run(body);
+    assert!(strong.passed(), "{:?}", strong.failure);
+}
+
 #[test]
 fn weak_cas_loop_and_fetch_update_stay_correct() {
     let retries = sa::AtomicUsize::new(0);

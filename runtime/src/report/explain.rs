@@ -1,6 +1,8 @@
 //! Explaining a stopped execution: what failed, where, who held what, the trace, and the
 //! line that replays it — read off the execution's state before cleanup changes it.
 
+use std::collections::HashMap;
+
 use pulse_protocol::env;
 
 use crate::config::Config;
@@ -487,31 +489,92 @@ fn busiest_threads(st: &ExecState) -> (Vec<String>, Option<Tid>) {
 /// retry, explained: a failure that needs one is real on LL/SC hardware but never seen on
 /// x86-64, where tests are run. One retried at the same place was a loop's turn, which the
 /// failure owes nothing to (it was named on concurrent-queue's and crossbeam-channel's
-/// failures that `--weak-cas strong` did not change).
+/// failures that `--weak-cas strong` did not change), unless the thread stored to an atomic
+/// between the failure and its retry: then the loop's turn repeated an effect beyond the
+/// exchange (moka's cht ran its `on_modify` closure again, which had already set the entry's
+/// weight and timestamps, and read back its own writes: the cache's size drifted).
 fn spurious_cas_note(st: &ExecState) -> Option<String> {
+    let trace = st.trace.as_ref()?;
+    let at = |e: &Event| {
+        e.location
+            .map(|l| format!(" at {}", location_string(l)))
+            .unwrap_or_default()
+    };
+    let weak = "std lets a weak compare-exchange fail even when the value matches, and ARM, \
+                RISC-V and POWER do";
+    let strong = "`--weak-cas strong` runs it as x86-64 does";
+    if let Some(e) = first_not_retried(trace) {
+        return Some(format!(
+            "`{}`{} failed spuriously (step {}): {weak}, so code that takes one failure for \
+             contention or a final answer breaks there; {strong}",
+            e.op,
+            at(e),
+            e.step
+        ));
+    }
+    let (e, store) = first_retried_after_a_store(trace)?;
+    Some(format!(
+        "`{}`{} failed spuriously (step {}) and its thread stored again (`{}`{}) before \
+         retrying it: a retry loop whose turn has effects beyond the exchange repeats them \
+         (a value it already changed is read back as the old one); {weak}, and a strong \
+         exchange fails the same way under contention; {strong}",
+        e.op,
+        at(e),
+        e.step,
+        store.op,
+        at(store)
+    ))
+}
+
+/// The first spurious failure whose thread never came back to its place.
+fn first_not_retried(trace: &[Event]) -> Option<&Event> {
     // From the end: the places each thread reached later, so each event is checked once
     // (a traced step-limit run has millions).
     let mut later = std::collections::HashSet::new();
     let mut first = None;
-    for e in st.trace.as_ref()?.iter().rev() {
+    for e in trace.iter().rev() {
         let place = (e.thread, e.location, e.op);
         if e.atomic.is_some_and(|a| a.spurious) && !later.contains(&place) {
             first = Some(e);
         }
         later.insert(place);
     }
-    let e = first?;
-    let at = e
-        .location
-        .map(|l| format!(" at {}", location_string(l)))
-        .unwrap_or_default();
-    Some(format!(
-        "`{}`{at} failed spuriously (step {}): std lets a weak compare-exchange fail even \
-         when the value matches, and ARM, RISC-V and POWER do, so code that takes one failure \
-         for contention or a final answer breaks there; `--weak-cas strong` runs it as x86-64 \
-         does",
-        e.op, e.step
-    ))
+    first
+}
+
+/// The first spurious failure whose thread stored to another atomic before trying the same
+/// exchange again (the loop's next turn, reloading the atomic in between as it likes), with
+/// that store. A write to the atomic elsewhere first (parking_lot's lock taken on its slow
+/// path after its fast path's weak CAS failed) ended the loop: what follows is no turn of it.
+fn first_retried_after_a_store(trace: &[Event]) -> Option<(&Event, &Event)> {
+    // Per thread: the spurious failure awaiting its retry, and the first store since.
+    let mut waiting: HashMap<u32, (&Event, Option<&Event>)> = HashMap::new();
+    let place = |e: &Event| (e.location, e.op);
+    let writes = |e: &Event| e.atomic.is_some_and(|a| a.wrote.is_some());
+    for e in trace {
+        if let Some((failed, stored)) = waiting.get_mut(&e.thread) {
+            let same_atomic = e.object.is_some() && e.object == failed.object;
+            if same_atomic && place(e) == place(failed) {
+                if let Some(store) = *stored {
+                    return Some((failed, store));
+                }
+                waiting.remove(&e.thread);
+            } else if same_atomic && writes(e) {
+                waiting.remove(&e.thread);
+            } else if same_atomic {
+                // A reload before the next turn.
+            } else if stored.is_none()
+                && e.atomic
+                    .is_some_and(|a| a.wrote.is_some() && a.read.is_none())
+            {
+                *stored = Some(e);
+            }
+        }
+        if e.atomic.is_some_and(|a| a.spurious) {
+            waiting.insert(e.thread, (e, None));
+        }
+    }
+    None
 }
 
 /// Under a time mode where timers compete with ready threads, an execution in which one
