@@ -9,7 +9,6 @@
 //! between senders, timeouts, a hash map's order) is a scheduler choice. Outside one, each
 //! type behaves exactly like std's, so instrumented code still runs normally.
 
-#[cfg(unix)]
 #[doc(hidden)]
 pub mod arch;
 pub mod collections;
@@ -17,7 +16,7 @@ pub mod collections;
 #[doc(hidden)]
 pub mod futex;
 pub mod hint;
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(unix)]
 #[doc(hidden)]
 pub mod libc;
 mod rt;

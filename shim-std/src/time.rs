@@ -30,9 +30,8 @@ fn base_instant() -> std::time::Instant {
 }
 
 /// CLOCK_MONOTONIC as instrumented code reads it without std (`libc::clock_gettime`, the
-/// CPU's time-stamp counter), in ns: `clock`, the virtual clock, in the epoch of `Instant`'s
+/// CPU's time-stamp counter), in ns (elsewhere than Unix, from an arbitrary epoch): `clock`, the virtual clock, in the epoch of `Instant`'s
 /// inside an execution (so `Instant` and raw readings agree); the real clock outside one.
-#[cfg(unix)]
 pub(crate) fn raw_monotonic_ns(clock: Option<Duration>) -> u64 {
     // An `Instant` is opaque: one pair of readings taken together converts.
     static PAIR: OnceLock<(u64, std::time::Instant)> = OnceLock::new();
@@ -46,6 +45,16 @@ pub(crate) fn raw_monotonic_ns(clock: Option<Duration>) -> u64 {
         None => ns.saturating_sub((at - base).as_nanos() as u64),
     };
     base_ns.saturating_add(clock.as_nanos() as u64)
+}
+
+/// Elsewhere than Unix, no OS clock is rewritten: any fixed epoch does.
+#[cfg(not(unix))]
+fn real_monotonic_ns() -> u64 {
+    static START: OnceLock<std::time::Instant> = OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64
 }
 
 #[cfg(unix)]

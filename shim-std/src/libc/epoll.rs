@@ -1,65 +1,20 @@
-//! The C library as instrumented code calls it: all of the `libc` crate, re-exported, with
-//! the calls that wait for I/O readiness scheduled and `clock_gettime` on pulse's clock. The
-//! instrumenter rewrites `libc::` to this module where such a call is named
-//! (`libc::epoll_wait(..)`) and in a `macro_rules!`
-//! body that calls `libc::$f(..)` (mio's and polling 2's `syscall!`), so an async runtime's
-//! reactor (mio's, so tokio's) waits in the scheduler, not in the kernel.
-//!
-//! Inside an execution `epoll_wait` and `epoll_pwait` are a scheduling point, then a look at
-//! the instance (the real call, without waiting). If nothing is ready, the thread waits
-//! until the instance's descriptor is readable, looked at in each decision (another
+//! `epoll_wait` and `epoll_pwait`, scheduled inside an execution: a scheduling point, then a
+//! look at the instance (the real call, without waiting). If nothing is ready, the thread
+//! waits until the instance's descriptor is readable, looked at in each decision (another
 //! thread's write to an eventfd, pipe or socket it watches makes it so), or until its
 //! timeout passes on the virtual clock, and looks again. A look that returns events
 //! acquires every store made so far under the relaxed memory model (`Ctx::kernel_acquire`):
 //! the write that made a descriptor ready came before, whichever thread made it. Outside an
 //! execution they are the system calls.
-//!
-//! `clock_gettime` of a monotonic clock reads the virtual clock inside an execution, in
-//! the epoch of `Instant`'s (quanta's OS clock, which it calibrates its TSC clock against),
-//! and of a real-time clock the execution's date, as `SystemTime::now` does: a scheduling
-//! point, then the read. CPU-time clocks, and every clock outside an execution, are real.
 
 use std::time::Duration;
 
-pub use ::libc::*;
+use ::libc::{c_int, epoll_event, sigset_t};
 use pulse_runtime::WakeReason;
 
 use crate::rt::{self, Ctx};
 
 const EPOLL_WAIT: &str = "epoll_wait";
-
-/// `clock_gettime(2)`, on pulse's clock inside an execution (see the module doc).
-///
-/// # Safety
-/// As the system call's: `tp` is valid for a write.
-#[track_caller]
-pub unsafe fn clock_gettime(clk: clockid_t, tp: *mut timespec) -> c_int {
-    let monotonic = matches!(
-        clk,
-        CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE | CLOCK_BOOTTIME
-    );
-    let realtime = matches!(clk, CLOCK_REALTIME | CLOCK_REALTIME_COARSE);
-    let ctx = match rt::current() {
-        Some(ctx) if monotonic || realtime => ctx,
-        // SAFETY: the caller's.
-        _ => return unsafe { ::libc::clock_gettime(clk, tp) },
-    };
-    let clock = ctx.read_clock("clock_gettime");
-    let ns = match monotonic {
-        true => crate::time::raw_monotonic_ns(Some(clock)),
-        false => (ctx
-            .wall_clock_at(clock)
-            .duration_since(std::time::UNIX_EPOCH))
-        .map_or(0, |d| d.as_nanos() as u64),
-    };
-    let ts = timespec {
-        tv_sec: (ns / 1_000_000_000) as time_t,
-        tv_nsec: (ns % 1_000_000_000) as _,
-    };
-    // SAFETY: the caller's.
-    unsafe { tp.write(ts) };
-    0
-}
 
 /// `epoll_wait(2)`, scheduled inside an execution (see the module doc).
 ///
