@@ -79,6 +79,11 @@ pub(crate) fn apply(src: &str, changes: &[Vec<Edit>]) -> Applied {
                 let mut pos = 0;
                 for (_, e) in &all {
                     text.push_str(&src[pos..e.range.start]);
+                    // `let g:std::sync::MutexGuard` (no space) would become `g:::pulse`,
+                    // which lexes as `::` then `:`.
+                    if e.text.starts_with("::") && text.ends_with(':') {
+                        text.push(' ');
+                    }
                     text.push_str(&e.text);
                     pos = e.range.end;
                 }

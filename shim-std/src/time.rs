@@ -30,8 +30,9 @@ fn base_instant() -> std::time::Instant {
 }
 
 /// CLOCK_MONOTONIC as instrumented code reads it without std (`libc::clock_gettime`, the
-/// CPU's time-stamp counter), in ns (elsewhere than Unix, from an arbitrary epoch): `clock`, the virtual clock, in the epoch of `Instant`'s
-/// inside an execution (so `Instant` and raw readings agree); the real clock outside one.
+/// CPU's time-stamp counter), in ns (elsewhere than Unix, from an arbitrary epoch): `clock`,
+/// the virtual clock, in the epoch of `Instant`'s inside an execution (so `Instant` and raw
+/// readings agree); the real clock outside one.
 pub(crate) fn raw_monotonic_ns(clock: Option<Duration>) -> u64 {
     // An `Instant` is opaque: one pair of readings taken together converts.
     static PAIR: OnceLock<(u64, std::time::Instant)> = OnceLock::new();
