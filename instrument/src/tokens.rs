@@ -423,21 +423,19 @@ fn tsc_read(
     let TokenTree::Ident(root) = &tokens[i] else {
         return false;
     };
+    let name = root.to_string();
     let at = plan.index.start(root.span());
-    let std_root = plan
-        .roots
-        .lookup(&root.to_string())
-        .filter(|_| leading.is_some() || !plan.shadowed_path(&root.to_string(), Some("arch"), at))
+    let std_root = (plan.roots.lookup(&name))
+        .filter(|_| leading.is_some() || !plan.shadowed_path(&name, Some("arch"), at))
         .is_some_and(|k| matches!(k, Crate::Std | Crate::Core));
-    let path = |k: usize| next_segment(tokens, i + 3 * k).map(|s| s.to_string());
-    let tsc = std_root
-        && path(0).as_deref() == Some("arch")
-        && matches!(path(1).as_deref(), Some("x86_64" | "x86"))
-        && matches!(path(2).as_deref(), Some("_rdtsc" | "__rdtscp"));
+    let segment = |k: usize| next_segment(tokens, i + 3 * k).map(|s| s.to_string());
+    let (Some(module), true) = (next_segment(tokens, i), std_root) else {
+        return false;
+    };
+    let tsc = module == "arch"
+        && matches!(segment(1).as_deref(), Some("x86_64" | "x86"))
+        && matches!(segment(2).as_deref(), Some("_rdtsc" | "__rdtscp"));
     if tsc {
-        let Some(module) = next_segment(tokens, i) else {
-            return false;
-        };
         root_rewrite(plan, tokens, leading, root, module, ctx);
     }
     tsc

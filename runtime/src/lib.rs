@@ -39,7 +39,7 @@ pub use object::{Entry, ObjectCell, ObjectState};
 pub use process::panic_hook::payload_message;
 pub use process::watchdog::BLOCKED_EXIT_CODE;
 pub use pulse_protocol::TimeParams;
-pub use pulse_protocol::{ParseScheduleError, Schedule, SeedReplay};
+pub use pulse_protocol::{seed_mix, ParseScheduleError, Schedule, SeedReplay};
 pub use report::failure::{Exhaustive, Failure, FailureKind, Minimized, Report};
 pub use report::trace::{format_table, TraceEvent, TraceKind};
 pub use scheduler::{ChoiceKind, Strategy};

@@ -554,16 +554,15 @@ fn first_retried_after_a_store(trace: &[Event]) -> Option<(&Event, &Event)> {
     for e in trace {
         if let Some((failed, stored)) = waiting.get_mut(&e.thread) {
             let same_atomic = e.object.is_some() && e.object == failed.object;
-            if same_atomic && place(e) == place(failed) {
-                if let Some(store) = *stored {
-                    return Some((failed, store));
-                }
+            let retry = same_atomic && place(e) == place(failed);
+            if let (true, Some(store)) = (retry, *stored) {
+                return Some((failed, store));
+            }
+            // A reload of the atomic before the next turn keeps waiting.
+            if retry || (same_atomic && writes(e)) {
                 waiting.remove(&e.thread);
-            } else if same_atomic && writes(e) {
-                waiting.remove(&e.thread);
-            } else if same_atomic {
-                // A reload before the next turn.
-            } else if stored.is_none()
+            } else if !same_atomic
+                && stored.is_none()
                 && e.atomic
                     .is_some_and(|a| a.wrote.is_some() && a.read.is_none())
             {

@@ -49,12 +49,11 @@ impl Rng {
     }
 }
 
+/// SplitMix64's next output (`seed_mix` finalises the state one step on), and its step.
 fn split_mix64(x: &mut u64) -> u64 {
+    let z = pulse_protocol::seed_mix(*x);
     *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    z
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::hash::{BuildHasher, DefaultHasher, Hash, Hasher, RandomState};
 use std::sync::OnceLock;
 
 use crate::rt;
+use pulse_runtime::seed_mix;
 
 thread_local! {
     /// (execution, its drawn seed, maps keyed so far). Virtual threads share their OS
@@ -29,8 +30,9 @@ pub fn random_state() -> RandomState {
         s.set(Some((id, seed, n + 1)));
         (seed, n)
     });
-    let k0 = mix(seed ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    keyed(k0, mix(k0)).unwrap_or_else(|| {
+    // SplitMix64's finaliser: neighbouring inputs give unrelated keys.
+    let k0 = seed_mix(seed ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    keyed(k0, seed_mix(k0)).unwrap_or_else(|| {
         ctx.warn(LAYOUT_CHANGED.to_string());
         RandomState::new()
     })
@@ -38,14 +40,6 @@ pub fn random_state() -> RandomState {
 
 const LAYOUT_CHANGED: &str = "this Rust's `RandomState` is not the two hash keys pulse knows, so \
      hash maps keep std's random keys: their order can differ on replay";
-
-/// SplitMix64's finaliser: neighbouring inputs give unrelated keys.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 /// std's `RandomState` with the keys `k0`, `k1`. std has no constructor for it; its
 /// fields are the two `u64` SipHash keys (`std::hash::random`), which
