@@ -25,7 +25,7 @@ pub(crate) const STEPS_PER_THREAD: u64 = 10_000;
 /// Steps threads the test did not join may take after it returned, under `Detached::Warn`
 /// (then they are let go, as std's process exit would).
 pub(crate) const DETACHED_STEPS: u64 = 10_000;
-use crate::fast_hash::FastMap;
+use crate::fast_hash::{FastMap, FastSet};
 use crate::fd_waiters::{FdWaiters, REAL_WAIT_MS};
 use crate::memory::Memory;
 use crate::obj_ref::ObjRef;
@@ -103,6 +103,8 @@ pub(crate) type OpRow = (&'static str, Option<ObjRef>, &'static Location<'static
 
 pub(crate) struct VThread {
     pub name: Option<Arc<str>>,
+    /// An earlier thread of the execution has the same name (`label` adds the index).
+    pub repeats_a_name: bool,
     pub status: Status,
     pub yielder: *const Yielder<(), ()>,
     pub wake: WakeReason,
@@ -152,6 +154,7 @@ impl VThread {
     pub fn new(name: Option<Arc<str>>) -> Self {
         VThread {
             name,
+            repeats_a_name: false,
             status: Status::Runnable,
             yielder: std::ptr::null(),
             wake: WakeReason::Notified,
@@ -173,6 +176,16 @@ impl VThread {
             enabled_at: 0,
             max_wait: None,
             contending: None,
+        }
+    }
+
+    /// Its name in reports (`report::trace::thread_name`), `name#index` when an earlier
+    /// thread had the name: which of a pool's workers did what.
+    pub fn label(&self, tid: Tid) -> String {
+        let name = crate::report::trace::thread_name(tid, self.name.as_deref());
+        match self.repeats_a_name {
+            true => format!("{name}#{tid}"),
+            false => name,
         }
     }
 
@@ -231,6 +244,9 @@ pub(crate) struct ExecState {
     pub config: Config,
     pub scheduler: Box<dyn Scheduler>,
     pub threads: Vec<VThread>,
+    /// The names threads were given so far: a later thread with one of them is shown as
+    /// `name#index` (tokio's workers are all `tokio-rt-worker`).
+    thread_names: FastSet<Arc<str>>,
     /// Runnable thread indices, sorted.
     pub runnable: Vec<Tid>,
     /// Per thread: whether it is in `runnable` (a lookup without a binary search).
@@ -325,6 +341,7 @@ impl ExecState {
             config,
             scheduler,
             threads: Vec::new(),
+            thread_names: FastSet::default(),
             runnable: Vec::new(),
             in_runnable: Vec::new(),
             live: 0,
@@ -379,6 +396,7 @@ impl ExecState {
         self.timer_overtook = None;
         self.forget_unfinished_locals();
         self.threads.clear();
+        self.thread_names.clear();
         self.runnable.clear();
         self.in_runnable.clear();
         self.live = 0;
@@ -440,10 +458,11 @@ impl ExecState {
     ) -> Tid {
         let tid = self.threads.len() as Tid;
         self.scheduler.spawned(tid, site);
+        let thread = self.new_thread(name);
+        self.threads.push(thread);
         if let Some(hb) = &self.heartbeat {
-            hb.set_name(tid, crate::report::trace::thread_name(tid, name.as_deref()));
+            hb.set_name(tid, self.thread_name(tid));
         }
-        self.threads.push(VThread::new(name));
         if self.memory.relaxed {
             self.memory.spawned(self.current, tid);
         }
@@ -463,7 +482,7 @@ impl ExecState {
     /// Registers a thread that never runs (spawned during teardown).
     pub fn add_finished_thread(&mut self, name: Option<Arc<str>>) -> Tid {
         let tid = self.threads.len() as Tid;
-        let mut thread = VThread::new(name);
+        let mut thread = self.new_thread(name);
         thread.status = Status::Finished;
         self.threads.push(thread);
         tid
@@ -703,9 +722,7 @@ impl ExecState {
             trace.push(event);
             if self.journal.is_some() {
                 let threads = &self.threads;
-                let names = |t: u32| {
-                    crate::report::trace::thread_name(t, threads[t as usize].name.as_deref())
-                };
+                let names = |t: u32| threads[t as usize].label(t);
                 let file_event =
                     crate::report::trace_file::event(trace, trace.len() - 1, 0, &names);
                 let name = names(event.thread);
@@ -1393,9 +1410,20 @@ impl ExecState {
         self.record_answer(w)
     }
 
-    /// A thread's name in reports (`report::trace::thread_name`).
+    /// A thread's name in reports (`VThread::label`).
     pub fn thread_name(&self, tid: Tid) -> String {
-        crate::report::trace::thread_name(tid, self.threads[tid as usize].name.as_deref())
+        self.threads[tid as usize].label(tid)
+    }
+
+    /// A thread named `name`, marked if an earlier thread of this execution had the name.
+    fn new_thread(&mut self, name: Option<Arc<str>>) -> VThread {
+        let repeats_a_name = name
+            .as_ref()
+            .is_some_and(|n| !self.thread_names.insert(n.clone()));
+        VThread {
+            repeats_a_name,
+            ..VThread::new(name)
+        }
     }
 
     pub fn warn(&mut self, message: String) {

@@ -472,7 +472,7 @@ fn the_race_named_is_before_the_panic_not_in_its_unwinding() {
 }
 
 /// Threads of a pool share a name: the failing event is the panicking thread's own, found
-/// by its id, not the first thread of that name's.
+/// by its id, not the first thread of that name's; the report names the second `worker#2`.
 #[test]
 fn the_failing_event_is_the_panicking_threads_among_threads_of_one_name() {
     let t = failing_trace(|| {
@@ -489,13 +489,10 @@ fn the_failing_event_is_the_panicking_threads_among_threads_of_one_name() {
         first.join().unwrap();
         second.join().unwrap();
     });
-    let second = t
-        .threads
-        .iter()
-        .filter(|th| th.name == "worker")
-        .nth(1)
-        .expect("two workers")
-        .id;
+    // Reports tell the two apart: the second of a name is shown with its index.
+    let names: Vec<&str> = t.threads.iter().map(|th| th.name.as_str()).collect();
+    assert_eq!(names, ["main", "worker", "worker#2"]);
+    let second = t.threads[2].id;
     let e = &t.events[t.failing_event.expect("a failing event") as usize];
     assert_eq!(e.thread, second, "{e:?}");
     assert_eq!(e.kind, EventKind::Load, "{e:?}");

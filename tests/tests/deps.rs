@@ -339,6 +339,23 @@ fn tokio_tests_run_under_the_scheduler() {
         "the reactor is named among the sleepers:\n{}",
         run.stderr
     );
+    // tokio's queues order every access to the counter, so no race is at the user's lines;
+    // the race line names the user's interleaved read-then-write (two tasks on one worker,
+    // or one on each), not a race inside tokio.
+    let lost_update = run
+        .stderr
+        .split("--- FAIL: ")
+        .find(|block| block.starts_with("tests::every_hit_is_counted "))
+        .unwrap_or_else(|| panic!("the lost update's report:\n{}", run.stderr));
+    let race = lost_update
+        .lines()
+        .map(str::trim_start)
+        .find(|l| l.starts_with("race: "))
+        .unwrap_or_else(|| panic!("a race line:\n{lost_update}"));
+    assert!(
+        race.contains("src/lib.rs:11:") && race.contains(":13") && !race.contains("tokio-1."),
+        "{race}"
+    );
 }
 
 /// A graph that switches features on a crate pulse's own support crates share with it

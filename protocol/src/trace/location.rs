@@ -51,7 +51,7 @@ pub fn display_locations_in(text: &str) -> String {
 /// Where a dependency's sources live in a path: after cargo's registry index directory
 /// (`~/.cargo/registry/src/<index>/parking_lot-0.13.0/src/raw_mutex.rs`), its git
 /// checkouts (`~/.cargo/git/checkouts/<repo>-<hash>/<rev>/src/lib.rs`) or cargo-pulse's
-/// instrumented copies (`<target>/pulse/deps/parking_lot-0.13.0/src/raw_mutex.rs`). Returns the
+/// instrumented copies (`<target>/pulse/[<workspace>-<hash>/]deps/parking_lot-0.13.0/src/raw_mutex.rs`). Returns the
 /// dependency's name as shown (`parking_lot-0.13.0`, `repo@rev`) and the rest of the path.
 fn split_dependency(loc: &str) -> Option<(String, &str)> {
     if let Some(i) = loc.find("/registry/src/") {
@@ -60,11 +60,11 @@ fn split_dependency(loc: &str) -> Option<(String, &str)> {
         let (krate, rest) = rest.split_once('/')?;
         return Some((krate.to_string(), rest));
     }
-    // cargo-pulse's instrumented copy of a dependency (`<target>/pulse/deps/<crate>/`),
-    // where the traced replay runs it: the console's race line and table are made there,
-    // before cargo-pulse maps the paths back to the registry's.
-    if let Some(i) = loc.find("/pulse/deps/") {
-        let rest = &loc[i + "/pulse/deps/".len()..];
+    // cargo-pulse's instrumented copy of a dependency (`<target>/pulse/deps/<crate>/`, or
+    // `<target>/pulse/<workspace>-<hash>/deps/<crate>/` in a target dir shared with other
+    // workspaces), where the traced replay runs it: the console's race line and table are
+    // made there, before cargo-pulse maps the paths back to the registry's.
+    if let Some(rest) = after_pulse_deps(loc) {
         let (krate, rest) = rest.split_once('/')?;
         return Some((krate.to_string(), rest));
     }
@@ -79,6 +79,21 @@ fn split_dependency(loc: &str) -> Option<(String, &str)> {
         return Some((format!("{repo}@{rev}"), rest));
     }
     None
+}
+
+/// The path after `/pulse/deps/` or `/pulse/<name>-<16 hex digits>/deps/`.
+fn after_pulse_deps(loc: &str) -> Option<&str> {
+    loc.match_indices("/pulse/").find_map(|(i, m)| {
+        let rest = &loc[i + m.len()..];
+        if let Some(rest) = rest.strip_prefix("deps/") {
+            return Some(rest);
+        }
+        let (dir, rest) = rest.split_once('/')?;
+        let (_, hash) = dir.rsplit_once('-')?;
+        (hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()))
+            .then(|| rest.strip_prefix("deps/"))
+            .flatten()
+    })
 }
 
 /// The dependency a location is inside (`parking_lot-0.13.0`, `repo@rev` for a git

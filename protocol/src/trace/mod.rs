@@ -20,6 +20,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod atomicity;
 mod location;
 mod races;
 pub use races::Race;
@@ -831,12 +832,26 @@ mod tests {
             "/rustc/abc/library/std/src/sync/mpsc.rs:1:1"
         ));
         // Where the traced replay sees it: cargo-pulse's instrumented copy.
-        let copy = "/w/app/target/pulse/deps/parking_lot-0.13.0/src/raw_mutex.rs:62:14";
-        assert_eq!(dependency_of(copy).as_deref(), Some("parking_lot-0.13.0"));
-        assert_eq!(
-            display_location(copy),
-            "parking_lot-0.13.0/src/raw_mutex.rs:62:14"
-        );
+        // In a target dir shared with other workspaces (`CARGO_TARGET_DIR` outside this one)
+        // the copies are under a directory per workspace.
+        for copy in [
+            "/w/app/target/pulse/deps/parking_lot-0.13.0/src/raw_mutex.rs:62:14",
+            "/t/pulse/app-407e5e22fb989809/deps/parking_lot-0.13.0/src/raw_mutex.rs:62:14",
+        ] {
+            assert_eq!(dependency_of(copy).as_deref(), Some("parking_lot-0.13.0"));
+            assert!(!is_user_location(copy), "{copy}");
+            assert_eq!(
+                display_location(copy),
+                "parking_lot-0.13.0/src/raw_mutex.rs:62:14"
+            );
+        }
+        // A user's own directory that only looks alike stays theirs.
+        for own in [
+            "/w/pulse/app-notahash/deps/src/lib.rs:1:1",
+            "/w/pulse/src/deps.rs:1:1",
+        ] {
+            assert!(is_user_location(own), "{own}");
+        }
         // A report's text: each dependency path shortened, anything else left alone.
         assert_eq!(
             display_locations_in(&format!(
@@ -906,6 +921,13 @@ mod tests {
         assert_eq!(behalf[4], Some("src/lib.rs:1:5"), "its spawn's line");
         let s = t.race_summary().unwrap();
         assert!(s.contains("(after src/lib.rs:1:5) between main's"), "{s}");
+        // Had main blocked there for good (a deadlock), the lock word's race would say
+        // nothing of the wait cycle: no race line.
+        let mut t = r2d2_like(false);
+        t.events.push(ev(0, Block, "Mutex#7", 300));
+        t.failing_event = Some(t.events.len() as u64 - 1);
+        t.link();
+        assert_eq!(t.race_summary(), None);
     }
 
     #[test]
@@ -919,6 +941,133 @@ mod tests {
             t.race_summary().unwrap(),
             "r2d2-worker-0 wrote `AtomicUsize#0` at src/lib.rs:250:5 and main wrote it at :251, \
              unordered by any synchronisation"
+        );
+    }
+
+    /// A lost update through a runtime's queue (tokio's, cut down: its lock word is inside
+    /// a dependency): main reads the counter, yields, a worker reads and writes it, main
+    /// writes what it read plus one. The queue orders every access to the counter, so no
+    /// race is at the user's lines; the interleaving is still the bug.
+    fn lost_update_through_a_queue(updates: bool) -> Trace {
+        let (read, write) = if updates { (Rmw, Rmw) } else { (Load, Store) };
+        let mut t = trace(
+            vec![
+                ev(0, Spawn, "Thread#1", 1),
+                ev(0, read, "AtomicUsize#0", 11),
+                dep(0, Rmw, "AtomicU8#1", 62),
+                dep(1, Rmw, "AtomicU8#1", 62),
+                ev(1, read, "AtomicUsize#0", 11),
+                ev(1, write, "AtomicUsize#0", 13),
+                dep(1, Rmw, "AtomicU8#1", 161),
+                dep(0, Rmw, "AtomicU8#1", 192),
+                ev(0, write, "AtomicUsize#0", 13),
+                ev(0, Load, "AtomicUsize#0", 22),
+            ],
+            0,
+        );
+        t.threads[1].name = "tokio-rt-worker#1".into();
+        t.failing_event = Some(9);
+        t
+    }
+
+    #[test]
+    fn a_lost_update_no_race_explains_is_named_over_a_race_inside_a_dependency() {
+        let t = lost_update_through_a_queue(false);
+        assert!(
+            t.races().iter().all(|e| t.user(e.from) + t.user(e.to) == 0),
+            "only the queue's lock word races: {:?}",
+            t.races()
+        );
+        let race = t.race().unwrap();
+        assert_eq!(
+            race.summary,
+            "tokio-rt-worker#1 read `AtomicUsize#0` at src/lib.rs:11:5 and wrote it at :13 \
+             between main's read at :11 and write at :13"
+        );
+        assert_eq!(race.steps, (1, 8));
+        // Read-modify-writes are indivisible: the same steps as updates are no violation,
+        // and the summary falls back to the race inside the dependency.
+        let s = lost_update_through_a_queue(true).race_summary().unwrap();
+        assert!(s.starts_with("inside parking_lot-0.13.0: "), "{s}");
+    }
+
+    #[test]
+    fn two_tasks_interleaved_on_one_thread_are_named_as_two_runs() {
+        // One worker polls two tasks: each reads the counter at :11, yields, writes at :13;
+        // both read before either writes. No other thread is between, so no pair of threads
+        // explains it; the same lines twice in a row do.
+        let mut t = trace(
+            vec![
+                ev(0, Spawn, "Thread#1", 1),
+                ev(1, Load, "AtomicUsize#0", 11),
+                dep(1, Rmw, "AtomicU8#1", 62),
+                ev(1, Load, "AtomicUsize#0", 11),
+                dep(1, Rmw, "AtomicU8#1", 62),
+                ev(1, Store, "AtomicUsize#0", 13),
+                ev(1, Store, "AtomicUsize#0", 13),
+                dep(1, Rmw, "AtomicU8#1", 161),
+                dep(0, Rmw, "AtomicU8#1", 192),
+                ev(0, Load, "AtomicUsize#0", 22),
+            ],
+            0,
+        );
+        t.threads[1].name = "tokio-rt-worker".into();
+        t.failing_event = Some(9);
+        let race = t.race().unwrap();
+        assert_eq!(
+            race.summary,
+            "two runs of src/lib.rs:11:5 \u{2192} :13 interleaved on tokio-rt-worker (two tasks \
+             on one thread, say): both read `AtomicUsize#0` at :11 before either wrote it at \
+             :13, so the second write overwrote the first"
+        );
+        assert_eq!(race.steps, (1, 6));
+        // Read, write, read, write at the same lines is one run after the other.
+        t.events.swap(3, 5);
+        t.link();
+        let s = t.race_summary().unwrap();
+        assert!(s.starts_with("inside parking_lot"), "{s}");
+    }
+
+    #[test]
+    fn a_lost_update_is_named_before_a_spin_loop_s_two_reads() {
+        // main spins on `AtomicBool#2` (two reads, thread-1's write between) and loses an
+        // update to `AtomicUsize#0`, then fails on the flag: the flag is what it touched
+        // last, so its read-write-read is named; without the failing event to focus on,
+        // the lost update ranks first.
+        let mut t = trace(
+            vec![
+                ev(0, Spawn, "Thread#1", 1),
+                ev(0, Load, "AtomicUsize#0", 11),
+                dep(0, Rmw, "AtomicU8#1", 62),
+                dep(1, Rmw, "AtomicU8#1", 62),
+                ev(1, Load, "AtomicUsize#0", 11),
+                ev(1, Store, "AtomicUsize#0", 13),
+                dep(1, Rmw, "AtomicU8#1", 161),
+                dep(0, Rmw, "AtomicU8#1", 192),
+                ev(0, Store, "AtomicUsize#0", 13),
+                ev(0, Load, "AtomicBool#2", 30),
+                dep(0, Rmw, "AtomicU8#1", 62),
+                dep(1, Rmw, "AtomicU8#1", 62),
+                ev(1, Store, "AtomicBool#2", 40),
+                dep(1, Rmw, "AtomicU8#1", 161),
+                dep(0, Rmw, "AtomicU8#1", 192),
+                ev(0, Load, "AtomicBool#2", 30),
+            ],
+            0,
+        );
+        t.failing_event = Some(15);
+        assert!(
+            t.race_summary()
+                .unwrap()
+                .starts_with("thread-1 wrote `AtomicBool#2` at src/lib.rs:40:5 between main's read at :30 and read at :30"),
+            "{:?}",
+            t.race_summary()
+        );
+        t.failing_event = None;
+        assert_eq!(
+            t.race_summary().unwrap(),
+            "thread-1 read `AtomicUsize#0` at src/lib.rs:11:5 and wrote it at :13 between \
+             main's read at :11 and write at :13"
         );
     }
 

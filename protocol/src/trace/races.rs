@@ -253,7 +253,9 @@ impl Trace {
     /// arrived out of order rather than the counter that numbered them). Of those: a
     /// thread's accesses landing between two of another thread's ("thread-1 wrote
     /// `AtomicU64#0` at src/lib.rs:12 between main's read at :10 and write at :14"), the
-    /// last such; else the last race.
+    /// last such; else the last race. When no race has both accesses at the user's lines,
+    /// an unserializable interleaving of the user's own accesses comes first
+    /// (`unserializable`: a lost update between async tasks is no race at all).
     pub fn race_summary(&self) -> Option<String> {
         self.race().map(|r| r.summary)
     }
@@ -265,14 +267,25 @@ impl Trace {
         }
         let races = self.races();
         let end = self.failing_event.map_or(usize::MAX, |f| f as usize);
-        let user = |i: usize| {
-            self.events[i]
-                .location
-                .as_deref()
-                .is_some_and(is_user_location) as u8
-        };
-        let score = |e: &Edge| user(e.from) + user(e.to);
-        let best = races.iter().filter(|e| e.to <= end).map(score).max()?;
+        let score = |e: &Edge| self.user(e.from) + self.user(e.to);
+        let best = races.iter().filter(|e| e.to <= end).map(score).max();
+        // No race between two of the user's lines: the user's accesses may still interleave
+        // in a way no serial order of them gives (a lost update through an async runtime,
+        // whose queues order every access), which says more than a race inside the runtime.
+        if best < Some(2) {
+            if let Some(v) = self.unserializable() {
+                return Some(v);
+            }
+        }
+        let best = best?;
+        // A deadlock's cause is its wait cycle: a race inside a dependency says nothing of it.
+        let deadlock = self
+            .failing_event
+            .and_then(|f| self.events.get(f as usize))
+            .is_some_and(|e| e.kind == EventKind::Block);
+        if deadlock && best == 0 {
+            return None;
+        }
         let races: Vec<Edge> = races.into_iter().filter(|e| score(e) == best).collect();
         let focus = self.failure_object(&races);
         let before: Vec<&Edge> = races
@@ -280,28 +293,6 @@ impl Trace {
             .filter(|e| e.to <= end)
             .filter(|e| focus.is_none() || self.events[e.to].object.as_deref() == focus)
             .collect();
-        let behalf = self.on_behalf_of();
-        // ` (after src/lib.rs:199:29)` for an access inside a dependency.
-        let after = |i: usize| match behalf[i] {
-            Some(l) if user(i) == 0 => format!(" (after {})", display_location(l)),
-            _ => String::new(),
-        };
-        let inside = |idx: &[usize]| {
-            let mut deps: Vec<String> = Vec::new();
-            for &i in idx {
-                if let Some(d) = self.events[i].location.as_deref().and_then(dependency_of) {
-                    if !deps.contains(&d) {
-                        deps.push(d);
-                    }
-                }
-            }
-            if best == 0 && !deps.is_empty() {
-                format!("inside {}: ", deps.join(" and "))
-            } else {
-                String::new()
-            }
-        };
-        let name = |t: u32| self.thread_name(t);
         let ev = |i: usize| &self.events[i];
         // The last pair of races on one object where another thread's accesses (one or
         // more, no race between them) land between two of a thread's.
@@ -321,75 +312,130 @@ impl Trace {
             {
                 continue;
             }
-            // Each line once: the first in full, the others as `:line` of the same file;
-            // inside a dependency only the first (its lock word's lines say nothing).
-            let mut lines: Vec<String> = Vec::new();
-            // What the thread did at each line: `wrote `X` at a and :b and read it at :c`.
-            let mut did = String::new();
-            let mut last_verb = "";
-            for e in &self.events[x.to..=y.from] {
-                if e.thread == b_first.thread && e.object == c.object && access_of(e).is_some() {
-                    let short = short_location(e.location.as_deref(), b_first.location.as_deref());
-                    if !lines.contains(&short) && (best > 0 || lines.is_empty()) {
-                        if lines.is_empty() {
-                            did = format!(
-                                "{} `{}` at {}",
-                                verb(e),
-                                e.object.as_deref().unwrap_or("-"),
-                                e.location
-                                    .as_deref()
-                                    .map_or_else(|| "?".into(), display_location)
-                            );
-                        } else if verb(e) == last_verb {
-                            did.push_str(&format!(" and {short}"));
-                        } else {
-                            did.push_str(&format!(" and {} it at {short}", verb(e)));
-                        }
-                        last_verb = verb(e);
-                        lines.push(short);
-                    }
-                }
-            }
-            let summary = format!(
-                "{}{} {}{} between {}'s {} at {}{} and {} at {}{}",
-                inside(&[x.from, x.to, y.from, y.to]),
-                name(b_first.thread),
-                did,
-                after(x.to),
-                name(a.thread),
-                noun(a),
-                short_location(a.location.as_deref(), b_first.location.as_deref()),
-                after(x.from),
-                noun(c),
-                short_location(c.location.as_deref(), b_first.location.as_deref()),
-                after(y.to),
-            );
-            return Some(Race {
-                summary,
-                steps: (a.step, c.step),
-            });
+            return Some(self.between(x.from, x.to, y.from, y.to, best > 0));
         }
         let last = before.last()?;
         let (a, b) = (ev(last.from), ev(last.to));
+        let behalf = self.on_behalf_of();
         let summary = format!(
             "{}{} {} `{}` at {}{} and {} {} it at {}{}, unordered by any synchronisation",
-            inside(&[last.from, last.to]),
-            name(a.thread),
+            self.inside(&[last.from, last.to], best > 0),
+            self.thread_name(a.thread),
             verb(a),
             a.object.as_deref().unwrap_or("-"),
             a.location
                 .as_deref()
                 .map_or_else(|| "?".into(), display_location),
-            after(last.from),
-            name(b.thread),
+            self.after(&behalf, last.from),
+            self.thread_name(b.thread),
             verb(b),
             short_location(b.location.as_deref(), a.location.as_deref()),
-            after(last.to),
+            self.after(&behalf, last.to),
         );
         Some(Race {
             summary,
             steps: (a.step, b.step),
         })
+    }
+
+    /// "thread-1 wrote `X` at src/lib.rs:12 between main's read at :10 and write at :14":
+    /// thread `b_first`..`b_last`'s accesses to the object, all made between `a` and `c` of
+    /// another thread. `at_user_lines`: the words name the user's lines; otherwise the
+    /// accesses are inside a dependency, said as such, each followed by the user's line it
+    /// ran on behalf of, and only the first of its lines is named (its lock word's lines
+    /// say nothing).
+    pub(super) fn between(
+        &self,
+        a: usize,
+        b_first: usize,
+        b_last: usize,
+        c: usize,
+        at_user_lines: bool,
+    ) -> Race {
+        let behalf = self.on_behalf_of();
+        let ev = |i: usize| &self.events[i];
+        let (first, object) = (ev(b_first), ev(c).object.as_deref());
+        // Each line once: the first in full, the others as `:line` of the same file.
+        let mut lines: Vec<String> = Vec::new();
+        // What the thread did at each line: `wrote `X` at a and :b and read it at :c`.
+        let mut did = String::new();
+        let mut last_verb = "";
+        for e in &self.events[b_first..=b_last] {
+            if e.thread != first.thread || e.object.as_deref() != object || access_of(e).is_none() {
+                continue;
+            }
+            let short = short_location(e.location.as_deref(), first.location.as_deref());
+            if lines.contains(&short) || !(at_user_lines || lines.is_empty()) {
+                continue;
+            }
+            if lines.is_empty() {
+                did = format!(
+                    "{} `{}` at {}",
+                    verb(e),
+                    e.object.as_deref().unwrap_or("-"),
+                    e.location
+                        .as_deref()
+                        .map_or_else(|| "?".into(), display_location)
+                );
+            } else if verb(e) == last_verb {
+                did.push_str(&format!(" and {short}"));
+            } else {
+                did.push_str(&format!(" and {} it at {short}", verb(e)));
+            }
+            last_verb = verb(e);
+            lines.push(short);
+        }
+        let summary = format!(
+            "{}{} {}{} between {}'s {} at {}{} and {} at {}{}",
+            self.inside(&[a, b_first, b_last, c], at_user_lines),
+            self.thread_name(first.thread),
+            did,
+            self.after(&behalf, b_first),
+            self.thread_name(ev(a).thread),
+            noun(ev(a)),
+            short_location(ev(a).location.as_deref(), first.location.as_deref()),
+            self.after(&behalf, a),
+            noun(ev(c)),
+            short_location(ev(c).location.as_deref(), first.location.as_deref()),
+            self.after(&behalf, c),
+        );
+        Race {
+            summary,
+            steps: (ev(a).step, ev(c).step),
+        }
+    }
+
+    /// 1 if event `i` is at a line of the user's code ([`is_user_location`]), else 0.
+    pub(super) fn user(&self, i: usize) -> u8 {
+        self.events[i]
+            .location
+            .as_deref()
+            .is_some_and(is_user_location) as u8
+    }
+
+    /// ` (after src/lib.rs:199:29)` for an access inside a dependency.
+    fn after(&self, behalf: &[Option<&str>], i: usize) -> String {
+        match behalf[i] {
+            Some(l) if self.user(i) == 0 => format!(" (after {})", display_location(l)),
+            _ => String::new(),
+        }
+    }
+
+    /// `inside parking_lot-0.13.0: ` when the named accesses are not at the user's lines.
+    fn inside(&self, idx: &[usize], at_user_lines: bool) -> String {
+        let mut deps: Vec<String> = Vec::new();
+        for &i in idx {
+            if let Some(d) = self.events[i].location.as_deref().and_then(dependency_of) {
+                if !deps.contains(&d) {
+                    deps.push(d);
+                }
+            }
+        }
+        if at_user_lines || deps.is_empty() {
+            String::new()
+        } else {
+            format!("inside {}: ", deps.join(" and "))
+        }
     }
 }
 
