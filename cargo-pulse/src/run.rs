@@ -68,6 +68,9 @@ pub struct RunPlan {
     pub replay_flags: Vec<String>,
     pub failures_dir: PathBuf,
     pub run_dir: PathBuf,
+    /// The target dir the mirror was built in: a test that runs cargo (trybuild's UI tests)
+    /// finds it as `cargo test` would let it find its own.
+    pub target_dir: PathBuf,
     pub paths: PathMap,
     /// Packages pulse never instruments (proc-macro crates run in the compiler): their tests
     /// run as under `cargo test`, with a warning, not as NOT SCHEDULED.
@@ -257,7 +260,8 @@ pub fn configure(
     let replay_fallback = plan.replay_fallback.map(|r| r.to_string());
     cmd.current_dir(&case.binary.mirror_dir)
         .env("CARGO_MANIFEST_DIR", &case.binary.mirror_dir)
-        .env("CARGO_PKG_NAME", &case.binary.package);
+        .env("CARGO_PKG_NAME", &case.binary.package)
+        .env("CARGO_TARGET_DIR", &plan.target_dir);
     HarnessEnv {
         seeds,
         max_steps: plan.max_steps,
@@ -1323,6 +1327,7 @@ mod tests {
             replay_flags: Vec::new(),
             failures_dir: root.join("failures"),
             run_dir: root.join("run"),
+            target_dir: root.join("target"),
             paths: PathMap::default(),
             uninstrumented: vec!["derive".into()],
             unparsed: Vec::new(),
@@ -1360,6 +1365,22 @@ mod tests {
     }
 
     const PASSED: &str = "running 1 test\ntest tests::t ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 3 filtered out\n";
+
+    /// A test that runs cargo itself (trybuild) must find the target dir that built it, not
+    /// the user's, which holds the mirror: trybuild shortened the mirror's paths as target
+    /// paths and every UI test's expected output differed (cached 4.1.0).
+    #[test]
+    fn a_test_process_is_told_the_target_dir_that_built_it() {
+        let root = tempfile::tempdir().unwrap();
+        let (plan, case) = fixture(root.path());
+        let dir = TestDir::create(root.path().join("run/0")).unwrap();
+        let cmd = test_command(&case, &plan, &dir, &plan.seeds, None);
+        let target = cmd
+            .get_envs()
+            .find(|(k, _)| *k == "CARGO_TARGET_DIR")
+            .and_then(|(_, v)| v);
+        assert_eq!(target, Some(plan.target_dir.as_os_str()));
+    }
 
     #[test]
     fn a_harness_false_target_is_not_scheduled_and_never_started() {

@@ -133,6 +133,7 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
         replay_flags: replay_flags(&args),
         failures_dir: mirror.failures_dir.clone(),
         run_dir: mirror.pulse_dir.join("run"),
+        target_dir: mirror.target_dir.clone(),
         paths: mirror.paths.clone(),
         uninstrumented: mirror
             .user

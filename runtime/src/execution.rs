@@ -1030,6 +1030,22 @@ impl ExecState {
     }
 
     fn pick_next(&mut self, yielding: bool) {
+        self.decide_next(yielding);
+        if let Some(hb) = &self.heartbeat {
+            // No other thread could run and the test has not returned: a stall in the next
+            // one is the program's own wait (a child process, a long read), as it would be
+            // outside pulse, not a hang that pulse's one OS thread made. (After the test
+            // returned, std would abandon a thread stuck at exit: that is still reported.)
+            hb.set_alone(
+                self.runnable.len() <= 1
+                    && self.earliest_deadline == u64::MAX
+                    && self.fd_waiters.is_empty()
+                    && !self.threads.first().is_some_and(VThread::is_finished),
+            );
+        }
+    }
+
+    fn decide_next(&mut self, yielding: bool) {
         if self.stop.is_some() {
             self.next = None;
             return;

@@ -293,6 +293,7 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             hb,
             timeout,
             config.on_blocked.clone(),
+            config.progress.clone(),
             watchdog::KnownCrates {
                 home: config.home_crate.clone(),
                 instrumented: config.instrumented.clone(),
@@ -664,7 +665,11 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
             // it takes for a stall past a minute.
             if last_progress.elapsed().as_millis() >= 100 {
                 progress(report.executions, planned);
-                search.executor.state().reported = (report.executions, planned);
+                let mut state = search.executor.state();
+                state.reported = (report.executions, planned);
+                if let Some(hb) = &state.heartbeat {
+                    hb.reported(report.executions, planned);
+                }
                 last_progress = Instant::now();
             }
         }

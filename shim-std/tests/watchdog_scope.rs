@@ -1,7 +1,7 @@
 //! The watchdog watches executions only: pulse's own work between them (a failure's report
 //! for a 100-million-step execution takes seconds, and so may a hook the caller gave it) is
 //! never taken for a thread blocked outside pulse, while a test thread that blocks outside
-//! pulse inside an execution still is.
+//! pulse inside an execution still is, unless no other thread could run meanwhile.
 
 mod common;
 
@@ -34,13 +34,42 @@ fn slow_work_between_executions_is_not_a_stall() {
 #[test]
 fn a_block_inside_an_execution_is_still_a_stall() {
     if std::env::var_os(CHILD).is_some() {
-        search().run(|| std::thread::sleep(5 * BLOCKING_TIMEOUT));
+        // While the spawned thread could run (some schedule runs main on first).
+        search().run(|| {
+            let t = thread::spawn(|| ());
+            std::thread::sleep(5 * BLOCKING_TIMEOUT);
+            t.join().unwrap();
+        });
         unreachable!("the watchdog ends the process");
     }
     let child = in_child("a_block_inside_an_execution_is_still_a_stall");
     assert!(!child.status.success(), "{}", child.stdout);
     assert!(
         child.stderr.contains("without reaching a pulse operation"),
+        "{}",
+        child.stderr
+    );
+}
+
+/// A wait outside pulse while no other thread could run (trybuild's `cargo build`, a child
+/// process) is the program's own, as under `cargo test`: waited for, said once, not a stall.
+#[test]
+fn a_lone_thread_s_wait_outside_pulse_is_waited_for() {
+    if std::env::var_os(CHILD).is_some() {
+        let report = search().schedules(2).run(|| {
+            let t = thread::spawn(|| ());
+            t.join().unwrap();
+            std::thread::sleep(5 * BLOCKING_TIMEOUT);
+        });
+        assert!(report.failure.is_none(), "{:?}", report.failure);
+        println!("ran: {}", report.executions);
+        return;
+    }
+    let child = in_child("a_lone_thread_s_wait_outside_pulse_is_waited_for");
+    assert!(child.status.success(), "{}", child.stderr);
+    assert!(child.stdout.contains("ran: 2"), "{}", child.stdout);
+    assert!(
+        child.stderr.contains("no other thread could run meanwhile"),
         "{}",
         child.stderr
     );

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::config::BlockedFn;
+use crate::config::{BlockedFn, ProgressFn};
 
 /// The watchdog thread's name (the kernel keeps the first 15 bytes).
 pub(crate) const THREAD_NAME: &str = "pulse-watchdog";
@@ -30,6 +30,12 @@ pub(crate) struct Heartbeat {
     /// (a failure's report for a 100-million-step execution takes seconds, waiting for an
     /// isolated run's process) is never taken for a stall.
     watching: AtomicBool,
+    /// Set at each decision: no thread but the one that runs could run (none runnable, no
+    /// timer, no descriptor awaited). A stall then is the program's own wait, not a hang.
+    alone: AtomicBool,
+    /// The search's last progress report (executions, planned), repeated as a sign of life
+    /// to the driver while the program waits on its own.
+    reported: [AtomicU64; 2],
     /// The OS thread running the executions (signalled for a backtrace when it stalls).
     #[cfg(unix)]
     os_thread: std::sync::OnceLock<libc::pthread_t>,
@@ -46,6 +52,16 @@ impl Heartbeat {
         }
     }
 
+    #[inline]
+    pub fn set_alone(&self, alone: bool) {
+        self.alone.store(alone, Ordering::Relaxed);
+    }
+
+    pub fn reported(&self, done: u64, planned: u64) {
+        self.reported[0].store(done, Ordering::Relaxed);
+        self.reported[1].store(planned, Ordering::Relaxed);
+    }
+
     pub fn set_name(&self, thread: u32, name: String) {
         let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
         let i = thread as usize;
@@ -57,11 +73,14 @@ impl Heartbeat {
 }
 
 /// Watches `heartbeat` until the run ends; on a stall longer than `timeout`, reports and
-/// exits the process.
+/// exits the process, unless the stalled thread is the only one that could run: then the
+/// program waits as it would outside pulse (trybuild's `cargo build`, a child process), said
+/// once, with `progress` repeated as a sign of life to the driver.
 pub(crate) fn start(
     heartbeat: Arc<Heartbeat>,
     timeout: Duration,
     on_blocked: Option<BlockedFn>,
+    progress: Option<ProgressFn>,
     crates: KnownCrates,
 ) -> Guard {
     #[cfg(unix)]
@@ -81,12 +100,26 @@ pub(crate) fn start(
             let _ = ready_tx.send(());
             let mut last = hb.beats.load(Ordering::Relaxed);
             let mut since = Instant::now();
+            let mut said_alone = false;
             while !hb.done.load(Ordering::Relaxed) {
                 // (Parked, not asleep: the guard wakes it to end it at once.)
                 std::thread::park_timeout(Duration::from_millis(50).min(timeout));
                 let now = hb.beats.load(Ordering::Relaxed);
                 if now != last || !hb.watching.load(Ordering::Relaxed) {
                     last = now;
+                    since = Instant::now();
+                    said_alone = false;
+                } else if since.elapsed() >= timeout && hb.alone.load(Ordering::Relaxed) {
+                    if !said_alone {
+                        eprintln!("{}", waiting_alone(&hb, since.elapsed()));
+                        said_alone = true;
+                    }
+                    if let Some(progress) = &progress {
+                        progress(
+                            hb.reported[0].load(Ordering::Relaxed),
+                            hb.reported[1].load(Ordering::Relaxed),
+                        );
+                    }
                     since = Instant::now();
                 } else if since.elapsed() >= timeout && !hb.done.load(Ordering::Relaxed) {
                     let mut report = describe(&hb, since.elapsed());
@@ -125,7 +158,21 @@ pub(crate) fn start(
     Guard(heartbeat, thread)
 }
 
-fn describe(hb: &Heartbeat, stalled: Duration) -> String {
+/// The note for a thread that waits outside pulse while no other thread could run.
+fn waiting_alone(hb: &Heartbeat, stalled: Duration) -> String {
+    let (name, last) = stalled_at(hb);
+    format!(
+        "pulse: thread '{name}' has run for {:.1}s without reaching a pulse operation{}; no \
+         other thread could run meanwhile, so pulse waits for it, as `cargo test` would \
+         (`--timeout` bounds the test)",
+        stalled.as_secs_f64(),
+        last.map(|l| format!(" since its last pulse operation at {l}"))
+            .unwrap_or_default(),
+    )
+}
+
+/// The stalled thread's name, and its last pulse operation's location.
+fn stalled_at(hb: &Heartbeat) -> (String, Option<String>) {
     let tid = hb.thread.load(Ordering::Relaxed);
     let name = hb
         .names
@@ -136,6 +183,11 @@ fn describe(hb: &Heartbeat, stalled: Duration) -> String {
     let loc = hb.location.load(Ordering::Relaxed);
     // SAFETY: only ever set from `&'static Location`.
     let last = (!loc.is_null()).then(|| crate::report::trace::location_string(unsafe { &*loc }));
+    (name, last)
+}
+
+fn describe(hb: &Heartbeat, stalled: Duration) -> String {
+    let (name, last) = stalled_at(hb);
     format!(
         "pulse found a thread blocked outside pulse's control\n  \
          thread '{name}' has run for {:.1}s without reaching a pulse operation{}.\n  \
@@ -164,6 +216,9 @@ pub(crate) struct KnownCrates {
 }
 
 fn advice(frames: &str, crates: &KnownCrates) -> Option<String> {
+    if let Some(wait) = std_wait(frames) {
+        return Some(wait.to_string());
+    }
     let culprit = blocking_crate(frames)?;
     Some(if crates.home.as_deref() == Some(culprit.as_str()) {
         // The test's own crate is instrumented: it loops or blocks there without a
@@ -193,6 +248,44 @@ fn advice(frames: &str, crates: &KnownCrates) -> Option<String> {
              {culprit}`), or mark the call into it #[pulse::atomic] if it is a self-contained side effect."
         )
     })
+}
+
+const CHILD_PROCESS: &str = "\n  It waits for a child process (`std::process`) while another \
+     thread could run (runnable, or asleep on pulse's clock), which it cannot while pulse's one \
+     OS thread waits. If the child only takes long (trybuild's `cargo build`), \
+     `--blocking-timeout SECS` gives it the time.";
+
+const STD_SYNC: &str = "\n  It waits in a lock or lazy value of std's own (`std::sync`) that \
+     pulse did not rewrite: code a macro wrote (a proc-macro's output, such as an attribute's, \
+     is not instrumented) or a crate left as it is. The thread that holds it is one of pulse's \
+     and cannot run while this one blocks the OS thread. Mark the call #[pulse::atomic] if it \
+     is a self-contained side effect.";
+
+/// What the thread waits in when std's own frames, before any crate's, say so: a child
+/// process, or a lock or lazy value of std's that pulse did not rewrite.
+fn std_wait(frames: &str) -> Option<&'static str> {
+    for line in frames.lines() {
+        let Some((n, symbol)) = line.trim_start().split_once(": ") else {
+            continue;
+        };
+        if !n.chars().all(|c| c.is_ascii_digit()) || !symbol.contains("::") {
+            continue;
+        }
+        let symbol = symbol.trim_start_matches('<');
+        if symbol.starts_with("std::process::") {
+            return Some(CHILD_PROCESS);
+        }
+        if symbol.starts_with("std::sync::") || symbol.starts_with("std::sys::sync::") {
+            return Some(STD_SYNC);
+        }
+        if !["std::", "core::", "alloc::"]
+            .iter()
+            .any(|p| symbol.starts_with(p))
+        {
+            return None;
+        }
+    }
+    None
 }
 
 /// The crate of the innermost frame that is neither std's nor pulse's: where the thread
@@ -324,6 +417,28 @@ mod tests {
         ); // The libc frame under a futex wait names no crate: the crate is further out.
         let frames = "  0: syscall\n  1: std::sys::pal::unix::futex::futex_wait\n  2: std::thread::park\n  3: saa::wait_queue::Entry::poll_result_sync\n";
         assert_eq!(super::blocking_crate(frames).as_deref(), Some("saa"));
+    }
+
+    #[test]
+    fn a_wait_in_std_s_own_code_is_named_before_any_crate() {
+        // cached 4.1.0: `#[cached]` writes `::std::sync::LazyLock`, not rewritten.
+        let lazy = "  0: syscall\n  1: std::sys::pal::unix::futex::futex_wait\n  2: <std::sys::sync::once::futex::Once>::call\n  4: std::sync::lazy_lock::LazyLock<T,F>::force\n  6: cached::time_store_tests::cached_sync_writes_by_key\n";
+        let home = super::KnownCrates {
+            home: Some("cached".to_string()),
+            ..Default::default()
+        };
+        let advice = super::advice(lazy, &home).unwrap();
+        assert!(
+            advice.contains("`std::sync`") && !advice.contains("test's own crate"),
+            "{advice}"
+        );
+        // trybuild waiting for `cargo build`.
+        let child = "  0: __GI___wait4\n  4: <std::process::Child>::wait\n  8: trybuild::cargo::build_dependencies\n";
+        let advice = super::advice(child, &home).unwrap();
+        assert!(advice.contains("--blocking-timeout"), "{advice}");
+        // A crate's frame first: the crate is the story (parking_lot under a futex wait).
+        let lock = "  0: std::sys::pal::unix::futex::futex_wait\n  1: <parking_lot::raw_mutex::RawMutex as lock_api::mutex::RawMutex>::lock\n  2: std::sync::Mutex<T>::lock\n";
+        assert_eq!(super::std_wait(lock), None);
     }
 
     #[test]
