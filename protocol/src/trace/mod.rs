@@ -1030,31 +1030,26 @@ mod tests {
 
     #[test]
     fn a_lost_update_is_named_before_a_spin_loop_s_two_reads() {
-        // main spins on `AtomicBool#2` (two reads, thread-1's write between) and loses an
-        // update to `AtomicUsize#0`, then fails on the flag: the flag is what it touched
-        // last, so its read-write-read is named; without the failing event to focus on,
-        // the lost update ranks first.
-        let mut t = trace(
-            vec![
-                ev(0, Spawn, "Thread#1", 1),
-                ev(0, Load, "AtomicUsize#0", 11),
-                dep(0, Rmw, "AtomicU8#1", 62),
-                dep(1, Rmw, "AtomicU8#1", 62),
-                ev(1, Load, "AtomicUsize#0", 11),
-                ev(1, Store, "AtomicUsize#0", 13),
-                dep(1, Rmw, "AtomicU8#1", 161),
-                dep(0, Rmw, "AtomicU8#1", 192),
-                ev(0, Store, "AtomicUsize#0", 13),
-                ev(0, Load, "AtomicBool#2", 30),
-                dep(0, Rmw, "AtomicU8#1", 62),
-                dep(1, Rmw, "AtomicU8#1", 62),
-                ev(1, Store, "AtomicBool#2", 40),
-                dep(1, Rmw, "AtomicU8#1", 161),
-                dep(0, Rmw, "AtomicU8#1", 192),
-                ev(0, Load, "AtomicBool#2", 30),
-            ],
-            0,
-        );
+        // main loses an update to `AtomicUsize#0` (as above), then spins on `AtomicBool#2`
+        // (two reads, thread-1's write between) and fails on the flag: the flag is what it
+        // touched last, so its read-write-read is named; without the failing event to focus
+        // on, the lost update ranks first.
+        let mut t = lost_update_through_a_queue(false);
+        t.threads[1].name = "thread-1".into();
+        t.events.truncate(9);
+        t.events.extend([
+            ev(0, Load, "AtomicBool#2", 30),
+            dep(0, Rmw, "AtomicU8#1", 62),
+            dep(1, Rmw, "AtomicU8#1", 62),
+            ev(1, Store, "AtomicBool#2", 40),
+            dep(1, Rmw, "AtomicU8#1", 161),
+            dep(0, Rmw, "AtomicU8#1", 192),
+            ev(0, Load, "AtomicBool#2", 30),
+        ]);
+        for (i, e) in t.events.iter_mut().enumerate() {
+            e.step = i as u64;
+        }
+        t.link();
         t.failing_event = Some(15);
         assert!(
             t.race_summary()
