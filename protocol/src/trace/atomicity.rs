@@ -53,17 +53,7 @@ impl Trace {
                 Some((*obj, best))
             })
             .collect();
-        let focus = self.failing_event.and_then(|f| {
-            let thread = self.events.get(f as usize)?.thread;
-            self.events[..end]
-                .iter()
-                .rev()
-                .filter(|e| e.thread == thread)
-                .find_map(|e| {
-                    let o = e.object.as_deref()?;
-                    found.iter().any(|(f, _)| *f == o).then_some(o)
-                })
-        });
+        let focus = self.failing_thread_last_of(|o| found.iter().any(|(f, _)| *f == o));
         let (_, best) = found
             .into_iter()
             .filter(|(o, _)| focus.is_none_or(|f| f == *o))

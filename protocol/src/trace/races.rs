@@ -142,8 +142,7 @@ impl Trace {
     fn stale_read(&self) -> Option<Race> {
         let end = self.failing_event? as usize;
         let failing = self.events.get(end)?;
-        // A deadlock's cause is its wait cycle, not a value read.
-        if failing.kind == EventKind::Block {
+        if self.fails_in_a_deadlock() {
             return None;
         }
         let thread = failing.thread;
@@ -207,12 +206,27 @@ impl Trace {
             .filter(|e| e.to <= end)
             .filter_map(|e| self.events[e.to].object.as_deref())
             .collect();
+        self.failing_thread_last_of(|o| raced.contains(o))
+    }
+
+    /// Of the objects `among` accepts, the one the failing thread touched last before (or
+    /// at) the failing event; `None` without a failing event or such an object.
+    pub(super) fn failing_thread_last_of(&self, among: impl Fn(&str) -> bool) -> Option<&str> {
+        let end = self.failing_event? as usize;
         let thread = self.events.get(end)?.thread;
         self.events[..=end]
             .iter()
             .rev()
             .filter(|e| e.thread == thread)
-            .find_map(|e| e.object.as_deref().filter(|o| raced.contains(o)))
+            .find_map(|e| e.object.as_deref().filter(|o| among(o)))
+    }
+
+    /// Whether the failure is a deadlock (the failing event is a block for good): its
+    /// cause is the wait cycle, not a value read or a race inside a dependency.
+    fn fails_in_a_deadlock(&self) -> bool {
+        self.failing_event
+            .and_then(|f| self.events.get(f as usize))
+            .is_some_and(|e| e.kind == EventKind::Block)
     }
 
     /// For each event, the user's location it stands for: its own when that is a line of
@@ -278,12 +292,7 @@ impl Trace {
             }
         }
         let best = best?;
-        // A deadlock's cause is its wait cycle: a race inside a dependency says nothing of it.
-        let deadlock = self
-            .failing_event
-            .and_then(|f| self.events.get(f as usize))
-            .is_some_and(|e| e.kind == EventKind::Block);
-        if deadlock && best == 0 {
+        if self.fails_in_a_deadlock() && best == 0 {
             return None;
         }
         let races: Vec<Edge> = races.into_iter().filter(|e| score(e) == best).collect();

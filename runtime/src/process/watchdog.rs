@@ -264,14 +264,7 @@ const STD_SYNC: &str = "\n  It waits in a lock or lazy value of std's own (`std:
 /// What the thread waits in when std's own frames, before any crate's, say so: a child
 /// process, or a lock or lazy value of std's that pulse did not rewrite.
 fn std_wait(frames: &str) -> Option<&'static str> {
-    for line in frames.lines() {
-        let Some((n, symbol)) = line.trim_start().split_once(": ") else {
-            continue;
-        };
-        if !n.chars().all(|c| c.is_ascii_digit()) || !symbol.contains("::") {
-            continue;
-        }
-        let symbol = symbol.trim_start_matches('<');
+    for symbol in frame_symbols(frames).filter(|s| s.contains("::")) {
         if symbol.starts_with("std::process::") {
             return Some(CHILD_PROCESS);
         }
@@ -288,6 +281,21 @@ fn std_wait(frames: &str) -> Option<&'static str> {
     None
 }
 
+/// The frames' symbols, innermost first, from `user_frames` lines (`  N: symbol`, each
+/// followed by its `at` line), with a leading `<`, `&` or `mut ` taken off:
+/// `<parking_lot::RawMutex as lock_api::RawMutex>::lock` is parking_lot's.
+fn frame_symbols(frames: &str) -> impl Iterator<Item = &str> {
+    frames.lines().filter_map(|line| {
+        let (n, symbol) = line.trim_start().split_once(": ")?;
+        n.chars().all(|c| c.is_ascii_digit()).then(|| {
+            symbol
+                .trim_start_matches('<')
+                .trim_start_matches('&')
+                .trim_start_matches("mut ")
+        })
+    })
+}
+
 /// The crate of the innermost frame that is neither std's nor pulse's: where the thread
 /// blocks. Frames are `user_frames` lines (`  N: symbol`, innermost first).
 fn blocking_crate(frames: &str) -> Option<String> {
@@ -300,16 +308,7 @@ fn blocking_crate(frames: &str) -> Option<String> {
         "test",
         "corosensei",
     ];
-    frames.lines().find_map(|line| {
-        let (n, symbol) = line.trim_start().split_once(": ")?;
-        if !n.chars().all(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        // `<parking_lot::RawMutex as lock_api::RawMutex>::lock` blocks in parking_lot.
-        let symbol = symbol
-            .trim_start_matches('<')
-            .trim_start_matches('&')
-            .trim_start_matches("mut ");
+    frame_symbols(frames).find_map(|symbol| {
         // A symbol without a path is C's (`syscall`, `read`, `pthread_cond_wait`), not a crate.
         if !symbol.contains("::") {
             return None;
