@@ -192,7 +192,7 @@ impl Groups {
             self.top_of[old as usize] = 0;
         }
         let m = group.members.len();
-        let u = unit(rng).powf(1.0 / m as f64);
+        let u = max_of_uniforms(rng, m);
         let p = (DRAWN as f64 + (group.ceiling - DRAWN) as f64 * u) as u64;
         // Below the ceiling (ties would let a member pass its top), never below `DRAWN`.
         let p = p.min(group.ceiling.saturating_sub(1)).max(DRAWN);
@@ -244,8 +244,41 @@ fn unit(rng: &mut Rng) -> f64 {
     (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
+/// The largest of `m` independent uniforms on [0, 1), as U^(1/m) = exp(ln U / m). A group
+/// starts with 32 or more members, so ln U / m is mostly small, and there a cubic series
+/// (relative error below 1e-13) stands in for `exp`: `powf` was 7% of POS's time per
+/// decision with 1,000 threads at one barrier.
+fn max_of_uniforms(rng: &mut Rng, m: usize) -> f64 {
+    let x = unit(rng).ln() / m as f64;
+    if x > -1e-3 {
+        1.0 + x * (1.0 + x * (0.5 + x / 6.0))
+    } else {
+        x.exp()
+    }
+}
+
 /// A drawn priority, uniform below `ceiling`.
 fn uniform_below(ceiling: u64, rng: &mut Rng) -> u64 {
     let span = ceiling.saturating_sub(DRAWN).max(1);
     DRAWN + (unit(rng) * span as f64) as u64 % span
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scheduler::rng_from_seed;
+
+    /// The series and `exp` draw what `powf` does, for one member and for thousands.
+    #[test]
+    fn the_maximum_of_uniforms_is_u_to_the_one_over_m() {
+        for m in [1, 2, 31, 32, 100, 1_000, 100_000] {
+            let mut a = rng_from_seed(m as u64);
+            let mut b = rng_from_seed(m as u64);
+            for _ in 0..10_000 {
+                let fast = max_of_uniforms(&mut a, m);
+                let exact = unit(&mut b).powf(1.0 / m as f64);
+                assert!((fast - exact).abs() <= 1e-12, "m {m}: {fast} vs {exact}");
+            }
+        }
+    }
 }
