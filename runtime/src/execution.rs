@@ -30,6 +30,7 @@ use crate::fd_waiters::{FdWaiters, REAL_WAIT_MS};
 use crate::memory::Memory;
 use crate::obj_ref::ObjRef;
 use crate::process::journal::Journal;
+use crate::process::watchdog::Company;
 use crate::progress::{Progress, Verdict};
 use crate::report::trace::{Event, EventKind, UserLines};
 use crate::scheduler::{ChoiceKind, Scheduler};
@@ -1032,16 +1033,19 @@ impl ExecState {
     fn pick_next(&mut self, yielding: bool) {
         self.decide_next(yielding);
         if let Some(hb) = &self.heartbeat {
-            // No other thread could run and the test has not returned: a stall in the next
-            // one is the program's own wait (a child process, a long read), as it would be
-            // outside pulse, not a hang that pulse's one OS thread made. (After the test
+            // No other thread could run (or the others only sleep on pulse's clock) and the
+            // test has not returned: a stall in the next one may be the program's own wait (a
+            // child process, a long read), as it would be outside pulse, not a hang that
+            // pulse's one OS thread made (`watchdog::waits_on_its_own`). (After the test
             // returned, std would abandon a thread stuck at exit: that is still reported.)
-            hb.set_alone(
-                self.runnable.len() <= 1
-                    && self.earliest_deadline == u64::MAX
-                    && self.fd_waiters.is_empty()
-                    && !self.threads.first().is_some_and(VThread::is_finished),
-            );
+            let others = self.runnable.len() > 1
+                || !self.fd_waiters.is_empty()
+                || self.threads.first().is_some_and(VThread::is_finished);
+            hb.set_company(match others {
+                true => Company::Others,
+                false if self.earliest_deadline == u64::MAX => Company::Alone,
+                false => Company::Sleepers,
+            });
         }
     }
 

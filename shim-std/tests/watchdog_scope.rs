@@ -9,6 +9,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use pulse_runtime::{Builder, FailureKind, Isolation};
+use pulse_shim_std::sync::atomic::{AtomicBool, Ordering};
+use pulse_shim_std::sync::Arc;
 use pulse_shim_std::thread;
 
 const CHILD: &str = "SHIM_STD_TEST_WATCHDOG_SCOPE_CHILD";
@@ -70,6 +72,63 @@ fn a_lone_thread_s_wait_outside_pulse_is_waited_for() {
     assert!(child.stdout.contains("ran: 2"), "{}", child.stdout);
     assert!(
         child.stderr.contains("no other thread could run meanwhile"),
+        "{}",
+        child.stderr
+    );
+}
+
+/// A wait for a child process while the other threads only sleep on pulse's clock
+/// (trybuild's `cargo build`, its lock file's keep-alive thread asleep) is the program's own
+/// too; with another thread runnable it is still a stall, said to be a child's.
+#[test]
+fn a_child_process_is_waited_for_while_the_others_sleep() {
+    if std::env::var_os(CHILD).is_some() {
+        let report = search().schedules(2).run(|| {
+            let done = Arc::new(AtomicBool::new(false));
+            let keep_alive = thread::spawn({
+                let done = done.clone();
+                move || {
+                    while !done.load(Ordering::SeqCst) {
+                        thread::sleep(Duration::from_millis(100));
+                    }
+                }
+            });
+            // Whichever ran first, the keep-alive thread sleeps when this one wakes.
+            thread::sleep(Duration::from_millis(10));
+            let child = Command::new("sleep").arg("0.6").status().unwrap();
+            assert!(child.success());
+            done.store(true, Ordering::SeqCst);
+            keep_alive.join().unwrap();
+        });
+        assert!(report.failure.is_none(), "{:?}", report.failure);
+        println!("ran: {}", report.executions);
+        return;
+    }
+    let child = in_child("a_child_process_is_waited_for_while_the_others_sleep");
+    assert!(child.status.success(), "{}", child.stderr);
+    assert!(child.stdout.contains("ran: 2"), "{}", child.stdout);
+    assert!(
+        child.stderr.contains("only sleep on pulse's clock"),
+        "{}",
+        child.stderr
+    );
+}
+
+#[test]
+fn a_child_process_is_a_stall_while_another_thread_could_run() {
+    if std::env::var_os(CHILD).is_some() {
+        // Some schedule runs main on while the spawned thread is runnable.
+        search().run(|| {
+            let t = thread::spawn(|| ());
+            Command::new("sleep").arg("0.6").status().unwrap();
+            t.join().unwrap();
+        });
+        unreachable!("the watchdog ends the process");
+    }
+    let child = in_child("a_child_process_is_a_stall_while_another_thread_could_run");
+    assert!(!child.status.success(), "{}", child.stdout);
+    assert!(
+        child.stderr.contains("It waits for a child process"),
         "{}",
         child.stderr
     );

@@ -6,7 +6,7 @@
 //! reports where it stopped and ends the process instead of hanging.
 
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -30,15 +30,27 @@ pub(crate) struct Heartbeat {
     /// (a failure's report for a 100-million-step execution takes seconds, waiting for an
     /// isolated run's process) is never taken for a stall.
     watching: AtomicBool,
-    /// Set at each decision: no thread but the one that runs could run (none runnable, no
-    /// timer, no descriptor awaited). A stall then is the program's own wait, not a hang.
-    alone: AtomicBool,
+    /// Set at each decision: who else could run while the chosen thread does (`Company`).
+    /// Alone, a stall is the program's own wait, not a hang.
+    company: AtomicU8,
     /// The search's last progress report (executions, planned), repeated as a sign of life
     /// to the driver while the program waits on its own.
     reported: [AtomicU64; 2],
     /// The OS thread running the executions (signalled for a backtrace when it stalls).
     #[cfg(unix)]
     os_thread: std::sync::OnceLock<libc::pthread_t>,
+}
+
+/// Who else could run while the chosen thread runs, as its decision left them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Company {
+    /// Another thread is runnable, awaits a descriptor, or the test has returned.
+    Others = 0,
+    /// Others only sleep on pulse's clock, which stands still while this thread runs.
+    Sleepers = 1,
+    /// No other thread could run.
+    Alone = 2,
 }
 
 impl Heartbeat {
@@ -53,8 +65,16 @@ impl Heartbeat {
     }
 
     #[inline]
-    pub fn set_alone(&self, alone: bool) {
-        self.alone.store(alone, Ordering::Relaxed);
+    pub fn set_company(&self, company: Company) {
+        self.company.store(company as u8, Ordering::Relaxed);
+    }
+
+    fn company(&self) -> Company {
+        match self.company.load(Ordering::Relaxed) {
+            c if c == Company::Alone as u8 => Company::Alone,
+            c if c == Company::Sleepers as u8 => Company::Sleepers,
+            _ => Company::Others,
+        }
     }
 
     pub fn reported(&self, done: u64, planned: u64) {
@@ -100,7 +120,9 @@ pub(crate) fn start(
             let _ = ready_tx.send(());
             let mut last = hb.beats.load(Ordering::Relaxed);
             let mut since = Instant::now();
-            let mut said_alone = false;
+            // Per stall: whether it is the program's own wait (decided once), and said.
+            let mut own_wait: Option<bool> = None;
+            let mut said = false;
             while !hb.done.load(Ordering::Relaxed) {
                 // (Parked, not asleep: the guard wakes it to end it at once.)
                 std::thread::park_timeout(Duration::from_millis(50).min(timeout));
@@ -108,11 +130,18 @@ pub(crate) fn start(
                 if now != last || !hb.watching.load(Ordering::Relaxed) {
                     last = now;
                     since = Instant::now();
-                    said_alone = false;
-                } else if since.elapsed() >= timeout && hb.alone.load(Ordering::Relaxed) {
-                    if !said_alone {
-                        eprintln!("{}", waiting_alone(&hb, since.elapsed()));
-                        said_alone = true;
+                    (own_wait, said) = (None, false);
+                    continue;
+                }
+                if since.elapsed() < timeout || hb.done.load(Ordering::Relaxed) {
+                    continue;
+                }
+                let frames = || blocked_frames(&hb);
+                let own = *own_wait.get_or_insert_with(|| waits_on_its_own(&hb, frames));
+                if own {
+                    if !said {
+                        eprintln!("{}", waiting_on_its_own(&hb, since.elapsed()));
+                        said = true;
                     }
                     if let Some(progress) = &progress {
                         progress(
@@ -121,28 +150,25 @@ pub(crate) fn start(
                         );
                     }
                     since = Instant::now();
-                } else if since.elapsed() >= timeout && !hb.done.load(Ordering::Relaxed) {
-                    let mut report = describe(&hb, since.elapsed());
-                    #[cfg(unix)]
-                    if let Some(bt) = hb.os_thread.get().and_then(|t| stack::capture(*t)) {
-                        let frames =
-                            crate::report::backtrace::user_frames_of(&bt, stack::HANDLER_FRAMES);
-                        if let Some(advice) = advice(&frames, &crates) {
-                            report.push_str(&advice);
-                        }
-                        report.push_str("\n  where it is blocked (innermost first):\n");
-                        for line in frames.lines() {
-                            report.push_str("    ");
-                            report.push_str(line);
-                            report.push('\n');
-                        }
-                    }
-                    if let Some(f) = &on_blocked {
-                        f(&report);
-                    }
-                    eprintln!("{report}");
-                    std::process::exit(BLOCKED_EXIT_CODE);
+                    continue;
                 }
+                let mut report = describe(&hb, since.elapsed());
+                if let Some(frames) = frames() {
+                    if let Some(advice) = advice(&frames, &crates) {
+                        report.push_str(&advice);
+                    }
+                    report.push_str("\n  where it is blocked (innermost first):\n");
+                    for line in frames.lines() {
+                        report.push_str("    ");
+                        report.push_str(line);
+                        report.push('\n');
+                    }
+                }
+                if let Some(f) = &on_blocked {
+                    f(&report);
+                }
+                eprintln!("{report}");
+                std::process::exit(BLOCKED_EXIT_CODE);
             }
         });
     let thread = match spawned {
@@ -158,13 +184,50 @@ pub(crate) fn start(
     Guard(heartbeat, thread)
 }
 
-/// The note for a thread that waits outside pulse while no other thread could run.
-fn waiting_alone(hb: &Heartbeat, stalled: Duration) -> String {
+/// Whether a stall is the program's own wait, as it would be under `cargo test`: no other
+/// thread could run meanwhile, or the others only sleep on pulse's clock while this one
+/// waits for a child process (trybuild's `cargo build`, with its lock file's keep-alive
+/// thread asleep). A child cannot need a thread of ours that only sleeps; a runnable one it
+/// may (one that writes to its stdin), so that is still reported.
+fn waits_on_its_own(hb: &Heartbeat, frames: impl FnOnce() -> Option<String>) -> bool {
+    match hb.company() {
+        Company::Alone => true,
+        Company::Sleepers => frames().and_then(|f| std_wait(&f)) == Some(CHILD_PROCESS),
+        Company::Others => false,
+    }
+}
+
+/// The stalled thread's frames (`user_frames` lines, innermost first), where the platform
+/// lets the watchdog capture them.
+fn blocked_frames(hb: &Heartbeat) -> Option<String> {
+    #[cfg(unix)]
+    {
+        let bt = hb.os_thread.get().and_then(|t| stack::capture(*t))?;
+        Some(crate::report::backtrace::user_frames_of(
+            &bt,
+            stack::HANDLER_FRAMES,
+        ))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = hb;
+        None
+    }
+}
+
+/// The note for a thread that waits outside pulse on its own (`waits_on_its_own`).
+fn waiting_on_its_own(hb: &Heartbeat, stalled: Duration) -> String {
     let (name, last) = stalled_at(hb);
+    let others = match hb.company() {
+        Company::Sleepers => {
+            "the other threads only sleep on pulse's clock, which waits for it, so pulse \
+             waits for the child"
+        }
+        _ => "no other thread could run meanwhile, so pulse waits for it",
+    };
     format!(
-        "pulse: thread '{name}' has run for {:.1}s without reaching a pulse operation{}; no \
-         other thread could run meanwhile, so pulse waits for it, as `cargo test` would \
-         (`--timeout` bounds the test)",
+        "pulse: thread '{name}' has run for {:.1}s without reaching a pulse operation{}; \
+         {others}, as `cargo test` would (`--timeout` bounds the test)",
         stalled.as_secs_f64(),
         last.map(|l| format!(" since its last pulse operation at {l}"))
             .unwrap_or_default(),
@@ -182,7 +245,10 @@ fn stalled_at(hb: &Heartbeat) -> (String, Option<String>) {
         .unwrap_or_else(|| format!("thread-{tid}"));
     let loc = hb.location.load(Ordering::Relaxed);
     // SAFETY: only ever set from `&'static Location`.
-    let last = (!loc.is_null()).then(|| crate::report::trace::location_string(unsafe { &*loc }));
+    let last = (!loc.is_null()).then(|| {
+        let loc = crate::report::trace::location_string(unsafe { &*loc });
+        pulse_protocol::trace::display_location(&loc)
+    });
     (name, last)
 }
 
@@ -251,9 +317,9 @@ fn advice(frames: &str, crates: &KnownCrates) -> Option<String> {
 }
 
 const CHILD_PROCESS: &str = "\n  It waits for a child process (`std::process`) while another \
-     thread could run (runnable, or asleep on pulse's clock), which it cannot while pulse's one \
-     OS thread waits. If the child only takes long (trybuild's `cargo build`), \
-     `--blocking-timeout SECS` gives it the time.";
+     thread could run (runnable, or awaiting a descriptor), which it cannot while pulse's one \
+     OS thread waits. If the child only takes long, `--blocking-timeout SECS` gives it the \
+     time.";
 
 const STD_SYNC: &str = "\n  It waits in a lock or lazy value of std's own (`std::sync`) that \
      pulse did not rewrite: code a macro wrote (a proc-macro's output, such as an attribute's, \
