@@ -193,7 +193,9 @@ pub fn run(
                             total,
                         })
                     };
-                    let o = run::judge(&cases[i], plan, &dir, ended, args.verbose, &mut progress)?;
+                    let o = run::judge(&cases[i], plan, &dir, ended, args.verbose, &mut progress);
+                    dir.remove_tmp();
+                    let o = o?;
                     reporter.report(&TestEvent::TestFinished {
                         test: &ids[i],
                         outcome: &o,
@@ -208,6 +210,10 @@ pub fn run(
         }
         std::thread::sleep(Duration::from_millis(50));
     };
+    // The tests nextest never ran or finished have their temporary directories too.
+    for &i in &order {
+        TestDir(run::test_dir(plan, i)).remove_tmp();
+    }
     let started_any = state.values().any(|s| *s != State::Waiting);
     if let Some(stop) = crate::stop::requested() {
         for &i in order.iter().filter(|i| state[*i] == State::Waiting) {

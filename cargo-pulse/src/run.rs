@@ -231,6 +231,20 @@ impl TestDir {
     pub fn failures(&self) -> PathBuf {
         self.0.join("failures")
     }
+    /// The test process's `TMPDIR`, its own: under `cargo test` every test of a binary
+    /// shares one process, so temporary names drawn from a per-process counter (ignore's
+    /// test `TempDir`) are distinct, while pulse runs tests in parallel processes whose
+    /// counters all start at 0. Short (a Unix socket's path has 108 bytes), under the
+    /// system's temporary directory, removed when the test is judged (`remove_tmp`).
+    pub fn tmp(&self) -> PathBuf {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.0.hash(&mut hasher);
+        std::env::temp_dir().join(format!("pulse-{:016x}", hasher.finish()))
+    }
+    pub fn remove_tmp(&self) {
+        let _ = std::fs::remove_dir_all(self.tmp());
+    }
     pub fn progress(&self) -> PathBuf {
         self.0.join("progress")
     }
@@ -258,6 +272,12 @@ pub fn configure(
     let replay_command = plan.replay_template(case);
     let seed_command = plan.seed_template(case);
     let replay_fallback = plan.replay_fallback.map(|r| r.to_string());
+    // (Created here, for every process of the test: a crash's follow-up runs after the
+    // first process's files were left there, as one process's later tests would see them.)
+    let tmp = dir.tmp();
+    if std::fs::create_dir_all(&tmp).is_ok() {
+        cmd.env("TMPDIR", &tmp);
+    }
     cmd.current_dir(&case.binary.mirror_dir)
         .env("CARGO_MANIFEST_DIR", &case.binary.mirror_dir)
         .env("CARGO_PKG_NAME", &case.binary.package)
@@ -640,8 +660,10 @@ fn run_one(
         return Ok(own_main(case, plan, &dir, verbose));
     }
     let cmd = test_command(case, plan, &dir, &plan.seeds, plan.isolation);
-    let ended = supervise(cmd, &dir, plan, progress)?;
-    judge(case, plan, &dir, ended, verbose, progress)
+    let judged = supervise(cmd, &dir, plan, progress)
+        .and_then(|ended| judge(case, plan, &dir, ended, verbose, progress));
+    dir.remove_tmp();
+    judged
 }
 
 /// A `harness = false` target's `main`, not run: pulse has no entry into it to run its tests

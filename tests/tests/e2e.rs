@@ -293,6 +293,35 @@ fn bad_flags_exit_2() {
     assert!(!dir.join("target").exists(), "refused before building");
 }
 
+/// Each test process has a temporary directory of its own, removed after it: names drawn
+/// from a per-process counter (distinct in `cargo test`'s one process) do not collide across
+/// pulse's processes, and nothing is left in the system's.
+#[test]
+fn each_test_process_has_its_own_temporary_directory() {
+    let dir = fixture("tmp-counter", "tmp-counter");
+    let system_tmp = dir.join("system-tmp");
+    std::fs::create_dir_all(&system_tmp).unwrap();
+    let run = shell(
+        &dir,
+        &format!(
+            "TMPDIR={} cargo pulse test --schedules 5 --seed 1 --color never \
+             --message-format json",
+            system_tmp.display()
+        ),
+    );
+    for test in ["tests::first", "tests::second"] {
+        assert_eq!(run.event_of(test).as_deref(), Some("ok"), "{test}");
+    }
+    assert_eq!(run.code, 0);
+    let left: Vec<_> = std::fs::read_dir(&system_tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("pulse-") || name == "tmp-counter")
+        .collect();
+    assert!(left.is_empty(), "left in the system's TMPDIR: {left:?}");
+}
+
 #[test]
 fn a_failing_test_exits_101_and_its_replay_line_reproduces_it() {
     let dir = fixture("failing", "failing");
