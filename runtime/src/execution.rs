@@ -1127,7 +1127,14 @@ impl ExecState {
             self.wake_readable(0);
         }
         if self.runnable.is_empty() {
-            if !self.fire_when_all_blocked() && !self.wake_readable(REAL_WAIT_MS) {
+            // Readiness from outside the process is waited for while the test runs; once it
+            // returned, threads blocked on descriptors are let go at once, as std's process
+            // exit would (async-io's driver thread waits on its reactor for ever).
+            let real_wait = match self.threads.first().is_some_and(VThread::is_finished) {
+                true => 0,
+                false => REAL_WAIT_MS,
+            };
+            if !self.fire_when_all_blocked() && !self.wake_readable(real_wait) {
                 self.next = None;
                 if self.live > 0 {
                     let main_done = self.threads[0].is_finished();
