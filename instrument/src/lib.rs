@@ -46,6 +46,7 @@ mod edition;
 mod modules;
 mod paths;
 mod plan;
+mod reactor_wait;
 mod report;
 mod span;
 mod tests_wrap;

@@ -84,6 +84,11 @@ pub enum RewriteKind {
     /// `syscall!`), made `<shim>::libc::..`: all of libc, with a readiness wait that blocks
     /// in the scheduler, not in the kernel (an async runtime's reactor).
     LibcCall,
+    /// A function that waits in rustix's `epoll::wait` for a timeout or deadline it takes
+    /// (polling 3's `Poller::wait`) given a first line that waits in the scheduler until the
+    /// instance is readable or the limit passes on the virtual clock (`<shim>::libc::
+    /// ready_by`), so the system call only collects what is ready.
+    ReactorWait,
 }
 
 /// Why a site that may synchronise was left alone.

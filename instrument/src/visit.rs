@@ -12,6 +12,7 @@
 use crate::atomic::{self, Marker, Patterns};
 use crate::paths::{self, Crate};
 use crate::plan::{abbrev, AttrMacroSite, ExternalRef, Plan};
+use crate::reactor_wait;
 use crate::report::{FindingKind, RewriteKind};
 use crate::tests_wrap;
 use crate::textedit::{order, Edit};
@@ -815,6 +816,7 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
         } else if is_const {
             self.constant(|v| visit::visit_item_fn(v, f));
         } else {
+            self.reactor_wait(&f.sig, &f.block);
             visit::visit_item_fn(self, f);
         }
         self.fn_depth -= 1;
@@ -830,6 +832,7 @@ impl<'ast> Visit<'ast> for Main<'_, '_> {
         if f.sig.constness.is_some() {
             return self.constant(|v| visit::visit_impl_item_fn(v, f));
         }
+        self.reactor_wait(&f.sig, &f.block);
         visit::visit_impl_item_fn(self, f);
     }
 
@@ -1189,6 +1192,38 @@ impl Main<'_, '_> {
             .change(head.start, RewriteKind::DropAcquire, from, to, edits);
     }
 
+    /// A function that waits in rustix's `epoll::wait` for a limit it takes (polling 3's)
+    /// gets `let limit = <shim>::libc::ready_by(&(fd), limit);` first, on the brace's line
+    /// (`reactor_wait`).
+    fn reactor_wait(&mut self, sig: &syn::Signature, block: &syn::Block) {
+        let Some(wait) = reactor_wait::find(sig, block) else {
+            return;
+        };
+        let Some((first, last)) = atomic::bounds(wait.fd) else {
+            return;
+        };
+        let fd = self.plan.index.slice(self.range(first, last)).to_owned();
+        let after_brace = self.plan.index.end(block.brace_token.span.open());
+        let head = self.range(sig.fn_token.span, block.brace_token.span.open());
+        let limit = wait.limit;
+        let binding = if wait.mutable { "let mut" } else { "let" };
+        let line = format!(
+            "#[cfg(any(target_os = \"linux\", target_os = \"android\"))] {binding} {limit} = \
+             {}::libc::{}(&({fd}), {limit});",
+            self.plan.shim,
+            reactor_wait::READY_BY,
+        );
+        let from = abbrev(self.plan.index.slice(head.clone()));
+        let to = format!("{from} {line}");
+        let edits = vec![Edit::insert(
+            after_brace,
+            format!(" {line}"),
+            order::ATOMIC_OPEN,
+        )];
+        self.plan
+            .change(head.start, RewriteKind::ReactorWait, from, to, edits);
+    }
+
     /// `recv.modified()` (or `accessed`, `created`): std's `fs::Metadata` answers with std's
     /// `SystemTime`, which meets pulse's where the code has both (`m.modified()
     /// .unwrap_or_else(|_| SystemTime::now())`, a field of pulse's type). It becomes
@@ -1420,6 +1455,7 @@ fn is_path_kind(kind: RewriteKind) -> bool {
             | RewriteKind::DropAcquire
             | RewriteKind::FutexCall
             | RewriteKind::LibcCall
+            | RewriteKind::ReactorWait
     )
 }
 

@@ -83,9 +83,15 @@ impl Instant {
     #[track_caller]
     pub fn now() -> Instant {
         match rt::current() {
-            Some(ctx) => Instant(base_instant() + ctx.read_clock("Instant::now")),
+            Some(ctx) => Instant::at_virtual(ctx.read_clock("Instant::now")),
             None => Instant(std::time::Instant::now()),
         }
+    }
+
+    /// The instant at virtual time `clock` (an execution's clock reading), without a
+    /// scheduling point.
+    pub(crate) fn at_virtual(clock: Duration) -> Instant {
+        Instant(base_instant() + clock)
     }
 
     /// The time elapsed from `earlier` to this instant, or zero if `earlier` is later.

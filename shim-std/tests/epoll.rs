@@ -169,3 +169,81 @@ fn a_reactor_s_lost_wakeup_is_found_and_its_fixed_twin_passes() {
     assert!(fixed.failure.is_none(), "{:?}", fixed.failure);
     assert_eq!(fixed.executions, 500);
 }
+
+/// A reactor's wait through rustix (polling 3's `Poller::wait`, given `ready_by` first by
+/// the instrumenter): waits in the scheduler for another thread's write, or for its limit
+/// on the virtual clock, then goes on with a limit already due; outside an execution the
+/// limit is returned as it is.
+mod ready_by {
+    use super::*;
+    use pulse_shim_std::libc::ready_by;
+    use std::os::fd::BorrowedFd;
+
+    fn fd(r: &Reactor) -> BorrowedFd<'_> {
+        // SAFETY: the reactor owns the descriptor for as long as the borrow.
+        unsafe { BorrowedFd::borrow_raw(r.epfd) }
+    }
+
+    #[test]
+    fn outside_an_execution_the_limit_is_returned_as_it_is() {
+        let r = Reactor::new();
+        let limit = Some(Duration::from_secs(3));
+        assert_eq!(ready_by(&fd(&r), limit), limit);
+    }
+
+    #[test]
+    fn it_wakes_when_another_thread_writes_and_returns_a_due_limit() {
+        let started = std::time::Instant::now();
+        let report = Builder::new().schedules(300).seed(5).run(|| {
+            let r = Arc::new(Reactor::new());
+            let flag = Arc::new(AtomicBool::new(false));
+            let (r2, f2) = (r.clone(), flag.clone());
+            let reactor = thread::spawn(move || {
+                let limit: Option<Duration> = ready_by(&fd(&r2), None);
+                assert_eq!(limit, Some(Duration::ZERO));
+                // The write was made after the store, and the instance is ready now.
+                assert!(f2.load(SeqCst));
+                assert_eq!(r2.wait(0), 1);
+            });
+            flag.store(true, SeqCst);
+            r.wake();
+            reactor.join().unwrap();
+        });
+        assert!(report.failure.is_none(), "{:?}", report.failure);
+        assert_eq!(report.executions, 300);
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_deadline_passes_on_the_virtual_clock() {
+        let started = std::time::Instant::now();
+        let report = Builder::new().schedules(20).seed(6).run(|| {
+            let r = Reactor::new();
+            let start = Instant::now();
+            let deadline = Some(start + Duration::from_secs(5));
+            let due = ready_by(&fd(&r), deadline).unwrap();
+            assert!(start.elapsed() >= Duration::from_secs(5));
+            assert!(due <= Instant::now(), "the limit is due");
+        });
+        assert!(report.failure.is_none(), "{:?}", report.failure);
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_wait_nobody_ends_is_a_deadlock_naming_it() {
+        let report = Builder::new()
+            .schedules(1)
+            .minimize(Duration::ZERO)
+            .run(|| {
+                let r = Reactor::new();
+                let _: Option<Duration> = ready_by(&fd(&r), None);
+            });
+        let failure = report.failure.expect("nothing wakes it");
+        assert_eq!(failure.kind, FailureKind::Deadlock, "{}", failure.message);
+        assert!(
+            failure.details.iter().any(|d| d.contains("Poller::wait")),
+            "{:?}",
+            failure.details
+        );
+    }
+}

@@ -3,7 +3,8 @@
 //! crossbeam-utils' scoped threads, `AtomicCell` and `Backoff`, and parking_lot's locks
 //! (parking in pulse's `parking_lot_core`, 0.2 to 0.10: parking_lot 0.4 to 0.13), and a
 //! futex lock on atomic-wait (whose futex system calls pulse schedules), `#[tokio::test]`
-//! tests on tokio (whose reactor's epoll waits pulse schedules), and once_cell in a graph
+//! tests on tokio (whose reactor's epoll waits pulse schedules), smol's executor and timers
+//! (whose reactor's wait through rustix pulse schedules), and once_cell in a graph
 //! that shares a crate with pulse's own; and quanta's TSC clock reads pulse's clock. Each
 //! fixture's only synchronisation is its dependencies'; each race is found, each fixed twin
 //! passes.
@@ -288,6 +289,43 @@ fn a_futex_lock_on_atomic_wait_is_scheduled() {
         "the sleeper is named:\n{}",
         run.stderr
     );
+}
+
+/// smol's timers and reactor wait on pulse's clock: async-io's reactor waits in polling 3's
+/// `Poller::wait` (rustix's raw `epoll_wait`, its timeout in a timerfd), where pulse waits in
+/// the scheduler. A lost update between two tasks is found with its race at the user's
+/// line, the fixed twin passes, and a minute of timers passes at once (before, every test
+/// was reported blocked inside rustix after 10 s).
+#[test]
+fn smol_tests_run_under_the_scheduler() {
+    let dir = fixture("dep-smol", "dep-smol");
+    let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
+    assert_eq!(run.code, 101, "the lost update is found");
+    for (test, event) in [
+        ("tests::every_hit_is_counted", "failed"),
+        ("tests::every_hit_is_counted_fixed", "ok"),
+        ("tests::a_minute_passes_at_once", "ok"),
+    ] {
+        assert_eq!(run.event_of(test).as_deref(), Some(event), "{test}");
+    }
+    assert!(
+        run.stderr.contains("polling 3.") && run.stderr.contains("async-io 2."),
+        "named as instrumented:\n{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("blocked outside pulse"),
+        "no wait is left to the kernel:\n{}",
+        run.stderr
+    );
+    let race = run
+        .stderr
+        .lines()
+        .map(str::trim_start)
+        .find(|l| l.starts_with("race: "))
+        .unwrap_or_else(|| panic!("a race line:\n{}", run.stderr));
+    assert!(race.contains("src/lib.rs:15:"), "{race}");
+    assert!(run.secs < 600.0, "no real waits: {:.0}s", run.secs);
 }
 
 /// `#[tokio::test]` tests under the scheduler: tokio is instrumented with no flag, its

@@ -10,8 +10,8 @@
 use std::time::Duration;
 
 use ::libc::{c_int, epoll_event, sigset_t};
-use pulse_runtime::WakeReason;
 
+use super::readiness::look_until_ready;
 use crate::rt::{self, Ctx};
 
 const EPOLL_WAIT: &str = "epoll_wait";
@@ -61,30 +61,10 @@ pub unsafe fn epoll_pwait(
 /// waiting for the descriptor in between.
 #[track_caller]
 fn wait_ready(ctx: Ctx, epfd: c_int, timeout_ms: c_int, look: impl Fn(c_int) -> c_int) -> c_int {
-    let look = |ms| {
-        let n = look(ms);
-        if n > 0 {
-            // Whoever made a descriptor ready did so before this return.
-            ctx.kernel_acquire();
-        }
-        n
-    };
-    ctx.switch(EPOLL_WAIT, None);
     let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
-    let deadline = timeout.map(|t| ctx.now() + t);
-    loop {
+    look_until_ready(ctx, EPOLL_WAIT, epfd, timeout, || {
         let n = look(0);
-        if n != 0 || timeout.is_some_and(|t| t.is_zero()) || ctx.is_teardown() {
-            return n;
-        }
-        let left = deadline.map(|d| d.saturating_sub(ctx.now()));
-        if left.is_some_and(|l| l.is_zero()) {
-            return 0;
-        }
-        match ctx.wait_readable(EPOLL_WAIT, epfd, left) {
-            WakeReason::Notified => {}
-            WakeReason::TimedOut => return look(0),
-            WakeReason::Teardown => return 0,
-        }
-    }
+        (n != 0).then_some(n)
+    })
+    .unwrap_or(0)
 }

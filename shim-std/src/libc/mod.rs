@@ -11,7 +11,11 @@ pub use ::libc::*;
 mod clock;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod epoll;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod readiness;
 
 pub use clock::clock_gettime;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub use epoll::{epoll_pwait, epoll_wait};
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub use readiness::{ready_by, WaitLimit};
