@@ -12,7 +12,8 @@
 //!
 //! `-> R` is copied (with its own paths rewritten) unless absent, `()` or `impl Trait`.
 //! Not wrapped, but reported: `async fn`, `unsafe fn`, and fns whose harness is another
-//! attribute (`#[tokio::test]`, `#[test_case]`, `#[rstest]`, ...). `#[ignore]` stays for libtest.
+//! attribute (`#[test_case]`, `#[rstest]`, ...); `#[tokio::test]` and `#[async_std::test]`
+//! go through pulse-macros' `runtime_test`. `#[ignore]` stays for libtest.
 
 use crate::plan::{PendingTest, Plan};
 use crate::report::{FindingKind, RewriteKind};
@@ -149,21 +150,29 @@ pub(crate) fn visit_fn(plan: &mut Plan, f: &syn::ItemFn) {
     });
 }
 
-/// `#[tokio::test]` or `#[tokio::test(..)]` on an `async fn` (written as such, not under
-/// `cfg_attr`) becomes `#[<pulse>::__private::runtime_test(<pulse>, should_panic, tokio::test(..))]`
-/// (pulse-macros' `runtime_test`): the fn becomes a plain `#[test]` whose body, run under the
-/// scheduler, is an inner fn under tokio's own attribute, which builds the runtime its
-/// arguments ask for (any tokio version's) and blocks on the original body. Returns whether
-/// it was one.
+/// The async runtimes' test attributes whose expansion is a `#[test]` fn that blocks on the
+/// body: `#[tokio::test]` builds the runtime its arguments ask for, `#[async_std::test]`
+/// calls `async_std::task::block_on`.
+const RUNTIME_TESTS: &[&str] = &["tokio::test", "async_std::test"];
+
+/// `#[tokio::test]` or `#[tokio::test(..)]` (or another of `RUNTIME_TESTS`) on an `async fn`
+/// (written as such, not under `cfg_attr`) becomes `#[<pulse>::__private::runtime_test(
+/// <pulse>, should_panic, tokio::test(..))]` (pulse-macros' `runtime_test`): the fn becomes a
+/// plain `#[test]` whose body, run under the scheduler, is an inner fn under the runtime's
+/// own attribute, which builds the runtime its arguments ask for (any tokio version's) and
+/// blocks on the original body. Returns whether it was one.
 fn runtime_test(plan: &mut Plan, f: &syn::ItemFn, attrs: &TestAttrs) -> bool {
-    if attrs.test || attrs.other.as_deref() != Some("tokio::test") || f.sig.unsafety.is_some() {
+    let Some(runtime) = attrs.other.as_deref().filter(|o| RUNTIME_TESTS.contains(o)) else {
+        return false;
+    };
+    if attrs.test || f.sig.unsafety.is_some() {
         return false;
     }
     let Some(attr) = f.attrs.iter().find(|a| {
         let segs: Vec<String> = (a.path().segments.iter())
             .map(|s| s.ident.to_string())
             .collect();
-        segs == ["tokio", "test"]
+        segs.join("::") == runtime
     }) else {
         return false;
     };

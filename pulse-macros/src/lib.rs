@@ -6,7 +6,7 @@
 //! runs the body, so annotated code behaves the same in a normal build.
 //!
 //! Also, hidden, the attributes `cargo pulse` puts on tests written in `proptest!` and on
-//! `#[tokio::test]` async tests.
+//! `#[tokio::test]` and `#[async_std::test]` async tests.
 
 use proc_macro::TokenStream;
 use quote::{quote, quote_spanned};
@@ -26,7 +26,7 @@ pub fn scheduled_proptest(attr: TokenStream, item: TokenStream) -> TokenStream {
         .into()
 }
 
-/// Runs an async test under its runtime's attribute (`#[tokio::test]`) under pulse's
+/// Runs an async test under its runtime's attribute (`#[tokio::test]`, `#[async_std::test]`) under pulse's
 /// scheduler (put there by `cargo pulse`; see `runtime_test.rs`). Not a stable API.
 #[doc(hidden)]
 #[proc_macro_attribute]
