@@ -120,9 +120,11 @@ pub(crate) fn start(
             let _ = ready_tx.send(());
             let mut last = hb.beats.load(Ordering::Relaxed);
             let mut since = Instant::now();
-            // Per stall: whether it is the program's own wait (decided once), and said.
+            // Per stall: whether it is the program's own wait (decided once), whether that
+            // was said, and the stalled thread's frames if they were captured to decide.
             let mut own_wait: Option<bool> = None;
             let mut said = false;
+            let mut frames: Option<String> = None;
             while !hb.done.load(Ordering::Relaxed) {
                 // (Parked, not asleep: the guard wakes it to end it at once.)
                 std::thread::park_timeout(Duration::from_millis(50).min(timeout));
@@ -130,14 +132,19 @@ pub(crate) fn start(
                 if now != last || !hb.watching.load(Ordering::Relaxed) {
                     last = now;
                     since = Instant::now();
-                    (own_wait, said) = (None, false);
+                    (own_wait, said, frames) = (None, false, None);
                     continue;
                 }
                 if since.elapsed() < timeout || hb.done.load(Ordering::Relaxed) {
                     continue;
                 }
-                let frames = || blocked_frames(&hb);
-                let own = *own_wait.get_or_insert_with(|| waits_on_its_own(&hb, frames));
+                let own = *own_wait.get_or_insert_with(|| {
+                    let company = hb.company();
+                    if company == Company::Sleepers {
+                        frames = blocked_frames(&hb);
+                    }
+                    waits_on_its_own(company, frames.as_deref())
+                });
                 if own {
                     if !said {
                         eprintln!("{}", waiting_on_its_own(&hb, since.elapsed()));
@@ -153,7 +160,7 @@ pub(crate) fn start(
                     continue;
                 }
                 let mut report = describe(&hb, since.elapsed());
-                if let Some(frames) = frames() {
+                if let Some(frames) = frames.take().or_else(|| blocked_frames(&hb)) {
                     if let Some(advice) = advice(&frames, &crates) {
                         report.push_str(&advice);
                     }
@@ -189,10 +196,11 @@ pub(crate) fn start(
 /// waits for a child process (trybuild's `cargo build`, with its lock file's keep-alive
 /// thread asleep). A child cannot need a thread of ours that only sleeps; a runnable one it
 /// may (one that writes to its stdin), so that is still reported.
-fn waits_on_its_own(hb: &Heartbeat, frames: impl FnOnce() -> Option<String>) -> bool {
-    match hb.company() {
+/// `frames` are the stalled thread's, captured only when the others are sleepers.
+fn waits_on_its_own(company: Company, frames: Option<&str>) -> bool {
+    match company {
         Company::Alone => true,
-        Company::Sleepers => frames().and_then(|f| std_wait(&f)) == Some(CHILD_PROCESS),
+        Company::Sleepers => frames.and_then(std_wait) == Some(CHILD_PROCESS),
         Company::Others => false,
     }
 }
@@ -482,6 +490,19 @@ mod tests {
         ); // The libc frame under a futex wait names no crate: the crate is further out.
         let frames = "  0: syscall\n  1: std::sys::pal::unix::futex::futex_wait\n  2: std::thread::park\n  3: saa::wait_queue::Entry::poll_result_sync\n";
         assert_eq!(super::blocking_crate(frames).as_deref(), Some("saa"));
+    }
+
+    #[test]
+    fn a_child_s_wait_is_the_program_s_own_while_the_others_only_sleep() {
+        use super::{waits_on_its_own, Company};
+        let child = "  0: __GI___wait4\n  4: <std::process::Child>::wait\n  8: trybuild::cargo::build_dependencies\n";
+        let read = "  0: read\n  3: <std::fs::File as std::io::Read>::read\n  5: app::load\n";
+        assert!(waits_on_its_own(Company::Alone, None));
+        assert!(waits_on_its_own(Company::Sleepers, Some(child)));
+        // A sleeper may be what a read waits for; a runnable thread what the child does.
+        assert!(!waits_on_its_own(Company::Sleepers, Some(read)));
+        assert!(!waits_on_its_own(Company::Sleepers, None));
+        assert!(!waits_on_its_own(Company::Others, Some(child)));
     }
 
     #[test]
