@@ -275,6 +275,45 @@ fn spin_on_a_flag_nobody_sets() {
     while !*flag.lock().unwrap() {}
 }
 
+/// A step limit with twenty spinning threads lists the eight busiest and sums up the rest
+/// by where they were, rather than a line per thread.
+#[test]
+fn a_step_limit_lists_the_busiest_threads_and_sums_up_the_rest() {
+    let report = Builder::new()
+        .schedules(1)
+        .seed(1)
+        .max_steps(30_000)
+        .minimize(std::time::Duration::ZERO)
+        .run(|| {
+            let flag = Arc::new(Mutex::new(false));
+            for _ in 0..19 {
+                let f = flag.clone();
+                thread::spawn(move || while !*f.lock().unwrap() {});
+            }
+            while !*flag.lock().unwrap() {}
+        });
+    let f = report.failure.expect("livelock");
+    assert_eq!(f.kind, FailureKind::StepLimit);
+    let listed = f
+        .details
+        .iter()
+        .filter(|d| d.starts_with("thread '"))
+        .count();
+    assert_eq!(listed, 8, "{:#?}", f.details);
+    let rest = f
+        .details
+        .iter()
+        .find(|d| d.starts_with("12 more threads took "))
+        .unwrap_or_else(|| panic!("{:#?}", f.details));
+    // Each place with its count of threads: all twelve are accounted for.
+    let counted: usize = rest
+        .split(" (")
+        .skip(1)
+        .filter_map(|c| c.split(')').next()?.parse::<usize>().ok())
+        .sum();
+    assert!(rest.contains("tests/engine.rs:") && counted == 12, "{rest}");
+}
+
 #[test]
 fn a_long_failing_execution_keeps_the_end_of_its_trace() {
     let report = Builder::new()

@@ -461,8 +461,12 @@ fn unjoined_panics(st: &ExecState) -> Vec<String> {
         .collect()
 }
 
-/// The threads still running, busiest first ("thread 'x' took N steps, last at ..."), and
-/// the busiest.
+/// Threads listed one per line in a step or time limit's report; the rest are counted
+/// by where they were (flume's `send_bounded` listed 101).
+const BUSIEST_LISTED: usize = 8;
+
+/// The threads still running, busiest first ("thread 'x' took N steps, last at ..."), the
+/// rest summed up by their last places, and the busiest.
 fn busiest_threads(st: &ExecState) -> (Vec<String>, Option<Tid>) {
     let mut busy: Vec<(u64, Tid)> = st
         .threads
@@ -472,16 +476,49 @@ fn busiest_threads(st: &ExecState) -> (Vec<String>, Option<Tid>) {
         .map(|(i, t)| (t.steps, i as Tid))
         .collect();
     busy.sort_by(|a, b| b.cmp(a));
-    let details = busy
+    let last_at = |t: Tid| st.threads[t as usize].last_location.map(location_string);
+    // (One more thread is listed rather than summed up.)
+    let listed = match busy.len() > BUSIEST_LISTED + 1 {
+        true => BUSIEST_LISTED,
+        false => busy.len(),
+    };
+    let mut details: Vec<String> = busy[..listed]
         .iter()
         .map(|&(steps, t)| {
-            let at = st.threads[t as usize]
-                .last_location
-                .map(|l| format!(", last at {}", location_string(l)))
+            let at = last_at(t)
+                .map(|l| format!(", last at {l}"))
                 .unwrap_or_default();
             format!("thread '{}' took {steps} steps{at}", st.thread_name(t))
         })
         .collect();
+    let rest = &busy[listed..];
+    if let [most, .., least] = rest {
+        let mut places: Vec<(usize, String)> = Vec::new();
+        for &(_, t) in rest {
+            let place = last_at(t).unwrap_or_else(|| "-".into());
+            match places.iter_mut().find(|(_, p)| *p == place) {
+                Some((n, _)) => *n += 1,
+                None => places.push((1, place)),
+            }
+        }
+        places.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let shown: Vec<String> = places
+            .iter()
+            .take(3)
+            .map(|(n, p)| format!("{p} ({n})"))
+            .collect();
+        let more = match places.len() > 3 {
+            true => format!(", {} more places", places.len() - 3),
+            false => String::new(),
+        };
+        details.push(format!(
+            "{} more threads took {} to {} steps, last at {}{more}",
+            rest.len(),
+            least.0,
+            most.0,
+            shown.join(", ")
+        ));
+    }
     (details, busy.first().map(|&(_, t)| t))
 }
 
