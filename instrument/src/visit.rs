@@ -1178,18 +1178,29 @@ impl Main<'_, '_> {
         if done {
             return;
         }
-        let after_brace = self.plan.index.end(f.block.brace_token.span.open());
-        let head = self.range(f.sig.fn_token.span, f.block.brace_token.span.open());
         let call = format!("{}::sync::atomic::{NAME}(&*self);", self.plan.shim);
+        self.insert_first(&f.sig, &f.block, call, RewriteKind::DropAcquire);
+    }
+
+    /// Puts `line` first in a fn's `block`, on its brace's line (no line moves), reported
+    /// at the fn's head as `kind`.
+    fn insert_first(
+        &mut self,
+        sig: &syn::Signature,
+        block: &syn::Block,
+        line: String,
+        kind: RewriteKind,
+    ) {
+        let after_brace = self.plan.index.end(block.brace_token.span.open());
+        let head = self.range(sig.fn_token.span, block.brace_token.span.open());
         let from = abbrev(self.plan.index.slice(head.clone()));
-        let to = format!("{from} {call}");
+        let to = format!("{from} {line}");
         let edits = vec![Edit::insert(
             after_brace,
-            format!(" {call}"),
+            format!(" {line}"),
             order::ATOMIC_OPEN,
         )];
-        self.plan
-            .change(head.start, RewriteKind::DropAcquire, from, to, edits);
+        self.plan.change(head.start, kind, from, to, edits);
     }
 
     /// A function that waits in rustix's `epoll::wait` for a limit it takes (polling 3's)
@@ -1203,8 +1214,6 @@ impl Main<'_, '_> {
             return;
         };
         let fd = self.plan.index.slice(self.range(first, last)).to_owned();
-        let after_brace = self.plan.index.end(block.brace_token.span.open());
-        let head = self.range(sig.fn_token.span, block.brace_token.span.open());
         let limit = wait.limit;
         let binding = if wait.mutable { "let mut" } else { "let" };
         let line = format!(
@@ -1213,15 +1222,7 @@ impl Main<'_, '_> {
             self.plan.shim,
             reactor_wait::READY_BY,
         );
-        let from = abbrev(self.plan.index.slice(head.clone()));
-        let to = format!("{from} {line}");
-        let edits = vec![Edit::insert(
-            after_brace,
-            format!(" {line}"),
-            order::ATOMIC_OPEN,
-        )];
-        self.plan
-            .change(head.start, RewriteKind::ReactorWait, from, to, edits);
+        self.insert_first(sig, block, line, RewriteKind::ReactorWait);
     }
 
     /// `recv.modified()` (or `accessed`, `created`): std's `fs::Metadata` answers with std's
