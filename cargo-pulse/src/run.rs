@@ -1212,12 +1212,19 @@ fn read_warnings(path: &Path, paths: &PathMap) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let mut out: Vec<String> = Vec::new();
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let line = pulse_protocol::trace::display_locations_in(&paths.map_text(line));
+        let line = paths.map_text(line);
         if !out.contains(&line) {
             out.push(line);
         }
     }
-    out
+    let mut shown: Vec<String> = Vec::new();
+    for w in pulse_protocol::warnings::merge_shared_in_dependencies(out) {
+        let w = pulse_protocol::trace::display_locations_in(&w);
+        if !shown.contains(&w) {
+            shown.push(w);
+        }
+    }
+    shown
 }
 
 /// The record the harness wrote into this test's own failure dir, or why it cannot be read.

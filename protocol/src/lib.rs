@@ -12,6 +12,7 @@ mod record;
 mod schedule;
 pub mod time;
 pub mod trace;
+pub mod warnings;
 
 pub use options::{
     mix as seed_mix, Cleanup, Detached, Isolation, Memory, ParseOptionError, SeedReplay, Strategy,

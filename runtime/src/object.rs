@@ -11,7 +11,7 @@ use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Words of the warning about an object a later execution reuses (`search` looks for them).
-pub(crate) const SHARED_BETWEEN_EXECUTIONS: &str = "is shared between executions";
+pub(crate) use pulse_protocol::warnings::SHARED_BETWEEN_EXECUTIONS;
 
 use crate::ctx::Ctx;
 use crate::obj_ref::ObjRef;
@@ -120,12 +120,9 @@ impl<S: ObjectState> ObjectCell<S> {
         // SAFETY: we own it now and nobody else can (see above).
         unsafe { *self.slot.get() = Some((obj, S::default())) };
         if previous != 0 {
-            ctx.warn(format!(
-                "the {} used at {} {SHARED_BETWEEN_EXECUTIONS} (a `static`, or created outside the \
-                 checked closure): its value carries over from one schedule to the next, which can \
-                 make failures depend on the order schedules ran in",
+            ctx.warn(pulse_protocol::warnings::shared_between_executions(
                 S::KIND,
-                crate::report::trace::location_string(used_at)
+                &crate::report::trace::location_string(used_at),
             ));
         }
     }
