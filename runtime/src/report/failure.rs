@@ -297,7 +297,7 @@ impl fmt::Display for Failure {
                 writeln!(f, "    {line}")?;
             }
         }
-        for w in &self.warnings {
+        for w in pulse_protocol::warnings::merge_shared_in_dependencies(self.warnings.clone()) {
             writeln!(f, "  warning: {w}")?;
         }
         if let Some(line) = &self.seed_command {
