@@ -22,6 +22,10 @@ use crate::rustc_wrapper;
 #[derive(Debug, Clone)]
 pub struct TestBinary {
     pub package: String,
+    /// The package's version when another package of the graph has its name (async-io
+    /// testing itself beside an async-io 2.5 its dev-dependencies pull in): `-p name` is
+    /// then ambiguous to cargo, and replay lines say `-p name@version`.
+    pub version_if_ambiguous: Option<String>,
     /// Target name (`bank`, `it`, ...).
     pub target: String,
     /// `lib`, `bin`, `test`, `bench` or `example`.
@@ -69,9 +73,11 @@ impl TestBinary {
             "example" => format!("--example {}", self.target),
             _ => String::new(),
         };
-        format!("-p {} {target}", self.package)
-            .trim_end()
-            .to_string()
+        let spec = match &self.version_if_ambiguous {
+            Some(version) => format!("{}@{version}", self.package),
+            None => self.package.clone(),
+        };
+        format!("-p {spec} {target}").trim_end().to_string()
     }
 
     /// Short name for people: `pkg` for a lib, `pkg::bin/name`, `pkg::test/name`.
@@ -276,11 +282,17 @@ pub fn build(
     let mut own_shown = 0usize;
     // The lib and its test harness build report the same error twice; show it once.
     let mut shown = std::collections::HashSet::new();
+    // Every package the build compiled, as (name, version).
+    let mut compiled = std::collections::BTreeSet::new();
     let stdout = child.stdout.take().unwrap();
     for message in Message::parse_stream(BufReader::new(stdout)) {
         let message = message.context("reading cargo's JSON messages")?;
         match message {
             Message::CompilerArtifact(a) => {
+                compiled.insert((
+                    package_name(&a.package_id.repr),
+                    package_version(&a.package_id.repr),
+                ));
                 if let Some(dir) = a.manifest_path.as_str().strip_prefix(&deps_root) {
                     if !a.fresh {
                         deps_compiled.insert(a.package_id.repr.clone());
@@ -309,6 +321,7 @@ pub fn build(
                     })
                     .flatten();
                 binaries.push(TestBinary {
+                    version_if_ambiguous: package_version(&a.package_id.repr),
                     package,
                     target: a.target.name.clone(),
                     kind,
@@ -444,6 +457,15 @@ pub fn build(
             "({warnings} compiler warning(s) in the instrumented build; -v shows them)"
         )));
     }
+    for b in &mut binaries {
+        let versions = compiled
+            .iter()
+            .filter(|(name, _)| *name == b.package)
+            .count();
+        if versions < 2 {
+            b.version_if_ambiguous = None;
+        }
+    }
     binaries
         .sort_by(|a, b| (&a.package, &a.kind, &a.target).cmp(&(&b.package, &b.kind, &b.target)));
     binaries.dedup_by(|a, b| a.executable == b.executable);
@@ -517,6 +539,16 @@ fn kind_name(k: &TargetKind) -> String {
 
 /// Package name from a package id: `path+file:///dir#name@0.1.0` or `path+file:///dir/name#0.1.0`
 /// (cargo's spec forms) or the old `name 0.1.0 (path+...)`.
+/// The version in a package id (`path+file:///w/x#app@0.2.0`, `path+file:///w/app#0.2.0`,
+/// `app 0.2.0 (path+file:///w)`).
+fn package_version(id: &str) -> Option<String> {
+    let version = match id.rsplit_once('#') {
+        Some((_, frag)) => frag.rsplit_once('@').map_or(frag, |(_, v)| v),
+        None => id.split_whitespace().nth(1)?,
+    };
+    Some(version.to_string())
+}
+
 fn package_name(id: &str) -> String {
     if let Some((url, frag)) = id.rsplit_once('#') {
         if let Some((name, _)) = frag.split_once('@') {
@@ -583,6 +615,36 @@ mod tests {
         );
         assert_eq!(package_name("path+file:///w/crates/x#app@0.2.0"), "app");
         assert_eq!(package_name("foo 0.1.0 (path+file:///w)"), "foo");
+        assert_eq!(
+            package_version("path+file:///w/bank-account#0.1.0").as_deref(),
+            Some("0.1.0")
+        );
+        assert_eq!(
+            package_version("path+file:///w/crates/x#app@0.2.0").as_deref(),
+            Some("0.2.0")
+        );
+        assert_eq!(
+            package_version("foo 0.1.0 (path+file:///w)").as_deref(),
+            Some("0.1.0")
+        );
+    }
+
+    #[test]
+    fn an_ambiguous_package_is_selected_with_its_version() {
+        let mut b = TestBinary {
+            package: "async-io".into(),
+            version_if_ambiguous: Some("2.6.0".into()),
+            target: "timer".into(),
+            kind: "test".into(),
+            executable: "/nonexistent".into(),
+            mirror_dir: "/nonexistent".into(),
+            lib_dirs: Vec::new(),
+            doc_src: None,
+            own_main: false,
+        };
+        assert_eq!(b.selector(), "-p async-io@2.6.0 --test timer");
+        b.version_if_ambiguous = None;
+        assert_eq!(b.selector(), "-p async-io --test timer");
     }
 
     #[test]

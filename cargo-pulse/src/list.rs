@@ -127,6 +127,7 @@ mod tests {
     fn a_harness_false_target_is_one_test_selected_as_libtest_would() {
         let binary = Arc::new(TestBinary {
             package: "q".into(),
+            version_if_ambiguous: None,
             target: "custom".into(),
             kind: "test".into(),
             // Never started: `--list` would run its main.

@@ -1318,6 +1318,7 @@ mod tests {
     fn fixture(root: &Path) -> (RunPlan, TestCase) {
         let binary = crate::compile::TestBinary {
             package: "app".into(),
+            version_if_ambiguous: None,
             target: "app".into(),
             kind: "lib".into(),
             executable: root.join("no-such-binary"),
