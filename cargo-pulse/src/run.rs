@@ -272,8 +272,8 @@ pub fn configure(
     let replay_command = plan.replay_template(case);
     let seed_command = plan.seed_template(case);
     let replay_fallback = plan.replay_fallback.map(|r| r.to_string());
-    // (Created here, for every process of the test: a crash's follow-up runs after the
-    // first process's files were left there, as one process's later tests would see them.)
+    // (Created here, for each test directory's process: the test's own, a crash's follow-up
+    // in its `isolated` directory; each is removed once that process is judged.)
     let tmp = dir.tmp();
     if std::fs::create_dir_all(&tmp).is_ok() {
         cmd.env("TMPDIR", &tmp);
@@ -1117,7 +1117,9 @@ impl Judging<'_> {
         let dir = TestDir::create(self.dir.0.join("isolated"))?;
         let cmd = test_command(self.case, plan, &dir, &seeds, Some(Isolation::Always));
         let mut shifted = |d: u64, _t: u64| progress(from + d, plan.seeds.len());
-        let again = supervise(cmd, &dir, plan, &mut shifted)?;
+        let again = supervise(cmd, &dir, plan, &mut shifted);
+        dir.remove_tmp();
+        let again = again?;
         let time = time + again.time;
         let again = Evidence::gather(&dir, again, &plan.paths);
         let rerun = match plan.strategy {
@@ -1405,11 +1407,18 @@ mod tests {
         let (plan, case) = fixture(root.path());
         let dir = TestDir::create(root.path().join("run/0")).unwrap();
         let cmd = test_command(&case, &plan, &dir, &plan.seeds, None);
-        let target = cmd
-            .get_envs()
-            .find(|(k, _)| *k == "CARGO_TARGET_DIR")
-            .and_then(|(_, v)| v);
-        assert_eq!(target, Some(plan.target_dir.as_os_str()));
+        let env = |name: &str| {
+            cmd.get_envs()
+                .find(|(k, _)| *k == name)
+                .and_then(|(_, v)| v)
+                .map(|v| v.to_os_string())
+        };
+        assert_eq!(env("CARGO_TARGET_DIR"), Some(plan.target_dir.into()));
+        // Its own temporary directory, made for it and gone once removed.
+        assert_eq!(env("TMPDIR"), Some(dir.tmp().into()));
+        assert!(dir.tmp().is_dir());
+        dir.remove_tmp();
+        assert!(!dir.tmp().exists());
     }
 
     #[test]
