@@ -12,12 +12,28 @@
 #[allow(dead_code)] // (helpers e2e.rs uses and this file does not)
 mod support;
 
-use support::{cargo_pulse, fixture};
+use support::{cargo_pulse, fixture, Run};
 
 const QUICK: &[&str] = &["--schedules", "300", "--seed", "7", "--color", "never"];
 
 fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     extra.iter().copied().chain(QUICK.iter().copied()).collect()
+}
+
+/// Each `(test, event)`: the test finished so in the run's JSON (`failed`, `ok`).
+fn expect_events(run: &Run, expected: &[(&str, &str)]) {
+    for (test, event) in expected {
+        assert_eq!(run.event_of(test).as_deref(), Some(*event), "{test}");
+    }
+}
+
+/// The first `race: ` line of a report.
+fn race_line(report: &str) -> &str {
+    report
+        .lines()
+        .map(str::trim_start)
+        .find(|l| l.starts_with("race: "))
+        .unwrap_or_else(|| panic!("a race line:\n{report}"))
 }
 
 #[test]
@@ -26,14 +42,15 @@ fn two_versions_of_a_spin_lock_crate_are_each_instrumented_without_a_flag() {
     let json = args(&["test", "--message-format", "json"]);
     let run = cargo_pulse(&dir, &json);
     assert_eq!(run.code, 101, "both lost updates are found");
-    for (test, event) in [
-        ("tests::spin09_counts_every_hit", "failed"),
-        ("tests::spin05_counts_every_hit", "failed"),
-        ("tests::spin09_counts_every_hit_fixed", "ok"),
-        ("tests::spin05_counts_every_hit_fixed", "ok"),
-    ] {
-        assert_eq!(run.event_of(test).as_deref(), Some(event), "{test}");
-    }
+    expect_events(
+        &run,
+        &[
+            ("tests::spin09_counts_every_hit", "failed"),
+            ("tests::spin05_counts_every_hit", "failed"),
+            ("tests::spin09_counts_every_hit_fixed", "ok"),
+            ("tests::spin05_counts_every_hit_fixed", "ok"),
+        ],
+    );
     assert!(
         run.stderr.contains("spin 0.5.") && run.stderr.contains("spin 0.9."),
         "both versions are named as instrumented"
@@ -100,16 +117,17 @@ fn parking_lot_deadlock_and_lost_update_are_found_without_a_flag() {
     let dir = fixture("parking-lot-dep", "parking-lot-dep");
     let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
     assert_eq!(run.code, 101);
-    for (test, event) in [
-        ("tests::opposite_transfers_complete", "failed"),
-        ("tests::deposits_all_count", "failed"),
-        ("tests::opposite_transfers_complete_fixed", "ok"),
-        ("tests::deposits_all_count_fixed", "ok"),
-        // Builds only if the user's Instant, parking_lot's and parking_lot_core's agree.
-        ("tests::an_item_returned_in_time_is_taken", "ok"),
-    ] {
-        assert_eq!(run.event_of(test).as_deref(), Some(event), "{test}");
-    }
+    expect_events(
+        &run,
+        &[
+            ("tests::opposite_transfers_complete", "failed"),
+            ("tests::deposits_all_count", "failed"),
+            ("tests::opposite_transfers_complete_fixed", "ok"),
+            ("tests::deposits_all_count_fixed", "ok"),
+            // Builds only if the user's Instant, parking_lot's and parking_lot_core's agree.
+            ("tests::an_item_returned_in_time_is_taken", "ok"),
+        ],
+    );
     let deadlock = run
         .json()
         .into_iter()
@@ -132,12 +150,7 @@ fn parking_lot_deadlock_and_lost_update_are_found_without_a_flag() {
     // The lost update's accesses are all inside parking_lot (its lock word): the race line
     // says so and names the user's lines they ran after; dependency paths are shown from
     // the crate on, never the registry's or pulse's copy's prefix.
-    let race = run
-        .stderr
-        .lines()
-        .map(str::trim_start)
-        .find(|l| l.starts_with("race: "))
-        .unwrap_or_else(|| panic!("a race line:\n{}", run.stderr));
+    let race = race_line(&run.stderr);
     assert!(
         race.starts_with("race: inside parking_lot-0.12.")
             && race.contains(" at parking_lot-0.12.")
@@ -171,15 +184,16 @@ fn parking_lot_0_13_and_0_12_in_one_graph_are_both_scheduled() {
     let dir = fixture("parking-lot-versions", "parking-lot-versions");
     let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
     assert_eq!(run.code, 101, "{}", run.stderr);
-    for (test, event) in [
-        ("tests::opposite_transfers_complete", "failed"),
-        ("tests::deposits_all_count", "failed"),
-        ("tests::deposits_all_count_fixed", "ok"),
-        ("tests::a_waiter_is_woken_in_time", "ok"),
-        ("tests::both_versions_in_one_test", "ok"),
-    ] {
-        assert_eq!(run.event_of(test).as_deref(), Some(event), "{test}");
-    }
+    expect_events(
+        &run,
+        &[
+            ("tests::opposite_transfers_complete", "failed"),
+            ("tests::deposits_all_count", "failed"),
+            ("tests::deposits_all_count_fixed", "ok"),
+            ("tests::a_waiter_is_woken_in_time", "ok"),
+            ("tests::both_versions_in_one_test", "ok"),
+        ],
+    );
     assert!(
         run.stderr
             .contains("parking_lot_core replaced by pulse's (0.9, 0.10)")
@@ -200,18 +214,19 @@ fn old_parking_lots_0_11_0_6_and_0_4_in_one_graph_are_all_scheduled() {
     let dir = fixture("parking-lot-old", "parking-lot-old");
     let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
     assert_eq!(run.code, 101, "{}", run.stderr);
-    for (test, event) in [
-        ("tests::opposite_transfers_complete", "failed"),
-        ("tests::deposits_all_count", "failed"),
-        ("tests::deposits_all_count_fixed", "ok"),
-        ("tests::a_waiter_is_woken_in_time", "ok"),
-        ("tests::a_signal_is_never_lost", "failed"),
-        ("tests::a_signal_is_never_lost_fixed", "ok"),
-        ("tests::an_unanswered_wait_times_out", "ok"),
-        ("tests::versions_in_one_test", "ok"),
-    ] {
-        assert_eq!(run.event_of(test).as_deref(), Some(event), "{test}");
-    }
+    expect_events(
+        &run,
+        &[
+            ("tests::opposite_transfers_complete", "failed"),
+            ("tests::deposits_all_count", "failed"),
+            ("tests::deposits_all_count_fixed", "ok"),
+            ("tests::a_waiter_is_woken_in_time", "ok"),
+            ("tests::a_signal_is_never_lost", "failed"),
+            ("tests::a_signal_is_never_lost_fixed", "ok"),
+            ("tests::an_unanswered_wait_times_out", "ok"),
+            ("tests::versions_in_one_test", "ok"),
+        ],
+    );
     assert!(
         run.stderr
             .contains("parking_lot_core replaced by pulse's (0.2, 0.3, 0.8)")
@@ -273,12 +288,13 @@ fn a_futex_lock_on_atomic_wait_is_scheduled() {
     let dir = fixture("dep-atomic-wait", "dep-atomic-wait");
     let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
     assert_eq!(run.code, 101, "the lost wakeup is found");
-    for (test, event) in [
-        ("tests::every_hit_is_counted", "ok"),
-        ("tests::every_hit_is_counted_forgetting_waiters", "failed"),
-    ] {
-        assert_eq!(run.event_of(test).as_deref(), Some(event), "{test}");
-    }
+    expect_events(
+        &run,
+        &[
+            ("tests::every_hit_is_counted", "ok"),
+            ("tests::every_hit_is_counted_forgetting_waiters", "failed"),
+        ],
+    );
     assert!(
         run.stderr.contains("atomic-wait 1."),
         "named as instrumented:\n{}",
@@ -301,13 +317,14 @@ fn smol_tests_run_under_the_scheduler() {
     let dir = fixture("dep-smol", "dep-smol");
     let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
     assert_eq!(run.code, 101, "the lost update is found");
-    for (test, event) in [
-        ("tests::every_hit_is_counted", "failed"),
-        ("tests::every_hit_is_counted_fixed", "ok"),
-        ("tests::a_minute_passes_at_once", "ok"),
-    ] {
-        assert_eq!(run.event_of(test).as_deref(), Some(event), "{test}");
-    }
+    expect_events(
+        &run,
+        &[
+            ("tests::every_hit_is_counted", "failed"),
+            ("tests::every_hit_is_counted_fixed", "ok"),
+            ("tests::a_minute_passes_at_once", "ok"),
+        ],
+    );
     assert!(
         run.stderr.contains("polling 3.") && run.stderr.contains("async-io 2."),
         "named as instrumented:\n{}",
@@ -318,12 +335,7 @@ fn smol_tests_run_under_the_scheduler() {
         "no wait is left to the kernel:\n{}",
         run.stderr
     );
-    let race = run
-        .stderr
-        .lines()
-        .map(str::trim_start)
-        .find(|l| l.starts_with("race: "))
-        .unwrap_or_else(|| panic!("a race line:\n{}", run.stderr));
+    let race = race_line(&run.stderr);
     assert!(race.contains("src/lib.rs:15:"), "{race}");
     assert!(run.secs < 600.0, "no real waits: {:.0}s", run.secs);
     // async-io's statics (its reactor, its driver thread's lock) are one warning, not five.
@@ -348,16 +360,17 @@ fn tokio_tests_run_under_the_scheduler() {
     let dir = fixture("dep-tokio", "dep-tokio");
     let run = cargo_pulse(&dir, &args(&["test", "--message-format", "json"]));
     assert_eq!(run.code, 101, "the race and the lost wakeup are found");
-    for (test, event) in [
-        ("tests::every_hit_is_counted", "failed"),
-        ("tests::every_hit_is_counted_fixed", "ok"),
-        ("tests::the_handshake_arrives", "failed"),
-        ("tests::the_handshake_arrives_fixed", "ok"),
-        ("tests::a_minute_passes_at_once", "ok"),
-        ("tests::a_task_spawned_from_another_thread_runs", "ok"),
-    ] {
-        assert_eq!(run.event_of(test).as_deref(), Some(event), "{test}");
-    }
+    expect_events(
+        &run,
+        &[
+            ("tests::every_hit_is_counted", "failed"),
+            ("tests::every_hit_is_counted_fixed", "ok"),
+            ("tests::the_handshake_arrives", "failed"),
+            ("tests::the_handshake_arrives_fixed", "ok"),
+            ("tests::a_minute_passes_at_once", "ok"),
+            ("tests::a_task_spawned_from_another_thread_runs", "ok"),
+        ],
+    );
     // Under the relaxed model the reactor's return from `epoll_wait` orders the wakeup's
     // write before it: the runtime's thread sees the task queued (before, it could read the
     // queue's length from before the push and sleep again: a false deadlock at schedule 3).
@@ -394,11 +407,7 @@ fn tokio_tests_run_under_the_scheduler() {
         .split("--- FAIL: ")
         .find(|block| block.starts_with("tests::every_hit_is_counted "))
         .unwrap_or_else(|| panic!("the lost update's report:\n{}", run.stderr));
-    let race = lost_update
-        .lines()
-        .map(str::trim_start)
-        .find(|l| l.starts_with("race: "))
-        .unwrap_or_else(|| panic!("a race line:\n{lost_update}"));
+    let race = race_line(lost_update);
     assert!(
         race.contains("src/lib.rs:11:") && race.contains(":13") && !race.contains("tokio-1."),
         "{race}"
