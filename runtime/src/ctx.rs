@@ -746,7 +746,10 @@ impl Ctx {
     /// state is busy (a panic inside the runtime itself) or cleanup runs user code, so the
     /// default hook prints it. A panic while the thread unwinds from another (a destructor's)
     /// keeps that one as its `earlier`.
-    pub(crate) fn record_panic(self, make: impl FnOnce(bool) -> PanicRecord) -> Option<Recorded> {
+    pub(crate) fn record_panic(
+        self,
+        make: impl FnOnce(bool, u64) -> PanicRecord,
+    ) -> Option<Recorded> {
         let Ok(mut st) = self.cell.state.try_borrow_mut() else {
             return None;
         };
@@ -767,7 +770,7 @@ impl Ctx {
             t.panicked_after_events = events;
             t.panicked_at_step = Some(step);
         }
-        let mut record = make(capture);
+        let mut record = make(capture, step);
         let mut caught = None;
         if t.in_panic {
             record.earlier = t.panic.take().map(Box::new);

@@ -88,6 +88,8 @@ pub(crate) struct PanicRecord {
     /// The thread that raised it, when this one resumed another's caught panic
     /// (`std::panic::resume_unwind`, which the hook never sees).
     pub raised_in: Option<Tid>,
+    /// The execution's step when it was raised: which of two panics came first.
+    pub step: u64,
 }
 
 impl PanicRecord {
@@ -1005,6 +1007,7 @@ impl ExecState {
                 backtrace: None,
                 earlier: None,
                 raised_in: None,
+                step: self.steps,
             },
         }
     }

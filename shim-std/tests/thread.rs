@@ -358,6 +358,48 @@ fn a_panic_nobody_joined_leads_a_step_limit_report() {
     );
 }
 
+/// easy-parallel's `finish` catches the main closure's panic, joins the workers and resumes
+/// the last panic it saw: a worker's send that failed because main's unwinding dropped the
+/// receiver. The report led with that `SendError` (async-broadcast's `open_channel`).
+#[test]
+fn a_caught_panic_leads_the_report_of_the_consequence_resumed_after_it() {
+    use pulse_shim_std::sync::mpsc;
+    use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+    let report = Builder::new().schedules(10).seed(1).run(|| {
+        let (tx, rx) = mpsc::sync_channel::<u32>(0);
+        thread::scope(|s| {
+            let sender = s.spawn(move || (0..3).for_each(|i| tx.send(i).unwrap()));
+            let main = catch_unwind(AssertUnwindSafe(move || {
+                let got = rx.recv().unwrap();
+                assert_eq!(got, 1, "the first message");
+            }));
+            let mut last = main.err();
+            if let Err(worker) = sender.join() {
+                last = Some(worker);
+            }
+            if let Some(panic) = last {
+                resume_unwind(panic);
+            }
+        });
+    });
+    let f = report.failure.expect("main's assertion fails");
+    assert_eq!(f.kind, FailureKind::Panic);
+    assert_eq!(f.thread, "main", "{f}");
+    assert!(f.message.contains("the first message"), "{f}");
+    assert!(
+        f.details
+            .iter()
+            .any(|d| d.contains("which made thread '") && d.contains("SendError")),
+        "{f}"
+    );
+    assert!(
+        f.details
+            .iter()
+            .any(|d| d.contains("resumed in thread 'main' by `resume_unwind`")),
+        "{f}"
+    );
+}
+
 /// A panic caught on one thread and resumed on another (`resume_unwind`: easy-parallel,
 /// crossbeam's scope, rayon's join) never reaches the panic hook a second time; the report
 /// named thread 'main' and said only `panicked`.

@@ -40,15 +40,19 @@ fn record(info: &PanicHookInfo<'_>) -> bool {
     let Some(ctx) = crate::ctx::current() else {
         return false;
     };
-    let Some(Recorded { thread, record }) = ctx.record_panic(|capture_backtrace| PanicRecord {
-        message: payload_message(info.payload()),
-        location: info
-            .location()
-            .map(|l| crate::report::trace::location_string(l)),
-        backtrace: capture_backtrace.then(|| user_frames(&Backtrace::force_capture().to_string())),
-        earlier: None,
-        raised_in: None,
-    }) else {
+    let Some(Recorded { thread, record }) =
+        ctx.record_panic(|capture_backtrace, step| PanicRecord {
+            message: payload_message(info.payload()),
+            location: info
+                .location()
+                .map(|l| crate::report::trace::location_string(l)),
+            backtrace: capture_backtrace
+                .then(|| user_frames(&Backtrace::force_capture().to_string())),
+            earlier: None,
+            raised_in: None,
+            step,
+        })
+    else {
         return false;
     };
     if ABORTING.iter().any(|m| record.message.starts_with(m)) {

@@ -210,17 +210,27 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             // `join().unwrap()` on a panicked thread says only `Any { .. }`, and a peer's
             // panic shows as a poisoned lock or a channel whose other end its unwinding
             // dropped: the root cause is that thread's own panic, so that leads the report.
-            let (thread, record) = match (&t.panic, root_cause(st, thread)) {
-                (Some(effect), Some(cause)) if is_consequence(&effect.message) => {
+            let cause = (t.panic.as_ref())
+                .filter(|effect| is_consequence(&effect.message))
+                .and_then(|effect| Some((effect, root_cause(st, thread, effect)?)));
+            let (thread, record) = match cause {
+                Some((effect, (cause, record))) => {
+                    let raised = effect.raised_in.unwrap_or(thread);
                     details.push(format!(
                         "which made thread '{}' panic{}: {}",
-                        st.thread_name(thread),
+                        st.thread_name(raised),
                         effect.at(),
                         effect.message
                     ));
-                    (cause, st.threads[cause as usize].panic.clone())
+                    if raised != thread {
+                        details.push(format!(
+                            "resumed in thread '{}' by `resume_unwind`, which it ended",
+                            st.thread_name(thread)
+                        ));
+                    }
+                    (cause, Some(record))
                 }
-                _ => (thread, t.panic.clone()),
+                None => (thread, t.panic.clone()),
             };
             // A panic resumed on another thread is reported where it was raised.
             let thread = match record.as_ref().and_then(|r| r.raised_in) {
@@ -711,13 +721,29 @@ pub(crate) fn full_trace(st: &ExecState, failing_tid: Option<Tid>) -> Option<Tra
     ))
 }
 
-/// The thread whose panic came first, if another's came before `thread`'s.
-fn root_cause(st: &ExecState, thread: Tid) -> Option<Tid> {
-    let at = |t: Tid| st.threads[t as usize].panicked_at_step.unwrap_or(u64::MAX);
-    (0..st.threads.len() as Tid)
-        .filter(|&t| t != thread && st.threads[t as usize].panic.is_some())
-        .min_by_key(|&t| (at(t), t))
-        .filter(|&t| at(t) <= at(thread))
+/// The panic that made `thread`'s `effect` (a consequence: a join's `Any { .. }`, a poisoned
+/// lock, a channel's dropped end), raised no later than it: the first of another thread's
+/// that is not a consequence itself; else the last one a thread caught before (easy-parallel
+/// catches main's failed assertion, joins a worker whose send failed as main unwound, and
+/// resumes the worker's panic); else the first of another thread's.
+fn root_cause(st: &ExecState, thread: Tid, effect: &PanicRecord) -> Option<(Tid, PanicRecord)> {
+    let held = (st.threads.iter().enumerate())
+        .filter(|&(t, _)| t as Tid != thread)
+        .filter_map(|(t, v)| Some((t as Tid, v.panic.as_ref()?)));
+    let caught = st.caught_panics.iter().map(|(t, r)| (*t, r));
+    let before =
+        |(_, r): &(Tid, &PanicRecord)| r.step <= effect.step && r.message != effect.message;
+    let first = |(t, r): &(Tid, &PanicRecord)| (r.step, *t);
+    let cause = (held.clone().filter(before))
+        .filter(|(_, r)| !is_consequence(&r.message))
+        .min_by_key(first)
+        .or_else(|| {
+            (caught.filter(before))
+                .filter(|(_, r)| !is_consequence(&r.message))
+                .max_by_key(first)
+        })
+        .or_else(|| held.filter(before).min_by_key(first))?;
+    Some((cause.0, cause.1.clone()))
 }
 
 /// What a panic says when another thread's panic made it (`unwrap` on the error): a join's
