@@ -52,6 +52,18 @@ pub enum Runner {
     Nextest,
 }
 
+/// What a run in which no test was selected says (nextest's `--no-tests`): no verdict is
+/// not a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NoTests {
+    /// An error: exit 4, as cargo-nextest.
+    Fail,
+    /// A warning; exit 0.
+    Warn,
+    /// Nothing said; exit 0, as `cargo test`.
+    Pass,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
     Auto,
@@ -199,6 +211,10 @@ pub struct TestArgs {
     /// search is its own process); accepted so `cargo test` habits carry over.
     #[arg(long, help_heading = "Test selection")]
     pub no_fail_fast: bool,
+    /// When no test is selected (the packages have none, or the filters match none): `fail`
+    /// (exit 4, as cargo-nextest), `warn` or `pass` (exit 0, as `cargo test`).
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t = NoTests::Fail, help_heading = "Test selection")]
+    pub no_tests: NoTests,
 
     /// Schedules (executions) per test (at least 1).
     #[arg(

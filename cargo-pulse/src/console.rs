@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cli::ColorChoice;
+use crate::cli::{ColorChoice, NoTests};
 use crate::events::{Reporter, TestEvent};
 use crate::outcome::{Outcome, TestResult};
 
@@ -321,7 +321,20 @@ impl Reporter for ConsoleReporter {
                 } else if counts.stopped > 0 {
                     c.yellow("STOPPED")
                 } else {
-                    c.green("ok")
+                    match &info.no_tests {
+                        Some((why, NoTests::Fail)) => {
+                            c.eprintln(&format!(
+                                "\n{} no test ran: {why} (`--no-tests warn` or `pass` accepts that)",
+                                c.red("error:")
+                            ));
+                            c.red("NO TESTS")
+                        }
+                        Some((why, NoTests::Warn)) => {
+                            c.eprintln(&format!("\n{} no test ran: {why}", c.yellow("warning:")));
+                            c.yellow("no tests")
+                        }
+                        _ => c.green("ok"),
+                    }
                 };
                 if let Some(reason) = outcomes.iter().find_map(|o| match &o.result {
                     TestResult::Stopped { stop, .. } => Some(stop),

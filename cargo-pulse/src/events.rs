@@ -6,6 +6,7 @@
 //! ([`crate::output::JsonReporter`]) are both driven from it, so neither can miss an event the
 //! other shows.
 
+use crate::cli::NoTests;
 use crate::outcome::{Counts, Outcome};
 use crate::seeds::SeedRange;
 
@@ -31,6 +32,8 @@ pub struct RunInfo {
     pub tests: usize,
     /// Packages whose doctests `cargo test` would run and pulse does not (`doctests::any`).
     pub doctests_not_run: Vec<String>,
+    /// Why no test runs, when none does, and what `--no-tests` makes of it.
+    pub no_tests: Option<(String, NoTests)>,
 }
 
 #[derive(Debug)]

@@ -9,6 +9,8 @@ pub const TOOL_ERROR: i32 = 2;
 /// Exit code of a test process whose watchdog found a thread blocked outside pulse's control
 /// (`PULSE_BLOCKING_TIMEOUT_MS` in the harness contract).
 pub const TEST_BLOCKED: i32 = 3;
+/// No test was selected to run (`--no-tests fail`, the default); cargo-nextest's code for it.
+pub const NO_TESTS_RUN: i32 = 4;
 /// At least one test failed under some schedule; the same code `cargo test` uses.
 pub const FAILURE: i32 = 101;
 /// cargo-nextest's exit code for "some tests failed".

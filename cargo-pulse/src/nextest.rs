@@ -112,6 +112,10 @@ pub fn run(
             env,
         });
     }
+    if wrap.cases.is_empty() {
+        // Nothing for nextest to run (its own `--no-tests` would decide the exit code).
+        return Ok(outcomes.into_iter().map(|(_, o)| o).collect());
+    }
     let plan_file = plan.run_dir.join("nextest-plan.json");
     std::fs::write(&plan_file, serde_json::to_vec(&wrap)?)
         .with_context(|| format!("writing {}", plan_file.display()))?;

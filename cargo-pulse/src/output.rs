@@ -1,6 +1,6 @@
 //! `--message-format json`: one JSON object per line on stdout, for CI and other tools, from the
 //! run's [`TestEvent`]s:
-//! - `{"type":"run","event":"started","seed":S,"seeds":"S..T","schedules":N,"replay":..,"tests":N,"doctests_not_run":[P..]}`
+//! - `{"type":"run","event":"started","seed":S,"seeds":"S..T","schedules":N,"replay":..,"tests":N,"doctests_not_run":[P..],"no_tests":<why, when none runs>}`
 //! - one `{"type":"test","event":E,"status":..,"name":..,..}` per finished test, `E` one of `ok`,
 //!   `failed`, `crashed`, `not_scheduled`, `tool_error`, `ignored`; `status` as the summary
 //!   table shows it (`NOT SCHEDULED: <reason>`); a test that did not pass carries `reason`,
@@ -64,6 +64,7 @@ impl Reporter for JsonReporter {
                 "schedules": info.seeds.len(),
                 "replay": info.replay, "tests": info.tests,
                 "doctests_not_run": info.doctests_not_run,
+                "no_tests": info.no_tests.as_ref().map(|(why, _)| why),
             })),
             TestEvent::TestStarted(_) | TestEvent::TestProgress { .. } => {}
             TestEvent::TestFinished { outcome, .. } => out.test(outcome),

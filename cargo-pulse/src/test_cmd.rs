@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use pulse_protocol::Schedule;
 
-use crate::cli::{Runner, TestArgs};
+use crate::cli::{NoTests, Runner, TestArgs};
 use crate::compile;
 use crate::console::{Console, ConsoleReporter};
 use crate::events::{Reporter, Reporters, RunInfo, TestEvent};
@@ -100,11 +100,13 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
     for b in binaries {
         cases.extend(list::list(&Arc::new(b), &filters)?);
     }
+    let tests = cases.iter().filter(|c| c.run).count();
     let info = RunInfo {
         seeds,
         shard: args.seeds.is_some(),
         replay: args.replay.clone(),
-        tests: cases.iter().filter(|c| c.run).count(),
+        tests,
+        no_tests: (tests == 0).then(|| (why_no_tests(cases.len(), &filters), args.no_tests)),
         doctests_not_run,
     };
     let plan = RunPlan {
@@ -165,6 +167,10 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
     let code = crate::stop::requested()
         .and_then(|s| s.exit_code())
         .unwrap_or_else(|| counts.exit_code());
+    let code = match info.no_tests {
+        Some((_, NoTests::Fail)) if code == exit_code::SUCCESS => exit_code::NO_TESTS_RUN,
+        _ => code,
+    };
     reporter.report(&TestEvent::RunFinished {
         info: &info,
         outcomes: &outcomes,
@@ -324,6 +330,23 @@ fn test_of_failure_file(stem: &str) -> Option<String> {
 }
 
 /// The flags a replay line must repeat to build the same thing.
+/// Why no test was selected: `listed` tests matched the filters, none of them to run.
+fn why_no_tests(listed: usize, filters: &Filters) -> String {
+    if listed > 0 {
+        let s = if listed == 1 { " is" } else { "s are all" };
+        return format!("the {listed} selected test{s} #[ignore]d (`--include-ignored` runs them)");
+    }
+    if filters.names.is_empty() && filters.skip.is_empty() && !filters.ignored {
+        return "the selected targets have no tests".to_string();
+    }
+    let mut asked: Vec<String> = filters.names.iter().map(|n| format!("`{n}`")).collect();
+    asked.extend(filters.skip.iter().map(|n| format!("`--skip {n}`")));
+    if filters.ignored {
+        asked.push("`--ignored`".to_string());
+    }
+    format!("no test matches {}", asked.join(", "))
+}
+
 fn replay_flags(args: &TestArgs) -> Vec<String> {
     let mut f = Vec::new();
     if let Some(m) = &args.cargo.manifest_path {
@@ -382,6 +405,29 @@ fn resolve_trace_out(args: &mut TestArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_without_tests_says_why() {
+        let filters = |names: &[&str], skip: &[&str]| Filters {
+            names: names.iter().map(|n| n.to_string()).collect(),
+            exact: false,
+            skip: skip.iter().map(|n| n.to_string()).collect(),
+            ignored: false,
+            include_ignored: false,
+        };
+        assert_eq!(
+            why_no_tests(0, &filters(&[], &[])),
+            "the selected targets have no tests"
+        );
+        assert_eq!(
+            why_no_tests(0, &filters(&["racy"], &["slow"])),
+            "no test matches `racy`, `--skip slow`"
+        );
+        assert_eq!(
+            why_no_tests(2, &filters(&[], &[])),
+            "the 2 selected tests are all #[ignore]d (`--include-ignored` runs them)"
+        );
+    }
 
     #[test]
     fn failure_files_name_their_test_and_a_replay_has_its_own() {

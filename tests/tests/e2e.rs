@@ -919,6 +919,30 @@ fn cargo_test_habits_select_build_and_place_as_cargo_test_does() {
         (101, vec![integration.clone()])
     );
     assert_eq!(events(&["--tests"]), (101, vec![integration, unit]));
+
+    // No test selected is no verdict: exit 4 with the reason, as cargo-nextest, unless asked.
+    let none = |extra: &[&str]| {
+        let mut argv = vec!["test", "--target-dir", out, "--lib", "no_such_test"];
+        argv.extend(extra);
+        cargo_pulse(&dir, &args(&argv))
+    };
+    let run = none(&[]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("error: no test ran: no test matches `no_such_test`")
+            && run.stderr.contains("test result: NO TESTS."),
+        "{}",
+        run.stderr
+    );
+    let run = none(&["--no-tests", "warn"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("warning: no test ran"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(none(&["--no-tests", "pass"]).code, 0);
     assert!(!dir.join("target").exists());
 }
 
