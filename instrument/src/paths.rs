@@ -175,8 +175,6 @@ pub(crate) fn std_unscheduled(
 pub(crate) fn foreign_sync(root: &str, next: Option<&str>) -> Option<&'static str> {
     const INSTRUMENT: &str =
         "pulse does not schedule it: instrument the dependency with --instrument-dep, or mark the critical section #[pulse::atomic]";
-    const ASYNC: &str =
-        "async runtimes are not scheduled by pulse: test the synchronous core, or mark the section #[pulse::atomic]";
     match (root, next) {
         (
             "parking_lot" | "crossbeam" | "crossbeam_channel" | "crossbeam_utils"
@@ -190,7 +188,10 @@ pub(crate) fn foreign_sync(root: &str, next: Option<&str>) -> Option<&'static st
         // (Instrumented, tokio is scheduled: its workers are threads, its reactor's wait
         // pulse's `libc::epoll_wait`.)
         ("tokio", Some("sync" | "time" | "task" | "runtime" | "spawn")) => Some(INSTRUMENT),
-        ("async_std" | "async_channel" | "smol" | "async_lock", Some(_)) => Some(ASYNC),
+        // Instrumented, async-io's reactor waits in pulse's `epoll` (decision 61).
+        ("async_std" | "async_channel" | "smol" | "async_lock" | "async_io", Some(_)) => {
+            Some(INSTRUMENT)
+        }
         _ => None,
     }
 }

@@ -73,6 +73,8 @@ pub(crate) struct Plan<'a> {
     pub(crate) macro_facade: Option<String>,
     /// The sweep is inside a `#[macro_export]` macro body.
     pub(crate) in_exported_macro: bool,
+    /// The sweep is in a `pub use` (any visibility): a re-export, which blocks nowhere.
+    pub(crate) in_reexport: bool,
     /// The macro whose input the sweep is in (`proptest` inside `proptest! { .. }`).
     pub(crate) invoked_macro: Option<String>,
     /// The file defines a `#[macro_export] macro_rules!`.
@@ -126,6 +128,7 @@ impl<'a> Plan<'a> {
             exported,
             macro_facade,
             in_exported_macro: false,
+            in_reexport: false,
             invoked_macro: None,
             exports_macros: false,
             roots,

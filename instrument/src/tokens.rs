@@ -277,17 +277,19 @@ fn ident(plan: &mut Plan, tokens: &[TokenTree], i: usize, id: &Ident, ctx: Ctx) 
             root_rewrite(plan, tokens, leading, id, module, ctx);
         } else {
             let item = next_segment(tokens, i + 3).map(|m| m.to_string());
+            let used = item.is_none() || goes_on(tokens, i + 6);
             let item = item.as_deref().map_or(paths::Item::Any, paths::Item::Named);
             let root = if krate == Crate::Core { "core" } else { "std" };
             let shown = format!("{root}::{module_name}");
-            std_unscheduled(plan, id, krate, [&name, &module_name], &shown, item);
+            std_unscheduled(plan, id, krate, [&name, &module_name], &shown, item, used);
         }
     } else if let Some((krate, root, module_name)) = std_module_import(plan, &name) {
         // `use std::process;` then `process::Command::new(..)`: judged here.
         let item = module.map(|m| m.to_string());
+        let used = item.is_none() || goes_on(tokens, i + 3);
         let shown = format!("{name}::{}", item.as_deref().unwrap_or_default());
         let item = item.as_deref().map_or(paths::Item::Any, paths::Item::Named);
-        std_unscheduled(plan, id, krate, [&root, &module_name], &shown, item);
+        std_unscheduled(plan, id, krate, [&root, &module_name], &shown, item, used);
     } else if let Some((foreign, msg)) =
         plan.foreign_sync(&name, module_text.as_deref(), at, leading.is_none())
     {
@@ -320,7 +322,7 @@ fn std_module_import(plan: &Plan, name: &str) -> Option<(Crate, String, String)>
 
 /// Reports a path into a std module pulse does not schedule (`path`: the crate and module
 /// as written; `shown`: the path named in the message), unless an atomic section or entry
-/// covers it.
+/// covers it, or it is blocking I/O's type and not a call (`used`).
 fn std_unscheduled(
     plan: &mut Plan,
     id: &Ident,
@@ -328,10 +330,14 @@ fn std_unscheduled(
     path: [&str; 2],
     shown: &str,
     item: paths::Item,
+    used: bool,
 ) {
     let Some((kind, msg)) = paths::std_unscheduled(krate, path[1], item) else {
         return;
     };
+    if kind == FindingKind::BlockingIo && !used {
+        return;
+    }
     let at = plan.index.start(id.span());
     if !plan.in_atomic_region(at) && !plan.patterns.covers_module(&path) {
         plan.finding(at, kind, format!("`{shown}`: {msg}"));
@@ -459,6 +465,29 @@ fn thread_local(plan: &mut Plan, id: &Ident) {
     );
 }
 
+/// The item at `tokens[i]` has a visibility: `pub`, `pub(crate)`, `pub(in path)`.
+fn is_visible(tokens: &[TokenTree], i: usize) -> bool {
+    let is_pub = |j: usize| matches!(tokens.get(j), Some(TokenTree::Ident(id)) if id == "pub");
+    match i.checked_sub(1).map(|j| &tokens[j]) {
+        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => {
+            i >= 2 && is_pub(i - 2)
+        }
+        Some(_) => is_pub(i - 1),
+        None => false,
+    }
+}
+
+/// Whether the path whose last segment so far is `tokens[i]` goes on to a call or an
+/// associated item (`read_to_string(`, `File::open(`, `read::<P>(`): a type there
+/// (`&std::fs::File`, an impl's self type, a field's type) blocks nowhere.
+fn goes_on(tokens: &[TokenTree], i: usize) -> bool {
+    match tokens.get(i + 1) {
+        Some(TokenTree::Group(g)) => g.delimiter() == Delimiter::Parenthesis,
+        Some(TokenTree::Punct(p)) => p.as_char() == ':' && p.spacing() == Spacing::Joint,
+        _ => false,
+    }
+}
+
 /// `use <tree>;` at tokens[i]: hands the tree to `use_tree` and returns the index after the
 /// `;`. `None` (scan on as plain tokens) when it is not a parseable use tree, e.g. a
 /// `macro_rules!` body's `use $crate::x;` or `impl Trait + use<'a>`.
@@ -477,7 +506,9 @@ fn use_statement(plan: &mut Plan, tokens: &[TokenTree], i: usize) -> Option<usiz
     }
     let stream: TokenStream = tokens[start..semi].iter().cloned().collect();
     let tree: syn::UseTree = syn::parse2(stream).ok()?;
+    plan.in_reexport = is_visible(tokens, i);
     use_tree::rewrite(plan, &tree, leading);
+    plan.in_reexport = false;
     for tt in &tokens[start..semi] {
         if let TokenTree::Group(g) = tt {
             g.stream().into_iter().for_each(|t| {

@@ -224,8 +224,10 @@ fn unscheduled(plan: &mut Plan, krate: Crate, root: &str, tree: &UseTree, at: us
     };
     let mut items = Vec::new();
     items_after_module(tree, &mut items);
-    let found = items
-        .iter()
+    // A re-export names its items for others and calls none; a module it re-exports is
+    // still reported here, since calls through it are not followed.
+    let found = (items.iter())
+        .filter(|item| !plan.in_reexport || matches!(item, UseItem::Module))
         .find_map(|item| paths::std_unscheduled(krate, &module, item.as_item()));
     if let Some((kind, msg)) = found {
         if !plan.in_atomic_region(at) && !plan.patterns.covers_module(&[root, &module]) {
