@@ -512,6 +512,9 @@ pub(crate) fn run(config: &Config, f: &dyn Fn()) -> Report {
                     continue; // this schedule again, in its own process
                 }
                 // A real failure: report it as a clean process sees it, and replay it there.
+                if let Some(note) = failed_otherwise(&outcome, &fresh) {
+                    search.executor.state().warn(note);
+                }
                 search.failure_confirmed_fresh = true;
                 outcome = fresh;
             }
@@ -1327,6 +1330,29 @@ const MINIMIZED_DID_NOT_REPRODUCE: &str =
     "the minimized schedule did not fail the same way when replayed (in a fresh process, if it \
      went otherwise in this one: state the minimizer's runs left in statics can change the \
      program), so the search's own schedule is reported";
+
+/// Said when a fresh process ran a seed that failed in this one, and failed another way: it
+/// is a failure, but the first may have left behind what made it (async-io's
+/// `abstract_socket`: the search's process still held the abandoned execution's listener,
+/// and the fresh one's `bind` failed with `AddrInUse`).
+fn failed_otherwise(here: &Outcome, fresh: &Outcome) -> Option<String> {
+    let (a, b) = (here.explanation.as_ref()?, fresh.explanation.as_ref()?);
+    if a.kind == b.kind && a.message == b.message {
+        return None;
+    }
+    let said = a.message.lines().next().unwrap_or_default();
+    let said = match said.starts_with(a.kind.title()) {
+        true => said.to_string(),
+        false => format!("{}: {said}", a.kind.title()),
+    };
+    Some(format!(
+        "this seed failed otherwise in the search's process ({said}); a fresh process running \
+         it failed as below. The search's process still holds what that failing execution's \
+         threads held (they are never resumed): a file, socket or address the fresh one then \
+         finds taken is not the program's bug. `--isolation always` runs every schedule from a \
+         process that never ran the test"
+    ))
+}
 
 /// Said when the failing schedule reproduced only in a fresh process.
 const REPLAYED_FRESH: &str =

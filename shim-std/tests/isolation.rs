@@ -895,3 +895,41 @@ fn a_replay_falls_back_to_its_seed_in_a_fresh_process() {
         report.warnings
     );
 }
+
+/// A seed that failed in the search's process is run again in a fresh one, which may find
+/// taken what the failing execution's threads still hold there (never resumed): async-io's
+/// `abstract_socket` was reported as `AddrInUse`. The report still shows the fresh process's
+/// failure, and says the first went otherwise and why the second may be ours.
+#[test]
+fn a_fresh_process_that_fails_otherwise_is_said_to() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    // One name for the search's process and the fresh ones it starts.
+    let owner = match std::env::var_os(pulse_protocol::env::ISOLATED_WORKER) {
+        Some(_) => std::os::unix::process::parent_id(),
+        None => std::process::id(),
+    };
+    let name = format!("pulse-held-by-{owner}");
+    let report = Builder::new().schedules(40).seed(1).run(move || {
+        let addr = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+        let listener = UnixListener::bind_addr(&addr).expect("the name is free");
+        thread::spawn(|| {}).join().unwrap();
+        if RUNS.fetch_add(1, SeqCst) > 0 {
+            // A later run in this process: blocked for good, holding the listener.
+            let m = Mutex::new(());
+            let _held = m.lock().unwrap();
+            let _again = m.lock().unwrap();
+        }
+        drop(listener);
+    });
+    let f = report.failure.expect("the fresh process fails");
+    assert_eq!(f.kind, FailureKind::Panic, "{f}");
+    assert!(f.message.contains("the name is free"), "{f}");
+    assert!(
+        f.warnings.iter().any(|w| w
+            .contains("this seed failed otherwise in the search's process (deadlock: all")
+            && w.contains("`--isolation always`")),
+        "{f}"
+    );
+}
