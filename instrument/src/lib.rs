@@ -674,6 +674,31 @@ mod tests {
     }
 
     #[test]
+    fn a_use_the_build_leaves_out_names_nothing() {
+        // once_map 0.4.24: `RandomStateInner` is ahash's with the default features, std's
+        // under the false cfg; its `::new()` was rewritten to the shim's keyed state (E0277).
+        let src = "mod myhash { pub struct RandomState; impl RandomState { pub fn new() -> Self { RandomState } } }\n#[cfg(feature = \"alt\")]\nuse myhash::RandomState as Inner;\n#[cfg(not(feature = \"alt\"))]\nuse std::collections::hash_map::RandomState as Inner;\npub fn make() -> Inner { Inner::new() }\n";
+        let build = |alt: bool| {
+            let mut cfg = Cfgs::default();
+            cfg.decided.insert("feature".into());
+            if alt {
+                cfg.pairs.insert(("feature".into(), "alt".into()));
+            }
+            let opts = Options {
+                cfg: Some(cfg),
+                ..Options::default()
+            };
+            instrument_source(src, &opts).unwrap().text
+        };
+        assert!(build(true).ends_with("pub fn make() -> Inner { Inner::new() }\n"));
+        assert!(
+            build(false).contains("KeyedState>::new()"),
+            "{}",
+            build(false)
+        );
+    }
+
+    #[test]
     fn blocking_io_is_reported_where_it_is_called_not_where_its_types_are_named() {
         // async-io's lib.rs re-exports std's socket types and implements its own traits for
         // them: no call there, and nothing that blocks.

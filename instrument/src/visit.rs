@@ -179,7 +179,14 @@ impl Decls<'_, '_> {
 
 impl<'ast> Visit<'ast> for Decls<'_, '_> {
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-        self.use_tree(&u.tree, &mut Vec::new());
+        // A `use` the build leaves out names nothing: once_map aliases std's `RandomState`
+        // under a false cfg and ahash's under the true one, and the name is ahash's.
+        if !self
+            .plan
+            .is_inactive(self.plan.index.start(u.use_token.span))
+        {
+            self.use_tree(&u.tree, &mut Vec::new());
+        }
     }
 
     fn visit_item_extern_crate(&mut self, e: &'ast syn::ItemExternCrate) {
