@@ -146,7 +146,7 @@ pub fn run(mut args: TestArgs) -> Result<i32> {
             .collect(),
         trace_out: args.trace_out.clone(),
         not_instrumented: mirror.deps_report.not_parsed_crates(),
-        instrumented: mirror.deps_report.instrumented_crates(),
+        instrumented: instrumented_crates(&mirror),
         unparsed: unparsed_files(&mirror),
     };
 
@@ -330,6 +330,19 @@ fn test_of_failure_file(stem: &str) -> Option<String> {
 }
 
 /// The flags a replay line must repeat to build the same thing.
+/// The crates a stalled thread may stop in that pulse instrumented, as symbols spell them:
+/// the dependencies, and the user's own packages. A thread blocked in its package's library,
+/// called from an integration test (jobserver's `read` on its pipe), was advised to
+/// `--instrument-dep` that library, a flag that then exits 2.
+fn instrumented_crates(mirror: &Mirror) -> Vec<String> {
+    let mut out = mirror.deps_report.instrumented_crates();
+    let own = mirror.user.packages.iter().filter(|p| !p.proc_macro);
+    out.extend(own.map(|p| p.name.replace('-', "_")));
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// Why no test was selected: `listed` tests matched the filters, none of them to run.
 fn why_no_tests(listed: usize, filters: &Filters) -> String {
     if listed > 0 {

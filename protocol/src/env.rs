@@ -69,8 +69,9 @@ pub const TRACE_OUT: &str = "PULSE_TRACE_OUT";
 /// stalls in one, instead of advising to instrument it.
 pub const NOT_INSTRUMENTED: &str = "PULSE_NOT_INSTRUMENTED";
 /// Crates of the test's dependency graph that pulse instrumented or replaced (its
-/// `parking_lot_core`), comma-separated as in symbols: a thread that stalls in one is
-/// blocked in a call pulse does not schedule, not advised to instrument the crate again.
+/// `parking_lot_core`), the user's own packages among them, comma-separated as in symbols:
+/// a thread that stalls in one is blocked in a call pulse does not schedule, not advised to
+/// instrument the crate again.
 pub const INSTRUMENTED: &str = "PULSE_INSTRUMENTED";
 /// Internal: set by the runtime on a re-run of the test binary that serves one isolated
 /// execution.

@@ -626,6 +626,27 @@ fn uninstrumented_blocking_is_reported_not_hung() {
 }
 
 #[test]
+fn a_thread_blocked_in_the_packages_own_library_is_not_advised_to_instrument_it() {
+    // jobserver 0.1.35's integration tests: the advice was `--instrument-dep jobserver`,
+    // which exits 2 (the library is the user's, instrumented already).
+    let dir = fixture("lib-blocking-read", "lib-blocking-read");
+    // Full debug info, cargo's default (the suite's line tables name the library's frame
+    // `read_one` alone, and the thread's crate is then the test's own).
+    let run = shell(
+        &dir,
+        "CARGO_PROFILE_TEST_DEBUG=true cargo pulse test --blocking-timeout 1 --seed 7 --color never",
+    );
+    assert_eq!(run.code, 101, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("It blocks inside `lib_blocking_read`, which pulse instrumented")
+            && !run.stderr.contains("--instrument-dep lib_blocking_read"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn seed_ranges_split_a_search_and_nextest_runs_it() {
     let dir = fixture("failing", "nextest");
     // Two shards of one search; the bug is shallow enough that each finds it.

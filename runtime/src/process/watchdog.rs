@@ -283,7 +283,7 @@ fn describe(hb: &Heartbeat, stalled: Duration) -> String {
 pub(crate) struct KnownCrates {
     /// The test's own crate.
     pub home: Option<String>,
-    /// Dependencies pulse instrumented or replaced.
+    /// Crates pulse instrumented or replaced: dependencies and the user's own packages.
     pub instrumented: Vec<String>,
     /// Synchronising dependencies a file of which does not parse.
     pub not_instrumented: Vec<String>,
