@@ -434,7 +434,9 @@ impl Console {
             self.bold(&o.name)
         ));
         let mut earlier = Vec::new();
-        for w in &o.warnings {
+        // A failure's report, printed next, says its own warnings.
+        let reported = |w: &str| o.result.failure().is_some_and(|f| f.report.contains(w));
+        for w in o.warnings.iter().filter(|w| !reported(w)) {
             if w.starts_with("exhaustive:") {
                 // An exhaustive search's verdict (see `env::WARNINGS`), not a warning.
                 self.eprintln(&format!("{:>13}  {}", "", self.green(w)));
@@ -661,5 +663,38 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("warning: something else"), "{out}");
+    }
+
+    /// A failure's report says its warnings; the line above it no longer repeats them
+    /// (flashmap's shared-static warnings were printed twice).
+    #[test]
+    fn a_failures_warnings_are_said_once() {
+        let console = Console::new(ColorChoice::Never, false, false, false);
+        let mut reporter = ConsoleReporter::new(console.clone());
+        console.record();
+        let shared = "the Once used at src/lib.rs:9:5 is shared between executions";
+        let mut outcome = passed("racy", &[shared, "said only above"]);
+        outcome.result = TestResult::Failed(Box::new(crate::outcome::Failure {
+            reason: "panic".to_string(),
+            record: None,
+            report: format!("pulse found a panic\n  warning: {shared}\n"),
+            seed: Some(1),
+            failure_file: None,
+            replay: Some("cargo pulse test racy".to_string()),
+            output: None,
+        }));
+        let test = TestId {
+            index: 0,
+            name: outcome.name.clone(),
+            binary_display: "p".to_string(),
+            planned: 10,
+        };
+        reporter.report(&TestEvent::TestFinished {
+            test: &test,
+            outcome: &outcome,
+        });
+        let out = console.take_recording();
+        assert_eq!(out.matches(shared).count(), 1, "{out}");
+        assert!(out.contains("warning: said only above"), "{out}");
     }
 }
