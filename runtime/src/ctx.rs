@@ -768,7 +768,6 @@ impl Ctx {
         let t = &mut st.threads[me as usize];
         if !t.in_panic {
             t.panicked_after_events = events;
-            t.panicked_at_step = Some(step);
         }
         let mut record = make(capture, step);
         let mut caught = None;

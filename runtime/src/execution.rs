@@ -123,9 +123,6 @@ pub(crate) struct VThread {
     /// on): the failure shows at its last event before, not at what a `Drop` run by the
     /// unwinding did after.
     pub panicked_after_events: Option<usize>,
-    /// The step at which its last panic began (the one `panic` holds): which of two
-    /// threads' panics came first.
-    pub panicked_at_step: Option<u64>,
     pub locals: Vec<(usize, Box<dyn Any>)>,
     /// Keys whose value was destroyed at thread exit (`with` on them fails, as in std).
     pub destroyed_locals: Vec<usize>,
@@ -167,7 +164,6 @@ impl VThread {
             panic_payload: None,
             in_panic: false,
             panicked_after_events: None,
-            panicked_at_step: None,
             locals: Vec::new(),
             destroyed_locals: Vec::new(),
             aborts: 0,

@@ -223,10 +223,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
                         effect.message
                     ));
                     if raised != thread {
-                        details.push(format!(
-                            "resumed in thread '{}' by `resume_unwind`, which it ended",
-                            st.thread_name(thread)
-                        ));
+                        details.push(resumed_in(st, thread));
                     }
                     (cause, Some(record))
                 }
@@ -235,10 +232,7 @@ pub(crate) fn explain_stop(st: &ExecState, stop: &Stop) -> Explanation {
             // A panic resumed on another thread is reported where it was raised.
             let thread = match record.as_ref().and_then(|r| r.raised_in) {
                 Some(raised) => {
-                    details.push(format!(
-                        "resumed in thread '{}' by `resume_unwind`, which it ended",
-                        st.thread_name(thread)
-                    ));
+                    details.push(resumed_in(st, thread));
                     raised
                 }
                 None => thread,
@@ -744,6 +738,14 @@ fn root_cause(st: &ExecState, thread: Tid, effect: &PanicRecord) -> Option<(Tid,
         })
         .or_else(|| held.filter(before).min_by_key(first))?;
     Some((cause.0, cause.1.clone()))
+}
+
+/// Said of the thread that ended by another thread's panic it resumed.
+fn resumed_in(st: &ExecState, thread: Tid) -> String {
+    format!(
+        "resumed in thread '{}' by `resume_unwind`, which it ended",
+        st.thread_name(thread)
+    )
 }
 
 /// What a panic says when another thread's panic made it (`unwrap` on the error): a join's
